@@ -1,0 +1,67 @@
+"""pytest-reasoning: regression-test language models on freshly generated reasoning problems.
+
+The public API; everything here is cheap to import (heavy modules load on first use).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .core import Item, Outcome, Reply, Score
+from .errors import (
+    InvalidArgument,
+    InvalidSuite,
+    ModelCallError,
+    ReasoningError,
+    UnknownLevel,
+    UnknownTask,
+)
+from .rng import Chooser, SeededChooser, derive_seed
+
+if TYPE_CHECKING:
+    from .evaluate import EvalConfig, Evaluator
+    from .registry import get_task, task_ids
+    from .tasks.base import Knob, Task
+
+__all__ = [
+    "Chooser",
+    "EvalConfig",
+    "Evaluator",
+    "InvalidArgument",
+    "InvalidSuite",
+    "Item",
+    "Knob",
+    "ModelCallError",
+    "Outcome",
+    "ReasoningError",
+    "Reply",
+    "Score",
+    "SeededChooser",
+    "Task",
+    "UnknownLevel",
+    "UnknownTask",
+    "__version__",
+    "derive_seed",
+    "get_task",
+    "task_ids",
+]
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "EvalConfig": "evaluate",
+    "Evaluator": "evaluate",
+    "get_task": "registry",
+    "task_ids": "registry",
+    "Knob": "tasks.base",
+    "Task": "tasks.base",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_reasoning' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{module}", __name__), name)

@@ -1,0 +1,102 @@
+"""``pytest-reasoning``: the command line (``export`` …). Usage errors exit with status 2 and
+one line; nothing here imports pytest."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from .errors import ReasoningError
+from .registry import get_task, task_ids
+
+__all__ = ["export_items", "main"]
+
+EXIT_USAGE = 2
+
+
+def _param(text: str) -> tuple[str, Any]:
+    import yaml
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return key.strip(), value
+
+
+def export_items(task_id: str, level: str, count: int, seed: int, params: dict[str, Any],
+                 style: str, with_steps: bool, out: TextIO) -> int:
+    """Stream ``count`` items as JSON lines (one item in memory at a time)."""
+    task = get_task(task_id)
+    task.resolve_params(level, params)  # fail before writing anything
+    task.check_style(style)
+    for index in range(count):
+        item = task.make_item(level, seed, index, params, style)
+        row: dict[str, Any] = {
+            "id": item.id, "task": item.task, "level": item.level, "seed": item.seed,
+            "index": item.index, "params": item.params, "style": item.style,
+            "prompt": item.prompt, "answer": item.answer, "problem": item.problem,
+        }
+        if with_steps:
+            row["steps"] = task.steps(item)
+        out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return count
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, usage exit code
+        sys.stderr.write(f"pytest-reasoning: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="pytest-reasoning", description="Generate and analyse reasoning problems.")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    ex = sub.add_parser("export", help="write generated items as JSONL")
+    ex.add_argument("task", help="task id, e.g. dyval.arithmetic")
+    ex.add_argument("--level", required=True)
+    ex.add_argument("--count", type=int, default=10)
+    ex.add_argument("--seed", type=int, default=1)
+    ex.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
+    ex.add_argument("--style", default="direct")
+    ex.add_argument("--with-steps", action="store_true",
+                    help="add the step-by-step solution text (for fine-tuning)")
+    ex.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
+    sub.add_parser("tasks", help="list the registered tasks and their levels")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "tasks":
+            for tid in task_ids():
+                t = get_task(tid)
+                print(f"{tid}\t{' '.join(t.levels)}\t{t.description}")
+            return 0
+        if args.count < 0:
+            raise ReasoningError("--count: must be >= 0")
+        params = dict(args.param)
+        if args.output == "-":
+            export_items(args.task, args.level, args.count, args.seed, params, args.style,
+                         args.with_steps, sys.stdout)
+        else:
+            with open(args.output, "w", encoding="utf-8", newline="\n") as fh:
+                export_items(args.task, args.level, args.count, args.seed, params, args.style,
+                             args.with_steps, fh)
+        return 0
+    except ReasoningError as exc:
+        sys.stderr.write(f"pytest-reasoning: error: {exc}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:  # `| head` is fine
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

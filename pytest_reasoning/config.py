@@ -1,0 +1,278 @@
+"""Suite files: schema, loading and precise one-line errors (file, key path, expectation).
+
+A suite is a YAML mapping with a top-level ``tasks:`` list; see ``docs/suites.md``. Any other
+YAML file is not a suite and is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidArgument, InvalidSuite, UnknownLevel, UnknownTask
+from .registry import get_task
+
+__all__ = ["MAX_SAMPLES", "EntrySpec", "LevelSpec", "SuiteSpec", "is_suite_file", "load_suite",
+           "parse_suite"]
+
+MAX_SAMPLES = 100_000
+SUITE_KEYS = {"name", "description", "seed", "seeds", "samples", "style", "min_accuracy",
+              "confidence", "params", "tasks"}
+ENTRY_KEYS = {"task", "id", "levels", "seed", "seeds", "samples", "style", "min_accuracy",
+              "confidence", "params"}
+LEVEL_KEYS = {"samples", "min_accuracy", "confidence", "params", "seed", "seeds", "style"}
+_SUITE_MARK = re.compile(r"^tasks\s*:", re.M)
+_ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+@dataclass(frozen=True)
+class LevelSpec:
+    level: str
+    samples: int
+    seeds: tuple[int, ...]
+    style: str
+    params: dict[str, Any]
+    min_accuracy: float | None
+    confidence: float | None
+
+
+@dataclass(frozen=True)
+class EntrySpec:
+    id: str
+    task: str
+    levels: tuple[LevelSpec, ...]
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    path: str
+    name: str
+    entries: tuple[EntrySpec, ...] = field(default_factory=tuple)
+
+
+def is_suite_file(path: Path) -> bool:
+    """Cheap sniff: a ``.yaml``/``.yml`` file with a top-level ``tasks:`` key."""
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    try:
+        return bool(_SUITE_MARK.search(path.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return False
+
+
+def _loader() -> type:
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class StrictLoader(base):  # type: ignore[misc,valid-type]
+        """Safe loader that refuses duplicate keys (PyYAML would keep the last silently)."""
+
+    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, Any]:
+        loader.flatten_mapping(node)
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in out:
+                line = key_node.start_mark.line + 1
+                raise _DuplicateKey(f"duplicate key {key!r} at line {line}")
+            out[key] = loader.construct_object(value_node, deep=deep)
+        return out
+
+    StrictLoader.add_constructor(
+        yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping
+    )
+    return StrictLoader
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def load_suite(path: str | Path, *, samples: int | None = None,
+               seed: int | None = None) -> SuiteSpec:
+    """Read and validate a suite file; raise InvalidSuite with one line on any problem."""
+    import yaml
+
+    p = Path(path)
+    shown = str(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidSuite(shown, "", f"cannot read file ({exc.__class__.__name__})") from None
+    try:
+        data = yaml.load(text, Loader=_loader())  # noqa: S506 - a safe loader subclass
+    except _DuplicateKey as exc:
+        raise InvalidSuite(shown, "", str(exc)) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InvalidSuite(shown, "", f"YAML syntax error{where}: {problem}") from None
+    return parse_suite(data, shown, samples=samples, seed=seed)
+
+
+def _type_name(v: Any) -> str:
+    return "null" if v is None else type(v).__name__
+
+
+def _int(v: Any, where: str, path: str, *, minimum: int = 0) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise InvalidSuite(path, where, f"expected an integer, got {_type_name(v)} {v!r}")
+    if v < minimum:
+        raise InvalidSuite(path, where, f"expected an integer >= {minimum}, got {v}")
+    return v
+
+
+def _unit(v: Any, where: str, path: str, *, open_interval: bool = False) -> float:
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        raise InvalidSuite(path, where, f"expected a number in [0, 1], got {_type_name(v)} {v!r}")
+    ok = 0 < v < 1 if open_interval else 0 <= v <= 1
+    if not ok:
+        rng = "(0, 1)" if open_interval else "[0, 1]"
+        raise InvalidSuite(path, where, f"expected a number in {rng}, got {v}")
+    return float(v)
+
+
+def _keys(d: Mapping[Any, Any], allowed: set[str], where: str, path: str) -> None:
+    for k in d:
+        if k not in allowed:
+            key = f"{where}.{k}" if where else str(k)
+            raise InvalidSuite(path, key, "unknown key; expected one of "
+                               + ", ".join(sorted(allowed)))
+
+
+def _seeds(d: Mapping[str, Any], where: str, path: str) -> tuple[int, ...] | None:
+    if "seed" in d and "seeds" in d:
+        raise InvalidSuite(path, f"{where}seeds", "give either 'seed' or 'seeds', not both")
+    if "seed" in d:
+        return (_int(d["seed"], f"{where}seed", path),)
+    if "seeds" in d:
+        v = d["seeds"]
+        if not isinstance(v, list) or not v:
+            raise InvalidSuite(path, f"{where}seeds", "expected a non-empty list of integers")
+        return tuple(_int(s, f"{where}seeds[{i}]", path) for i, s in enumerate(v))
+    return None
+
+
+def _mapping(v: Any, where: str, path: str) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        raise InvalidSuite(path, where, f"expected a mapping, got {_type_name(v)}")
+    return v
+
+
+def _common(d: Mapping[str, Any], where: str, path: str, inherited: dict[str, Any]) -> dict[str, Any]:
+    """Settings that cascade suite → entry → level."""
+    out = dict(inherited)
+    if "samples" in d:
+        out["samples"] = _int(d["samples"], f"{where}samples", path)
+        if out["samples"] > MAX_SAMPLES:
+            raise InvalidSuite(path, f"{where}samples",
+                               f"expected at most {MAX_SAMPLES} samples, got {out['samples']}")
+    seeds = _seeds(d, where, path)
+    if seeds is not None:
+        out["seeds"] = seeds
+    if "style" in d:
+        if not isinstance(d["style"], str):
+            raise InvalidSuite(path, f"{where}style", f"expected a string, got {_type_name(d['style'])}")
+        out["style"] = d["style"]
+    if "min_accuracy" in d:
+        out["min_accuracy"] = (None if d["min_accuracy"] is None
+                               else _unit(d["min_accuracy"], f"{where}min_accuracy", path))
+    if "confidence" in d:
+        out["confidence"] = (None if d["confidence"] is None else
+                             _unit(d["confidence"], f"{where}confidence", path, open_interval=True))
+    if "params" in d:
+        out["params"] = {**out.get("params", {}), **_mapping(d["params"], f"{where}params", path)}
+    return out
+
+
+def parse_suite(data: Any, path: str, *, samples: int | None = None,
+                seed: int | None = None) -> SuiteSpec:
+    """Validate parsed YAML. ``samples``/``seed`` override every count/seed (CLI options)."""
+    if data is None:
+        raise InvalidSuite(path, "", "empty file; expected a mapping with a 'tasks' list")
+    if not isinstance(data, dict):
+        raise InvalidSuite(path, "", f"expected a mapping at the top level, got {_type_name(data)}")
+    _keys(data, SUITE_KEYS, "", path)
+    if "tasks" not in data:
+        raise InvalidSuite(path, "tasks", "missing; expected a list of task entries")
+    base = _common(data, "", path, {"samples": 10, "seeds": (1,), "style": "direct", "params": {},
+                                     "min_accuracy": None, "confidence": None})
+    name = data.get("name", Path(path).stem)
+    if not isinstance(name, str):
+        raise InvalidSuite(path, "name", f"expected a string, got {_type_name(name)}")
+    tasks = data["tasks"]
+    if not isinstance(tasks, list) or not tasks:
+        raise InvalidSuite(path, "tasks", "expected a non-empty list of task entries")
+    entries: list[EntrySpec] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(tasks):
+        where = f"tasks[{i}]"
+        entry = _mapping(raw, where, path)
+        _keys(entry, ENTRY_KEYS, where, path)
+        if "task" not in entry:
+            raise InvalidSuite(path, f"{where}.task", "missing; expected a task id")
+        task_id = entry["task"]
+        if not isinstance(task_id, str):
+            raise InvalidSuite(path, f"{where}.task", f"expected a task id, got {_type_name(task_id)}")
+        try:
+            task = get_task(task_id)
+        except UnknownTask as exc:
+            raise InvalidSuite(path, f"{where}.task", str(exc)) from None
+        eid = entry.get("id", task_id)
+        if not isinstance(eid, str) or not _ID.match(eid):
+            raise InvalidSuite(path, f"{where}.id", "expected letters, digits, '.', '_' or '-'")
+        if eid in seen:
+            raise InvalidSuite(path, f"{where}.id",
+                               f"duplicate id {eid!r}; give repeated tasks distinct 'id's")
+        seen.add(eid)
+        settings = _common(entry, f"{where}.", path, base)
+        levels_raw = entry.get("levels")
+        if levels_raw is None:
+            raise InvalidSuite(path, f"{where}.levels",
+                               f"missing; expected a list or mapping of {', '.join(task.levels)}")
+        if isinstance(levels_raw, list):
+            level_items: list[tuple[Any, Any]] = [(lv, None) for lv in levels_raw]
+        elif isinstance(levels_raw, dict):
+            level_items = list(levels_raw.items())
+        else:
+            raise InvalidSuite(path, f"{where}.levels",
+                               f"expected a list or mapping of levels, got {_type_name(levels_raw)}")
+        if not level_items:
+            raise InvalidSuite(path, f"{where}.levels", "expected at least one level")
+        levels: list[LevelSpec] = []
+        for lv, body in level_items:
+            lwhere = f"{where}.levels.{lv}"
+            lv = str(lv)
+            try:
+                task.check_level(lv)
+            except UnknownLevel as exc:
+                raise InvalidSuite(path, lwhere, str(exc)) from None
+            lset = settings
+            if body is not None:
+                body = _mapping(body, lwhere, path)
+                _keys(body, LEVEL_KEYS, lwhere, path)
+                lset = _common(body, f"{lwhere}.", path, settings)
+            try:
+                resolved = task.resolve_params(lv, lset["params"])
+                task.check_style(lset["style"])
+            except InvalidArgument as exc:
+                key = "style" if str(exc).startswith("style") else "params"
+                raise InvalidSuite(path, f"{lwhere}.{key}" if body else f"{where}.{key}",
+                                   str(exc)) from None
+            del resolved  # validated; items resolve again from the user's overrides
+            levels.append(LevelSpec(
+                level=lv,
+                samples=samples if samples is not None else lset["samples"],
+                seeds=(seed,) if seed is not None else tuple(lset["seeds"]),
+                style=lset["style"],
+                params=dict(lset["params"]),
+                min_accuracy=lset["min_accuracy"],
+                confidence=lset["confidence"],
+            ))
+        entries.append(EntrySpec(id=eid, task=task_id, levels=tuple(levels)))
+    return SuiteSpec(path=path, name=name, entries=tuple(entries))

@@ -1,0 +1,125 @@
+"""The values that flow through the pipeline: Item, Reply, Score, Outcome.
+
+All are frozen dataclasses of JSON primitives with a ``to_dict``/``from_dict`` round trip, so
+they can travel as pytest ``user_properties`` across xdist workers and into results files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+__all__ = ["Item", "Outcome", "Reply", "Score", "canonical_json", "sha256_text"]
+
+JSON = Any
+
+
+def canonical_json(obj: JSON) -> str:
+    """Compact JSON with sorted keys: the byte form used for hashing and cache keys."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Item:
+    """One generated problem: addressable by (task, level, seed, index, params)."""
+
+    id: str
+    task: str
+    level: str
+    seed: int
+    index: int
+    params: dict[str, JSON]
+    style: str
+    prompt: str
+    answer: str
+    problem: dict[str, JSON]
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        return [{"role": "user", "content": self.prompt}]
+
+    @property
+    def prompt_sha256(self) -> str:
+        return sha256_text(self.prompt)
+
+    def to_dict(self) -> dict[str, JSON]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, JSON]) -> Item:
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a model endpoint said (or why it said nothing)."""
+
+    content: str | None
+    error: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, JSON]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, JSON]) -> Reply:
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+@dataclass(frozen=True)
+class Score:
+    """A scorer's verdict on one response; keeps the extracted answer for diagnosis."""
+
+    correct: bool
+    extracted: str | None
+    failure_mode: str | None = None
+    value: float | None = None  # partial credit where a task has it; else 1.0 / 0.0
+
+    @property
+    def score(self) -> float:
+        return self.value if self.value is not None else (1.0 if self.correct else 0.0)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One answered sample: the row of the results file.
+
+    ``correct`` is ``None`` exactly when ``error`` is set: a failed call is infrastructure,
+    never a wrong answer.
+    """
+
+    item_id: str
+    model: str
+    task: str
+    level: str
+    seed: int
+    prompt_sha256: str
+    response: str | None
+    extracted: str | None
+    gold: str
+    correct: bool | None
+    failure_mode: str | None
+    error: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float
+    score: float | None = None
+    cached: bool = False
+    extra: dict[str, JSON] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, JSON]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, JSON]) -> Outcome:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

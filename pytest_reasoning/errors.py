@@ -1,0 +1,51 @@
+"""Exceptions with one-line messages: users see the message, never a traceback."""
+
+from __future__ import annotations
+
+__all__ = [
+    "InvalidArgument",
+    "InvalidSuite",
+    "ModelCallError",
+    "ReasoningError",
+    "UnknownLevel",
+    "UnknownTask",
+]
+
+
+class ReasoningError(Exception):
+    """Base class; ``str(exc)`` is a complete one-line explanation."""
+
+
+class InvalidArgument(ReasoningError, ValueError):
+    """A knob, option or argument has an impossible value (the message names it)."""
+
+
+class UnknownTask(ReasoningError, KeyError):
+    """No task is registered under this id."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownLevel(ReasoningError, ValueError):
+    """The task has no such level."""
+
+
+class InvalidSuite(ReasoningError):
+    """A suite file is malformed: ``file: key.path: what was expected``."""
+
+    def __init__(self, path: str, key: str, message: str) -> None:
+        self.path = path
+        self.key = key
+        self.message = message
+        where = f"{path}: {key}: " if key else f"{path}: "
+        super().__init__(f"{where}{message}")
+
+
+class ModelCallError(ReasoningError):
+    """A model call failed after every retry; infrastructure, never a wrong answer."""
+
+    def __init__(self, message: str, *, retryable: bool = True, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.attempts = attempts

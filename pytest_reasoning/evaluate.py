@@ -1,0 +1,194 @@
+"""Answering items: model resolution, cached concurrent calls on a background event loop,
+and scoring into Outcomes. Works without pytest (notebooks, the CLI, other harnesses).
+
+Every reply is written to the cache the moment it arrives — before scoring or anything else
+that could fail — so paid-for answers are never lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+from collections.abc import Coroutine, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .core import Item, Outcome, Reply
+from .errors import ReasoningError
+from .models.base import ChatRequest, ModelClient, redact
+from .models.cache import ResponseCache
+from .models.litellm_client import LiteLLMClient, RetryPolicy
+from .registry import get_task
+
+__all__ = ["BUILTIN_MODELS", "EvalConfig", "Evaluator", "score_reply"]
+
+BUILTIN_MODELS = ("reference", "local")
+T = TypeVar("T")
+
+
+@dataclass
+class EvalConfig:
+    api_base: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    cache_dir: str | None = ".reasoning_cache"
+    concurrency: int = 8
+    timeout_s: float = 120.0
+    attempts: int = 5
+    local_url: str | None = None  # set once the embedded server runs
+
+
+def score_reply(item: Item, model: str, reply: Reply) -> Outcome:
+    """Turn a reply into the results row; errors stay errors, never wrong answers."""
+    common = dict(
+        item_id=item.id, model=model, task=item.task, level=item.level, seed=item.seed,
+        prompt_sha256=item.prompt_sha256, gold=item.answer,
+        prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+        latency_s=round(reply.latency_s, 6), cached=reply.cached,
+    )
+    if reply.error is not None or reply.content is None:
+        return Outcome(response=None, extracted=None, correct=None, failure_mode=None,
+                       error=redact(reply.error or "no content"), **common)  # type: ignore[arg-type]
+    task = get_task(item.task)
+    try:
+        s = task.score(item, reply.content)
+    except Exception as exc:  # a scorer bug must not lose the (cached) answer
+        return Outcome(response=reply.content, extracted=None, correct=False,
+                       failure_mode="scorer_error", error=None, score=0.0,
+                       extra={"scorer_error": f"{type(exc).__name__}: {exc}"},
+                       **common)  # type: ignore[arg-type]
+    return Outcome(response=reply.content, extracted=s.extracted, correct=s.correct,
+                   failure_mode=s.failure_mode, error=None, score=s.score,
+                   **common)  # type: ignore[arg-type]
+
+
+class Evaluator:
+    """Answers ``(item, model)`` pairs; ``prefetch`` them to run calls concurrently."""
+
+    def __init__(self, config: EvalConfig) -> None:
+        self.config = config
+        self.cache: ResponseCache | None = (
+            ResponseCache(Path(config.cache_dir)) if config.cache_dir else None
+        )
+        self._clients: dict[str, ModelClient] = {}
+        self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self._futures: dict[tuple[str, str], concurrent.futures.Future[Reply]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # -- model resolution --------------------------------------------------------------------
+    def _client(self, model: str) -> ModelClient:
+        client = self._clients.get(model)
+        if client is not None:
+            return client
+        cfg = self.config
+        retry = RetryPolicy(attempts=cfg.attempts)
+        if model == "local":
+            if not cfg.local_url:
+                raise ReasoningError("model 'local' requested but the local server is not running")
+            from .models.local import ALIAS
+
+            client = LiteLLMClient(f"openai/{ALIAS}", api_base=cfg.local_url, api_key="local",
+                                   timeout_s=cfg.timeout_s, retry=retry, max_concurrency=1)
+        else:
+            api_key = None
+            if cfg.api_base and model.startswith("openai/") and not os.environ.get(
+                    "OPENAI_API_KEY"):
+                api_key = "EMPTY"  # keyless OpenAI-compatible servers (vLLM, llama.cpp)
+            client = LiteLLMClient(model, api_base=cfg.api_base, api_key=api_key,
+                                   timeout_s=cfg.timeout_s, retry=retry)
+        self._clients[model] = client
+        return client
+
+    def request_for(self, item: Item, model: str) -> ChatRequest:
+        client = self._client(model)
+        params: dict[str, Any] = {"temperature": 0}
+        if model == "local":
+            params["max_tokens"] = 512
+        params.update(self.config.params)
+        api_base = getattr(client, "api_base", None)
+        # The local server's port changes every run; its cache identity is the model file.
+        identity = "local:SmolLM2-135M-Instruct.Q4_1" if model == "local" else None
+        return ChatRequest(model=client.name, messages=tuple(
+            (m["role"], m["content"]) for m in item.messages), params=params,
+            api_base=api_base, identity=identity)
+
+    # -- background loop ---------------------------------------------------------------------
+    def _run(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=loop.run_forever, daemon=True,
+                                                name="pytest-reasoning-calls")
+                self._thread.start()
+                self._loop = loop
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    async def _call(self, model: str, client: ModelClient, request: ChatRequest) -> Reply:
+        sem = self._semaphores.get(model)
+        if sem is None:
+            limit = self.config.concurrency
+            if client.max_concurrency:
+                limit = min(limit, client.max_concurrency)
+            sem = self._semaphores[model] = asyncio.Semaphore(max(1, limit))
+        async with sem:
+            reply = await client.acomplete(request)
+        if self.cache is not None:
+            self.cache.put(request, reply)  # first thing after the answer arrives
+        return reply
+
+    # -- public API --------------------------------------------------------------------------
+    def submit(self, item: Item, model: str) -> concurrent.futures.Future[Reply]:
+        key = (item.id, model)
+        fut = self._futures.get(key)
+        if fut is not None:
+            return fut
+        if model == "reference":
+            fut = concurrent.futures.Future()
+            try:
+                fut.set_result(Reply(content=get_task(item.task).reference_response(item)))
+            except Exception as exc:
+                fut.set_result(Reply(content=None, error=f"reference solver: {exc}"))
+        else:
+            request = self.request_for(item, model)
+            cached = self.cache.get(request) if self.cache is not None else None
+            if cached is not None:
+                fut = concurrent.futures.Future()
+                fut.set_result(cached)
+            else:
+                fut = self._run(self._call(model, self._client(model), request))
+        self._futures[key] = fut
+        return fut
+
+    def prefetch(self, pairs: Iterable[tuple[Item, str]]) -> None:
+        for item, model in pairs:
+            self.submit(item, model)
+
+    def answer(self, item: Item, model: str) -> Outcome:
+        """Blocking: the scored outcome for one pair (the reply is dropped from memory)."""
+        fut = self.submit(item, model)
+        reply = fut.result()
+        self._futures.pop((item.id, model), None)
+        return score_reply(item, model, reply)
+
+    def pending(self, item_id: str, model: str) -> bool:
+        return (item_id, model) in self._futures
+
+    def close(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            async def _close_all() -> None:
+                for c in self._clients.values():
+                    await c.aclose()
+            try:
+                asyncio.run_coroutine_threadsafe(_close_all(), loop).result(timeout=5)
+            except Exception:  # closing is best effort
+                pass
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+        if self.cache is not None:
+            self.cache.close()

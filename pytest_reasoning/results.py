@@ -1,0 +1,172 @@
+"""Results: the append-only JSONL store and per-(model, task, level) threshold gates.
+
+Gates are decided once, by the process that saw every outcome (the xdist controller).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .core import Outcome
+from .stats import wilson_interval
+
+__all__ = ["RESULT_FIELDS", "GateResult", "GateSpec", "LevelStats", "ResultStore", "decide_gates",
+           "read_results"]
+
+# The documented row of the results file, in this order.
+RESULT_FIELDS = (
+    "item_id", "model", "task", "level", "seed", "prompt_sha256", "response", "extracted",
+    "gold", "correct", "failure_mode", "error", "prompt_tokens", "completion_tokens",
+    "latency_s",
+)
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """Where a sample's gate lives and what it demands."""
+
+    suite: str
+    entry: str
+    level: str
+    min_accuracy: float | None = None
+    confidence: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"suite": self.suite, "entry": self.entry, "level": self.level,
+                "min_accuracy": self.min_accuracy, "confidence": self.confidence}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GateSpec:
+        return cls(d["suite"], d["entry"], d["level"], d.get("min_accuracy"), d.get("confidence"))
+
+
+@dataclass
+class LevelStats:
+    model: str
+    spec: GateSpec
+    task: str
+    n: int = 0
+    correct: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_total: float = 0.0
+    calls: int = 0
+    failure_modes: dict[str, int] = field(default_factory=dict)
+
+    def add(self, o: Outcome) -> None:
+        self.prompt_tokens += o.prompt_tokens or 0
+        self.completion_tokens += o.completion_tokens or 0
+        if not o.cached:
+            self.latency_total += o.latency_s
+            self.calls += 1
+        if o.error is not None:
+            self.errors += 1
+            return
+        self.n += 1
+        self.correct += bool(o.correct)
+        if o.failure_mode:
+            self.failure_modes[o.failure_mode] = self.failure_modes.get(o.failure_mode, 0) + 1
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.n if self.n else None
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        return wilson_interval(self.correct, self.n, confidence)
+
+    @property
+    def mean_latency(self) -> float | None:
+        return self.latency_total / self.calls if self.calls else None
+
+
+@dataclass(frozen=True)
+class GateResult:
+    stats: LevelStats
+    passed: bool | None  # None: no threshold set
+    reason: str
+
+    @property
+    def name(self) -> str:
+        s = self.stats
+        return f"{s.spec.entry}[{s.spec.level}-gate-{s.model}]"
+
+
+def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
+    """Threshold gates. With ``confidence``, the Wilson lower bound must clear the threshold;
+    errors are excluded from ``n`` (they are infrastructure, not answers)."""
+    out = []
+    for s in stats:
+        thr = s.spec.min_accuracy
+        if thr is None:
+            out.append(GateResult(s, None, "no threshold"))
+            continue
+        if s.n == 0:
+            out.append(GateResult(s, False, f"no scored samples ({s.errors} errors)"))
+            continue
+        acc = s.correct / s.n
+        if s.spec.confidence is not None:
+            lo, _ = s.interval(s.spec.confidence)
+            ok = lo >= thr
+            reason = (f"accuracy {acc:.3f} ({s.correct}/{s.n}), {s.spec.confidence:.0%} Wilson "
+                      f"lower bound {lo:.3f} {'>=' if ok else '<'} min_accuracy {thr:g}")
+        else:
+            ok = acc >= thr
+            reason = (f"accuracy {acc:.3f} ({s.correct}/{s.n}) "
+                      f"{'>=' if ok else '<'} min_accuracy {thr:g}")
+        out.append(GateResult(s, ok, reason))
+    return out
+
+
+class ResultStore:
+    """Collects outcomes in memory for gates, and appends them to a JSONL file as they come.
+
+    Rows are flushed one by one, so a killed run keeps every row it wrote; a rerun appends
+    (rows are idempotent by ``item_id`` + ``model``: readers keep the last).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path else None
+        self._fh: IO[str] | None = None
+        self.levels: dict[tuple[str, GateSpec], LevelStats] = {}
+        self.outcomes: list[Outcome] = []
+
+    def add(self, outcome: Outcome, spec: GateSpec) -> None:
+        self.outcomes.append(outcome)
+        key = (outcome.model, GateSpec(spec.suite, spec.entry, spec.level))
+        if key not in self.levels:
+            self.levels[key] = LevelStats(outcome.model, spec, outcome.task)
+        self.levels[key].add(outcome)
+        if self.path is not None:
+            if self._fh is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fh = self.path.open("a", encoding="utf-8")
+            row = outcome.to_dict()
+            ordered = {k: row[k] for k in RESULT_FIELDS}
+            self._fh.write(json.dumps(ordered, ensure_ascii=False) + "\n")
+            self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    @property
+    def errors(self) -> int:
+        return sum(s.errors for s in self.levels.values())
+
+
+def read_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Rows of a results file, last row winning per (item_id, model)."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                row = json.loads(line)
+                rows[(row["item_id"], row["model"])] = row
+    yield from rows.values()

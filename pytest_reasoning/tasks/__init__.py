@@ -1,0 +1,1 @@
+"""Task families: generators, prompts and scorers. Families never import each other."""

@@ -1,0 +1,212 @@
+"""DyVal ``arithmetic``: the value of a T-DAG's root over + − × ÷ √ ²."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from ...answers import extract_delimited, format_number, normalise_label, parse_number
+from ...answers import relative_error
+from ...core import Item, Score
+from ...errors import InvalidArgument
+from ...rng import Chooser
+from ..base import Generated, Knob, Task
+from . import solver
+from .common import TDAG_PRESETS, apply_style, tdag_knobs
+from .tdag import UNARY, Node, build_tree, order_nodes
+
+__all__ = ["ArithmeticTask"]
+
+OPS = ("+", "-", "*", "/", "sqrt", "square")
+Number = Fraction | float
+
+FORMAT = (
+    "Compute the result of {target}. If the solution cannot be calculated, answer 'N/A'. "
+    "Ensure your result is within a relative precision of 0.0001 (or 0.01%) compared to the "
+    "ground truth value. Ensure your final result begins with '<<<' and ends with '>>>', for "
+    "example, if the answer is 1, your final result should be <<<1>>>."
+)
+ECHO_MARKER = "your final result should be <<<1>>>"
+TOLERANCE = 1e-4
+
+
+def _sqrt(v: Number) -> Number | None:
+    if v < 0:
+        return None
+    if isinstance(v, Fraction):
+        n, d = math.isqrt(v.numerator), math.isqrt(v.denominator)
+        if n * n == v.numerator and d * d == v.denominator:
+            return Fraction(n, d)
+    return math.sqrt(v)
+
+
+def evaluate(op: str, args: Sequence[Number], limit: float) -> Number | None:
+    """Exact (Fraction) where possible so gold answers carry no float noise; None if invalid."""
+    value: Number | None
+    if op == "+":
+        value = sum(args, Fraction(0))
+    elif op == "-":
+        value = args[0] - sum(args[1:], Fraction(0))
+    elif op == "*":
+        value = math.prod(args, start=Fraction(1))
+    elif op == "/":
+        divisor = math.prod(args[1:], start=Fraction(1))
+        value = None if divisor == 0 else args[0] / divisor
+    elif op == "sqrt":
+        value = _sqrt(args[0])
+    elif op == "square":
+        value = args[0] * args[0]
+    else:  # pragma: no cover - ops are validated by the knob
+        raise InvalidArgument(f"knob 'ops': unknown operation {op!r}")
+    if value is None or abs(value) > limit:
+        return None
+    return value
+
+
+def to_json(v: Number) -> int | float:
+    if isinstance(v, Fraction) and v.denominator == 1:
+        return int(v)
+    return float(v)
+
+
+def describe(node: Node) -> str:
+    n = node.name
+    kids = [c.name for c in node.children]
+    if node.op is None:
+        return f"The value of {n} is {format_number(node.value)}."
+    if node.op == "sqrt":
+        return f"{n} gets its value by taking the square root of the value that {kids[0]} has."
+    if node.op == "square":
+        return f"{n} gets its value by squaring the value that {kids[0]} has."
+    if node.op == "+":
+        return f"{n} gets its value by adding together the value of {' and '.join(kids)}."
+    if node.op == "*":
+        return f"{n} gets its value by multiplying together the value of {' and '.join(kids)}."
+    if node.op == "-":
+        if len(kids) == 2:
+            return f"{n} gets its value by subtracting the value of {kids[1]} from the value of {kids[0]}."
+        rest = " and ".join(kids[1:])
+        return (
+            f"{n} gets its value by subtracting the sum of the values of {rest} "
+            f"from the value of {kids[0]}."
+        )
+    if len(kids) == 2:
+        return f"{n} gets its value by dividing the value of {kids[0]} by the value of {kids[1]}."
+    rest = " and ".join(kids[1:])
+    return (
+        f"{n} gets its value by dividing the value of {kids[0]} "
+        f"by the product of the values of {rest}."
+    )
+
+
+def step(node: dict[str, Any], values: Mapping[str, Any]) -> str:
+    name, op, kids = node["name"], node["op"], node["children"]
+    v = format_number(node["value"])
+    if op is None:
+        return f"{name} is {v}"
+    args = [format_number(values[k]) for k in kids]
+    if op == "sqrt":
+        return f"{name} = sqrt({kids[0]}) = sqrt({args[0]}) = {v}"
+    if op == "square":
+        return f"{name} = {kids[0]}^2 = ({args[0]})^2 = {v}"
+    return f"{name} = {f' {op} '.join(kids)} = {f' {op} '.join(args)} = {v}"
+
+
+class ArithmeticTask(Task):
+    id = "dyval.arithmetic"
+    levels = tuple(TDAG_PRESETS)
+    description = "Value of the root of a random arithmetic T-DAG."
+    knobs = {
+        **tdag_knobs(),
+        "ops": Knob("ops", list, "operation set", choices=OPS, item_kind=str),
+        "min_value": Knob("min_value", int, "smallest leaf value", minimum=-1000, maximum=1000),
+        "max_value": Knob("max_value", int, "largest leaf value", minimum=-1000, maximum=1000),
+        "max_abs": Knob("max_abs", float, "reject DAGs with any |value| above", minimum=1.0),
+    }
+
+    def preset(self, level: str) -> dict[str, Any]:
+        depth, width = TDAG_PRESETS[level]
+        return {
+            "depth": depth,
+            "width": width,
+            "order": "topological",
+            "ops": list(OPS),
+            "min_value": 1,
+            "max_value": 10,
+            "max_abs": 1e6,
+        }
+
+    def check_combination(self, params: Mapping[str, Any]) -> None:
+        if params["min_value"] > params["max_value"]:
+            raise InvalidArgument("knob 'min_value': must be <= max_value")
+        binary = any(op not in UNARY for op in params["ops"])
+        if params["depth"] > 1 and binary and params["width"] < 2:
+            raise InvalidArgument("knob 'width': binary operations need width >= 2")
+
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        limit = float(params["max_abs"])
+        lo, hi = params["min_value"], params["max_value"]
+        dag = build_tree(
+            chooser,
+            depth=params["depth"],
+            width=params["width"],
+            ops=params["ops"],
+            leaf=lambda c: Fraction(c.randint(lo, hi)),
+            evaluate=lambda op, args: evaluate(op, args, limit),
+            # The reference implementation rejects roots below 1e-4; we keep its rule.
+            root_ok=lambda v: v >= 1e-4,
+        )
+        target = dag.root.name
+        lines = [describe(n) for n in order_nodes(dag.nodes, params["order"], chooser)]
+        body = (
+            "Here is the description of an arithmetic problem:\n\n"
+            + "\n".join(lines)
+            + "\n\n"
+            + FORMAT.format(target=target)
+        )
+        problem = {
+            "nodes": [
+                {
+                    "name": n.name,
+                    "op": n.op,
+                    "children": [c.name for c in n.children],
+                    "value": to_json(n.value),
+                }
+                for n in dag.nodes
+            ],
+            "target": target,
+        }
+        return Generated(problem=problem, answer=format_number(dag.root.value), body=body)
+
+    def render(self, generated: Generated, style: str) -> str:
+        return apply_style(generated.body, style)
+
+    def score(self, item: Item, response: str) -> Score:
+        if ECHO_MARKER in response:
+            return Score(False, None, "echo")
+        raw = extract_delimited(response)
+        if raw is None:
+            return Score(False, None, "no_answer")
+        if normalise_label(raw) == "N/A":
+            return Score(False, raw, "na_confusion")
+        pred = parse_number(raw)
+        if pred is None:
+            return Score(False, raw, "format")
+        gold = float(item.answer)
+        if relative_error(pred, gold) <= TOLERANCE:
+            return Score(True, raw)
+        partial = [n["value"] for n in item.problem["nodes"] if n["name"] != item.problem["target"]]
+        if any(relative_error(pred, float(v)) <= TOLERANCE for v in partial):
+            return Score(False, raw, "partial_calculation")
+        return Score(False, raw, "wrong_value")
+
+    def solve(self, item: Item) -> str:
+        return format_number(solver.solve_arithmetic(item.prompt))
+
+    def steps(self, item: Item) -> str:
+        values = {n["name"]: n["value"] for n in item.problem["nodes"]}
+        lines = [step(n, values) for n in item.problem["nodes"]]
+        lines.append(f"Thus, the answer is <<<{item.answer}>>>")
+        return "\n".join(lines)

@@ -1,0 +1,253 @@
+"""A small OpenAI-compatible HTTP server for tests and benchmarks, loopback only.
+
+The model name picks the behaviour (see ``BEHAVIOURS``); server-wide latency and random faults
+(seeded) can be set at start or changed through ``POST /control``. ``GET /stats`` counts
+requests, so a test can prove that a warm rerun made zero HTTP requests.
+
+Run standalone: ``python -m pytest_reasoning.testing.server --port 8765 --latency 0.05``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["BEHAVIOURS", "FakeOpenAIServer", "oracle_answer"]
+
+BEHAVIOURS = {
+    "oracle": "the correct answer, found by the tasks' independent solvers from the prompt",
+    "flaky-oracle": "like oracle, but the first request for each prompt fails with HTTP 500",
+    "always-true": "<<<True>>> whatever the question",
+    "echo": "the prompt, verbatim",
+    "constant:TEXT": "TEXT, verbatim",
+    "fail-500": "HTTP 500 every time",
+    "fail-429": "HTTP 429 with Retry-After: 0 every time",
+    "garbage": "HTTP 200 with an HTML body",
+    "empty": "HTTP 200 with empty content",
+}
+
+FAULT_KINDS = ("429", "500", "503", "html", "empty", "truncated")
+
+
+def oracle_answer(prompt: str) -> str:
+    """Solve a prompt of any task the solvers know; ``<<<N/A>>>`` when none does."""
+    from ..answers import format_number
+    from ..tasks.dyval import solver
+
+    if "description of an arithmetic problem" in prompt:
+        return f"<<<{format_number(solver.solve_arithmetic(prompt))}>>>"
+    if "description of a boolean logic problem" in prompt:
+        return f"<<<{solver.solve_boolean(prompt)}>>>"
+    return "<<<N/A>>>"
+
+
+@dataclass
+class _State:
+    latency_s: float = 0.0
+    fault_rate: float = 0.0
+    fault_kinds: tuple[str, ...] = FAULT_KINDS
+    seed: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+    requests: Counter[str] = field(default_factory=Counter)
+    faults: Counter[str] = field(default_factory=Counter)
+    seen: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def _send(self, status: int, body: bytes, ctype: str = "application/json",
+              headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(obj).encode(), headers=headers)
+
+    def do_GET(self) -> None:
+        st = self.server.state
+        if self.path.rstrip("/") == "/stats":
+            with st.lock:
+                self._json(200, {"requests": dict(st.requests), "total": sum(st.requests.values()),
+                                 "faults": dict(st.faults)})
+        elif self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [
+                {"id": name, "object": "model"} for name in BEHAVIOURS]})
+        else:
+            self._json(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        st = self.server.state
+        if self.path.rstrip("/") == "/control":
+            cfg = json.loads(raw or b"{}")
+            with st.lock:
+                if "latency_s" in cfg:
+                    st.latency_s = float(cfg["latency_s"])
+                if "fault_rate" in cfg:
+                    st.fault_rate = float(cfg["fault_rate"])
+                if "fault_kinds" in cfg:
+                    st.fault_kinds = tuple(cfg["fault_kinds"])
+                if cfg.get("reset"):
+                    st.requests.clear()
+                    st.faults.clear()
+                    st.seen.clear()
+            self._json(200, {"ok": True})
+            return
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": "not found"}})
+            return
+        body = json.loads(raw or b"{}")
+        model = str(body.get("model", ""))
+        messages = body.get("messages") or []
+        prompt = str(messages[-1].get("content", "")) if messages else ""
+        with st.lock:
+            st.requests[model] += 1
+            fault = st.rng.choice(st.fault_kinds) if st.rng.random() < st.fault_rate else None
+            if fault:
+                st.faults[fault] += 1
+            key = hashlib.sha256(f"{model}\x00{prompt}".encode()).hexdigest()
+            first_time = key not in st.seen
+            st.seen.add(key)
+            latency = st.latency_s
+        if latency:
+            time.sleep(latency)
+        if fault and self._fault(fault):
+            return
+        if model == "fail-500":
+            self._json(500, {"error": {"message": "injected failure", "type": "server_error"}})
+            return
+        if model == "fail-429":
+            self._json(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"})
+            return
+        if model == "garbage":
+            self._send(200, b"<html><body>Bad gateway</body></html>", "text/html")
+            return
+        if model == "flaky-oracle" and first_time:
+            self._json(500, {"error": {"message": "flaky first attempt"}})
+            return
+        if model in ("oracle", "flaky-oracle"):
+            content = oracle_answer(prompt)
+        elif model == "always-true":
+            content = "<<<True>>>"
+        elif model == "echo":
+            content = prompt
+        elif model.startswith("constant:"):
+            content = model.split(":", 1)[1]
+        elif model == "empty":
+            content = ""
+        else:
+            self._json(404, {"error": {"message": f"unknown model {model}"}})
+            return
+        self._completion(model, prompt, content)
+
+    def _fault(self, kind: str) -> bool:
+        if kind == "429":
+            self._json(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"})
+        elif kind in ("500", "503"):
+            self._json(int(kind), {"error": {"message": f"injected {kind}"}})
+        elif kind == "html":
+            self._send(200, b"<html>oops</html>", "text/html")
+        elif kind == "empty":
+            self._completion("fault", "", "")
+        elif kind == "truncated":
+            self._send(200, b'{"id": "x", "choices": [{"mess')
+        else:
+            return False
+        return True
+
+    def _completion(self, model: str, prompt: str, content: str) -> None:
+        self._json(200, {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens":
+                      len(content.split()), "total_tokens": len(prompt.split())
+                      + len(content.split())},
+        })
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    state: _State
+
+
+class FakeOpenAIServer:
+    """Start on 127.0.0.1 (ephemeral port by default) in a background thread."""
+
+    def __init__(self, *, port: int = 0, latency_s: float = 0.0, fault_rate: float = 0.0,
+                 fault_kinds: tuple[str, ...] = FAULT_KINDS, seed: int = 0) -> None:
+        self._server = _Server(("127.0.0.1", port), _Handler)
+        self._server.state = _State(latency_s=latency_s, fault_rate=fault_rate,
+                                    fault_kinds=fault_kinds, seed=seed, rng=random.Random(seed))
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def stats(self) -> dict[str, Any]:
+        st = self._server.state
+        with st.lock:
+            return {"requests": dict(st.requests), "total": sum(st.requests.values()),
+                    "faults": dict(st.faults)}
+
+    def configure(self, **cfg: Any) -> None:
+        st = self._server.state
+        with st.lock:
+            for k, v in cfg.items():
+                setattr(st, k, v)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--fault-rate", type=float, default=0.0)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    srv = FakeOpenAIServer(port=args.port, latency_s=args.latency, fault_rate=args.fault_rate,
+                           seed=args.seed)
+    print(f"listening on {srv.url}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        srv.close()
+
+
+if __name__ == "__main__":
+    main()
