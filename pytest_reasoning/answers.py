@@ -35,7 +35,7 @@ def extract_delimited(text: str) -> str | None:
 def parse_number(text: str) -> float | None:
     """A number written by a model: ``12``, ``-3.5``, ``1,234``, ``1e-3``, ``7/4``; else None."""
     t = text.strip().rstrip(".").replace(",", "").replace(" ", "")
-    t = t.replace("−", "-")  # noqa: RUF001 - models emit the Unicode minus sign
+    t = t.replace("−", "-")
     if not t:
         return None
     if _NUMBER.match(t):

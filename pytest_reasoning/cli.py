@@ -30,8 +30,16 @@ def _param(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
-def export_items(task_id: str, level: str, count: int, seed: int, params: dict[str, Any],
-                 style: str, with_steps: bool, out: TextIO) -> int:
+def export_items(
+    task_id: str,
+    level: str,
+    count: int,
+    seed: int,
+    params: dict[str, Any],
+    style: str,
+    with_steps: bool,
+    out: TextIO,
+) -> int:
     """Stream ``count`` items as JSON lines (one item in memory at a time)."""
     task = get_task(task_id)
     task.resolve_params(level, params)  # fail before writing anything
@@ -39,9 +47,16 @@ def export_items(task_id: str, level: str, count: int, seed: int, params: dict[s
     for index in range(count):
         item = task.make_item(level, seed, index, params, style)
         row: dict[str, Any] = {
-            "id": item.id, "task": item.task, "level": item.level, "seed": item.seed,
-            "index": item.index, "params": item.params, "style": item.style,
-            "prompt": item.prompt, "answer": item.answer, "problem": item.problem,
+            "id": item.id,
+            "task": item.task,
+            "level": item.level,
+            "seed": item.seed,
+            "index": item.index,
+            "params": item.params,
+            "style": item.style,
+            "prompt": item.prompt,
+            "answer": item.answer,
+            "problem": item.problem,
         }
         if with_steps:
             row["steps"] = task.steps(item)
@@ -65,8 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--seed", type=int, default=1)
     ex.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
     ex.add_argument("--style", default="direct")
-    ex.add_argument("--with-steps", action="store_true",
-                    help="add the step-by-step solution text (for fine-tuning)")
+    ex.add_argument(
+        "--with-steps",
+        action="store_true",
+        help="add the step-by-step solution text (for fine-tuning)",
+    )
     ex.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
     sub.add_parser("tasks", help="list the registered tasks and their levels")
     return ap
@@ -84,12 +102,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ReasoningError("--count: must be >= 0")
         params = dict(args.param)
         if args.output == "-":
-            export_items(args.task, args.level, args.count, args.seed, params, args.style,
-                         args.with_steps, sys.stdout)
+            export_items(
+                args.task,
+                args.level,
+                args.count,
+                args.seed,
+                params,
+                args.style,
+                args.with_steps,
+                sys.stdout,
+            )
         else:
             with open(args.output, "w", encoding="utf-8", newline="\n") as fh:
-                export_items(args.task, args.level, args.count, args.seed, params, args.style,
-                             args.with_steps, fh)
+                export_items(
+                    args.task,
+                    args.level,
+                    args.count,
+                    args.seed,
+                    params,
+                    args.style,
+                    args.with_steps,
+                    fh,
+                )
         return 0
     except ReasoningError as exc:
         sys.stderr.write(f"pytest-reasoning: error: {exc}\n")

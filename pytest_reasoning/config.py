@@ -15,14 +15,41 @@ from typing import Any
 from .errors import InvalidArgument, InvalidSuite, UnknownLevel, UnknownTask
 from .registry import get_task
 
-__all__ = ["MAX_SAMPLES", "EntrySpec", "LevelSpec", "SuiteSpec", "is_suite_file", "load_suite",
-           "parse_suite"]
+__all__ = [
+    "MAX_SAMPLES",
+    "EntrySpec",
+    "LevelSpec",
+    "SuiteSpec",
+    "is_suite_file",
+    "load_suite",
+    "parse_suite",
+]
 
 MAX_SAMPLES = 100_000
-SUITE_KEYS = {"name", "description", "seed", "seeds", "samples", "style", "min_accuracy",
-              "confidence", "params", "tasks"}
-ENTRY_KEYS = {"task", "id", "levels", "seed", "seeds", "samples", "style", "min_accuracy",
-              "confidence", "params"}
+SUITE_KEYS = {
+    "name",
+    "description",
+    "seed",
+    "seeds",
+    "samples",
+    "style",
+    "min_accuracy",
+    "confidence",
+    "params",
+    "tasks",
+}
+ENTRY_KEYS = {
+    "task",
+    "id",
+    "levels",
+    "seed",
+    "seeds",
+    "samples",
+    "style",
+    "min_accuracy",
+    "confidence",
+    "params",
+}
 LEVEL_KEYS = {"samples", "min_accuracy", "confidence", "params", "seed", "seeds", "style"}
 _SUITE_MARK = re.compile(r"^tasks\s*:", re.M)
 _ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -82,9 +109,7 @@ def _loader() -> type:
             out[key] = loader.construct_object(value_node, deep=deep)
         return out
 
-    StrictLoader.add_constructor(
-        yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping
-    )
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
     return StrictLoader
 
 
@@ -92,19 +117,27 @@ class _DuplicateKey(Exception):
     pass
 
 
-def load_suite(path: str | Path, *, samples: int | None = None,
-               seed: int | None = None) -> SuiteSpec:
-    """Read and validate a suite file; raise InvalidSuite with one line on any problem."""
+def load_suite(
+    path: str | Path,
+    *,
+    samples: int | None = None,
+    seed: int | None = None,
+    display: str | None = None,
+) -> SuiteSpec:
+    """Read and validate a suite file; raise InvalidSuite with one line on any problem.
+
+    ``display`` is how the file is named in messages (default: ``path`` as given).
+    """
     import yaml
 
     p = Path(path)
-    shown = str(path)
+    shown = display or str(path)
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidSuite(shown, "", f"cannot read file ({exc.__class__.__name__})") from None
     try:
-        data = yaml.load(text, Loader=_loader())  # noqa: S506 - a safe loader subclass
+        data = yaml.load(text, Loader=_loader())
     except _DuplicateKey as exc:
         raise InvalidSuite(shown, "", str(exc)) from None
     except yaml.YAMLError as exc:
@@ -141,8 +174,9 @@ def _keys(d: Mapping[Any, Any], allowed: set[str], where: str, path: str) -> Non
     for k in d:
         if k not in allowed:
             key = f"{where}.{k}" if where else str(k)
-            raise InvalidSuite(path, key, "unknown key; expected one of "
-                               + ", ".join(sorted(allowed)))
+            raise InvalidSuite(
+                path, key, "unknown key; expected one of " + ", ".join(sorted(allowed))
+            )
 
 
 def _seeds(d: Mapping[str, Any], where: str, path: str) -> tuple[int, ...] | None:
@@ -164,34 +198,48 @@ def _mapping(v: Any, where: str, path: str) -> dict[str, Any]:
     return v
 
 
-def _common(d: Mapping[str, Any], where: str, path: str, inherited: dict[str, Any]) -> dict[str, Any]:
+def _common(
+    d: Mapping[str, Any], where: str, path: str, inherited: dict[str, Any]
+) -> dict[str, Any]:
     """Settings that cascade suite → entry → level."""
     out = dict(inherited)
     if "samples" in d:
         out["samples"] = _int(d["samples"], f"{where}samples", path)
         if out["samples"] > MAX_SAMPLES:
-            raise InvalidSuite(path, f"{where}samples",
-                               f"expected at most {MAX_SAMPLES} samples, got {out['samples']}")
+            raise InvalidSuite(
+                path,
+                f"{where}samples",
+                f"expected at most {MAX_SAMPLES} samples, got {out['samples']}",
+            )
     seeds = _seeds(d, where, path)
     if seeds is not None:
         out["seeds"] = seeds
     if "style" in d:
         if not isinstance(d["style"], str):
-            raise InvalidSuite(path, f"{where}style", f"expected a string, got {_type_name(d['style'])}")
+            raise InvalidSuite(
+                path, f"{where}style", f"expected a string, got {_type_name(d['style'])}"
+            )
         out["style"] = d["style"]
     if "min_accuracy" in d:
-        out["min_accuracy"] = (None if d["min_accuracy"] is None
-                               else _unit(d["min_accuracy"], f"{where}min_accuracy", path))
+        out["min_accuracy"] = (
+            None
+            if d["min_accuracy"] is None
+            else _unit(d["min_accuracy"], f"{where}min_accuracy", path)
+        )
     if "confidence" in d:
-        out["confidence"] = (None if d["confidence"] is None else
-                             _unit(d["confidence"], f"{where}confidence", path, open_interval=True))
+        out["confidence"] = (
+            None
+            if d["confidence"] is None
+            else _unit(d["confidence"], f"{where}confidence", path, open_interval=True)
+        )
     if "params" in d:
         out["params"] = {**out.get("params", {}), **_mapping(d["params"], f"{where}params", path)}
     return out
 
 
-def parse_suite(data: Any, path: str, *, samples: int | None = None,
-                seed: int | None = None) -> SuiteSpec:
+def parse_suite(
+    data: Any, path: str, *, samples: int | None = None, seed: int | None = None
+) -> SuiteSpec:
     """Validate parsed YAML. ``samples``/``seed`` override every count/seed (CLI options)."""
     if data is None:
         raise InvalidSuite(path, "", "empty file; expected a mapping with a 'tasks' list")
@@ -200,8 +248,19 @@ def parse_suite(data: Any, path: str, *, samples: int | None = None,
     _keys(data, SUITE_KEYS, "", path)
     if "tasks" not in data:
         raise InvalidSuite(path, "tasks", "missing; expected a list of task entries")
-    base = _common(data, "", path, {"samples": 10, "seeds": (1,), "style": "direct", "params": {},
-                                     "min_accuracy": None, "confidence": None})
+    base = _common(
+        data,
+        "",
+        path,
+        {
+            "samples": 10,
+            "seeds": (1,),
+            "style": "direct",
+            "params": {},
+            "min_accuracy": None,
+            "confidence": None,
+        },
+    )
     name = data.get("name", Path(path).stem)
     if not isinstance(name, str):
         raise InvalidSuite(path, "name", f"expected a string, got {_type_name(name)}")
@@ -218,7 +277,9 @@ def parse_suite(data: Any, path: str, *, samples: int | None = None,
             raise InvalidSuite(path, f"{where}.task", "missing; expected a task id")
         task_id = entry["task"]
         if not isinstance(task_id, str):
-            raise InvalidSuite(path, f"{where}.task", f"expected a task id, got {_type_name(task_id)}")
+            raise InvalidSuite(
+                path, f"{where}.task", f"expected a task id, got {_type_name(task_id)}"
+            )
         try:
             task = get_task(task_id)
         except UnknownTask as exc:
@@ -227,21 +288,28 @@ def parse_suite(data: Any, path: str, *, samples: int | None = None,
         if not isinstance(eid, str) or not _ID.match(eid):
             raise InvalidSuite(path, f"{where}.id", "expected letters, digits, '.', '_' or '-'")
         if eid in seen:
-            raise InvalidSuite(path, f"{where}.id",
-                               f"duplicate id {eid!r}; give repeated tasks distinct 'id's")
+            raise InvalidSuite(
+                path, f"{where}.id", f"duplicate id {eid!r}; give repeated tasks distinct 'id's"
+            )
         seen.add(eid)
         settings = _common(entry, f"{where}.", path, base)
         levels_raw = entry.get("levels")
         if levels_raw is None:
-            raise InvalidSuite(path, f"{where}.levels",
-                               f"missing; expected a list or mapping of {', '.join(task.levels)}")
+            raise InvalidSuite(
+                path,
+                f"{where}.levels",
+                f"missing; expected a list or mapping of {', '.join(task.levels)}",
+            )
         if isinstance(levels_raw, list):
             level_items: list[tuple[Any, Any]] = [(lv, None) for lv in levels_raw]
         elif isinstance(levels_raw, dict):
             level_items = list(levels_raw.items())
         else:
-            raise InvalidSuite(path, f"{where}.levels",
-                               f"expected a list or mapping of levels, got {_type_name(levels_raw)}")
+            raise InvalidSuite(
+                path,
+                f"{where}.levels",
+                f"expected a list or mapping of levels, got {_type_name(levels_raw)}",
+            )
         if not level_items:
             raise InvalidSuite(path, f"{where}.levels", "expected at least one level")
         levels: list[LevelSpec] = []
@@ -262,17 +330,20 @@ def parse_suite(data: Any, path: str, *, samples: int | None = None,
                 task.check_style(lset["style"])
             except InvalidArgument as exc:
                 key = "style" if str(exc).startswith("style") else "params"
-                raise InvalidSuite(path, f"{lwhere}.{key}" if body else f"{where}.{key}",
-                                   str(exc)) from None
+                raise InvalidSuite(
+                    path, f"{lwhere}.{key}" if body else f"{where}.{key}", str(exc)
+                ) from None
             del resolved  # validated; items resolve again from the user's overrides
-            levels.append(LevelSpec(
-                level=lv,
-                samples=samples if samples is not None else lset["samples"],
-                seeds=(seed,) if seed is not None else tuple(lset["seeds"]),
-                style=lset["style"],
-                params=dict(lset["params"]),
-                min_accuracy=lset["min_accuracy"],
-                confidence=lset["confidence"],
-            ))
+            levels.append(
+                LevelSpec(
+                    level=lv,
+                    samples=samples if samples is not None else lset["samples"],
+                    seeds=(seed,) if seed is not None else tuple(lset["seeds"]),
+                    style=lset["style"],
+                    params=dict(lset["params"]),
+                    min_accuracy=lset["min_accuracy"],
+                    confidence=lset["confidence"],
+                )
+            )
         entries.append(EntrySpec(id=eid, task=task_id, levels=tuple(levels)))
     return SuiteSpec(path=path, name=name, entries=tuple(entries))

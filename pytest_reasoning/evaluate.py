@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
 import threading
 from collections.abc import Coroutine, Iterable
@@ -42,26 +43,51 @@ class EvalConfig:
 
 def score_reply(item: Item, model: str, reply: Reply) -> Outcome:
     """Turn a reply into the results row; errors stay errors, never wrong answers."""
-    common = dict(
-        item_id=item.id, model=model, task=item.task, level=item.level, seed=item.seed,
-        prompt_sha256=item.prompt_sha256, gold=item.answer,
-        prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-        latency_s=round(reply.latency_s, 6), cached=reply.cached,
+    common: dict[str, Any] = dict(
+        item_id=item.id,
+        model=model,
+        task=item.task,
+        level=item.level,
+        seed=item.seed,
+        prompt_sha256=item.prompt_sha256,
+        gold=item.answer,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        latency_s=round(reply.latency_s, 6),
+        cached=reply.cached,
     )
     if reply.error is not None or reply.content is None:
-        return Outcome(response=None, extracted=None, correct=None, failure_mode=None,
-                       error=redact(reply.error or "no content"), **common)  # type: ignore[arg-type]
+        return Outcome(
+            response=None,
+            extracted=None,
+            correct=None,
+            failure_mode=None,
+            error=redact(reply.error or "no content"),
+            **common,
+        )
     task = get_task(item.task)
     try:
         s = task.score(item, reply.content)
     except Exception as exc:  # a scorer bug must not lose the (cached) answer
-        return Outcome(response=reply.content, extracted=None, correct=False,
-                       failure_mode="scorer_error", error=None, score=0.0,
-                       extra={"scorer_error": f"{type(exc).__name__}: {exc}"},
-                       **common)  # type: ignore[arg-type]
-    return Outcome(response=reply.content, extracted=s.extracted, correct=s.correct,
-                   failure_mode=s.failure_mode, error=None, score=s.score,
-                   **common)  # type: ignore[arg-type]
+        return Outcome(
+            response=reply.content,
+            extracted=None,
+            correct=False,
+            failure_mode="scorer_error",
+            error=None,
+            score=0.0,
+            extra={"scorer_error": f"{type(exc).__name__}: {exc}"},
+            **common,
+        )
+    return Outcome(
+        response=reply.content,
+        extracted=s.extracted,
+        correct=s.correct,
+        failure_mode=s.failure_mode,
+        error=None,
+        score=s.score,
+        **common,
+    )
 
 
 class Evaluator:
@@ -75,6 +101,8 @@ class Evaluator:
         self._clients: dict[str, ModelClient] = {}
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._futures: dict[tuple[str, str], concurrent.futures.Future[Reply]] = {}
+        # Identical requests in flight share one call (small levels can repeat a prompt).
+        self._inflight: dict[str, concurrent.futures.Future[Reply]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -91,15 +119,25 @@ class Evaluator:
                 raise ReasoningError("model 'local' requested but the local server is not running")
             from .models.local import ALIAS
 
-            client = LiteLLMClient(f"openai/{ALIAS}", api_base=cfg.local_url, api_key="local",
-                                   timeout_s=cfg.timeout_s, retry=retry, max_concurrency=1)
+            client = LiteLLMClient(
+                f"openai/{ALIAS}",
+                api_base=cfg.local_url,
+                api_key="local",
+                timeout_s=cfg.timeout_s,
+                retry=retry,
+                max_concurrency=1,
+            )
         else:
             api_key = None
-            if cfg.api_base and model.startswith("openai/") and not os.environ.get(
-                    "OPENAI_API_KEY"):
+            if (
+                cfg.api_base
+                and model.startswith("openai/")
+                and not os.environ.get("OPENAI_API_KEY")
+            ):
                 api_key = "EMPTY"  # keyless OpenAI-compatible servers (vLLM, llama.cpp)
-            client = LiteLLMClient(model, api_base=cfg.api_base, api_key=api_key,
-                                   timeout_s=cfg.timeout_s, retry=retry)
+            client = LiteLLMClient(
+                model, api_base=cfg.api_base, api_key=api_key, timeout_s=cfg.timeout_s, retry=retry
+            )
         self._clients[model] = client
         return client
 
@@ -112,17 +150,22 @@ class Evaluator:
         api_base = getattr(client, "api_base", None)
         # The local server's port changes every run; its cache identity is the model file.
         identity = "local:SmolLM2-135M-Instruct.Q4_1" if model == "local" else None
-        return ChatRequest(model=client.name, messages=tuple(
-            (m["role"], m["content"]) for m in item.messages), params=params,
-            api_base=api_base, identity=identity)
+        return ChatRequest(
+            model=client.name,
+            messages=tuple((m["role"], m["content"]) for m in item.messages),
+            params=params,
+            api_base=api_base,
+            identity=identity,
+        )
 
     # -- background loop ---------------------------------------------------------------------
     def _run(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(target=loop.run_forever, daemon=True,
-                                                name="pytest-reasoning-calls")
+                self._thread = threading.Thread(
+                    target=loop.run_forever, daemon=True, name="pytest-reasoning-calls"
+                )
                 self._thread.start()
                 self._loop = loop
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
@@ -155,13 +198,25 @@ class Evaluator:
         else:
             request = self.request_for(item, model)
             cached = self.cache.get(request) if self.cache is not None else None
+            key_ = request.cache_key()
+            shared = self._inflight.get(key_)
             if cached is not None:
                 fut = concurrent.futures.Future()
                 fut.set_result(cached)
+            elif shared is not None and not shared.done():
+                fut = shared
             else:
                 fut = self._run(self._call(model, self._client(model), request))
+                self._inflight[key_] = fut
+                fut.add_done_callback(self._forget(key_))
         self._futures[key] = fut
         return fut
+
+    def _forget(self, key: str) -> Any:
+        def done(_fut: concurrent.futures.Future[Reply]) -> None:
+            self._inflight.pop(key, None)
+
+        return done
 
     def prefetch(self, pairs: Iterable[tuple[Item, str]]) -> None:
         for item, model in pairs:
@@ -180,13 +235,13 @@ class Evaluator:
     def close(self) -> None:
         loop, self._loop = self._loop, None
         if loop is not None:
+
             async def _close_all() -> None:
                 for c in self._clients.values():
                     await c.aclose()
-            try:
+
+            with contextlib.suppress(Exception):  # closing is best effort
                 asyncio.run_coroutine_threadsafe(_close_all(), loop).result(timeout=5)
-            except Exception:  # closing is best effort
-                pass
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=5)

@@ -8,9 +8,9 @@ only when ``--llm`` (or the ``reasoning_llm`` ini option) activates the plugin.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
@@ -54,14 +54,19 @@ class _State:
 
             cache = _opt(self.config, "reasoning_cache", str) or ".reasoning_cache"
             rootpath = self.config.rootpath
-            self._evaluator = Evaluator(EvalConfig(
-                api_base=_opt(self.config, "reasoning_llm_api_base", str),
-                params=_parse_params(_opt_list(self.config, "reasoning_llm_params")),
-                cache_dir=None if cache.lower() in ("off", "none", "0") else str(rootpath / cache),
-                concurrency=self.concurrency,
-                timeout_s=float(_opt(self.config, "reasoning_timeout", float) or 120.0),
-                local_url=self.local_url,
-            ))
+            self._evaluator = Evaluator(
+                EvalConfig(
+                    api_base=_opt(self.config, "reasoning_llm_api_base", str),
+                    params=_parse_params(_opt_list(self.config, "reasoning_llm_params")),
+                    cache_dir=None
+                    if cache.lower() in ("off", "none", "0")
+                    else str(rootpath / cache),
+                    concurrency=self.concurrency,
+                    timeout_s=float(_opt(self.config, "reasoning_timeout", float) or 120.0),
+                    attempts=_opt(self.config, "reasoning_retries", int) or 5,
+                    local_url=self.local_url,
+                )
+            )
         return self._evaluator
 
     def upcoming(self, item: ReasoningItem) -> Iterator[ReasoningItem]:
@@ -69,13 +74,19 @@ class _State:
         window = self.concurrency * LOOKAHEAD_PER_SLOT
         if not self.is_worker:
             start = self.order.get(item.nodeid, 0)
-            yield from self.items[start:start + window]
+            yield from self.items[start : start + window]
             return
         yield item
         # Under xdist, peek at the worker's own queue of indices: best effort, read-only.
         if self._worker_queue is None:
-            self._worker_queue = next((p for p in self.config.pluginmanager.get_plugins()
-                                       if type(p).__name__ == "WorkerInteractor"), False)
+            self._worker_queue = next(
+                (
+                    p
+                    for p in self.config.pluginmanager.get_plugins()
+                    if type(p).__name__ == "WorkerInteractor"
+                ),
+                False,
+            )
         wi = self._worker_queue
         if not wi:
             return
@@ -103,7 +114,9 @@ def _opt(config: pytest.Config, name: str, kind: type) -> Any:
             try:
                 value = kind(ini)
             except ValueError:
-                raise pytest.UsageError(f"ini option {name}: expected {kind.__name__}, got {ini!r}")
+                raise pytest.UsageError(
+                    f"ini option {name}: expected {kind.__name__}, got {ini!r}"
+                ) from None
     return value
 
 
@@ -129,32 +142,94 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("reasoning", "pytest-reasoning: regression-test LLMs on generated problems")
-    g.addoption("--llm", action="append", dest="reasoning_llm", metavar="MODEL",
-                help="model to evaluate (repeatable): any LiteLLM model string, 'reference' "
-                     "(the tasks' own solvers) or 'local' (embedded SmolLM2)")
-    g.addoption("--llm-api-base", dest="reasoning_llm_api_base", metavar="URL",
-                help="API base for OpenAI-compatible servers (vLLM, llama.cpp, ...)")
-    g.addoption("--llm-param", action="append", dest="reasoning_llm_params", metavar="KEY=VALUE",
-                help="generation parameter (repeatable), e.g. max_tokens=256; temperature=0 "
-                     "unless given")
-    g.addoption("--reasoning-samples", type=int, dest="reasoning_samples", metavar="N",
-                help="override every suite's sample count per level")
-    g.addoption("--reasoning-seed", type=int, dest="reasoning_seed", metavar="S",
-                help="override every suite's seeds with this one")
-    g.addoption("--reasoning-cache", dest="reasoning_cache", metavar="DIR",
-                help="response cache directory (default .reasoning_cache; 'off' disables)")
-    g.addoption("--reasoning-results", dest="reasoning_results", metavar="PATH",
-                help="append one JSON line per answered sample to PATH")
-    g.addoption("--reasoning-concurrency", type=int, dest="reasoning_concurrency", metavar="N",
-                help="concurrent model calls per process (default 8)")
-    g.addoption("--reasoning-max-errors", type=int, dest="reasoning_max_errors", metavar="N",
-                help="unrecovered call errors tolerated before the run fails (default 0)")
-    g.addoption("--reasoning-timeout", type=float, dest="reasoning_timeout", metavar="S",
-                help="per-request timeout in seconds (default 120)")
+    g.addoption(
+        "--llm",
+        action="append",
+        dest="reasoning_llm",
+        metavar="MODEL",
+        help="model to evaluate (repeatable): any LiteLLM model string, 'reference' "
+        "(the tasks' own solvers) or 'local' (embedded SmolLM2)",
+    )
+    g.addoption(
+        "--llm-api-base",
+        dest="reasoning_llm_api_base",
+        metavar="URL",
+        help="API base for OpenAI-compatible servers (vLLM, llama.cpp, ...)",
+    )
+    g.addoption(
+        "--llm-param",
+        action="append",
+        dest="reasoning_llm_params",
+        metavar="KEY=VALUE",
+        help="generation parameter (repeatable), e.g. max_tokens=256; temperature=0 unless given",
+    )
+    g.addoption(
+        "--reasoning-samples",
+        type=int,
+        dest="reasoning_samples",
+        metavar="N",
+        help="override every suite's sample count per level",
+    )
+    g.addoption(
+        "--reasoning-seed",
+        type=int,
+        dest="reasoning_seed",
+        metavar="S",
+        help="override every suite's seeds with this one",
+    )
+    g.addoption(
+        "--reasoning-cache",
+        dest="reasoning_cache",
+        metavar="DIR",
+        help="response cache directory (default .reasoning_cache; 'off' disables)",
+    )
+    g.addoption(
+        "--reasoning-results",
+        dest="reasoning_results",
+        metavar="PATH",
+        help="append one JSON line per answered sample to PATH",
+    )
+    g.addoption(
+        "--reasoning-concurrency",
+        type=int,
+        dest="reasoning_concurrency",
+        metavar="N",
+        help="concurrent model calls per process (default 8)",
+    )
+    g.addoption(
+        "--reasoning-max-errors",
+        type=int,
+        dest="reasoning_max_errors",
+        metavar="N",
+        help="unrecovered call errors tolerated before the run fails (default 0)",
+    )
+    g.addoption(
+        "--reasoning-retries",
+        type=int,
+        dest="reasoning_retries",
+        metavar="N",
+        help="attempts per call, first included (default 5); backoff with jitter",
+    )
+    g.addoption(
+        "--reasoning-timeout",
+        type=float,
+        dest="reasoning_timeout",
+        metavar="S",
+        help="per-request timeout in seconds (default 120)",
+    )
     parser.addini("reasoning_llm", "models to evaluate (as --llm)", type="linelist")
     parser.addini("reasoning_llm_api_base", "as --llm-api-base")
     parser.addini("reasoning_llm_params", "KEY=VALUE lines (as --llm-param)", type="linelist")
-    for name in ("samples", "seed", "cache", "results", "concurrency", "max_errors", "timeout"):
+    for name in (
+        "samples",
+        "seed",
+        "cache",
+        "results",
+        "concurrency",
+        "max_errors",
+        "timeout",
+        "retries",
+    ):
         parser.addini(f"reasoning_{name}", f"as --reasoning-{name.replace('_', '-')}")
 
 
@@ -174,12 +249,17 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     state = _State(config)
     config.stash[STATE] = state
-    for bad in ("reasoning_samples", "reasoning_concurrency", "reasoning_max_errors"):
-        value = _opt(config, bad, int)
-        if value is not None and value < (1 if bad == "reasoning_concurrency" else 0):
-            raise pytest.UsageError(f"--{bad.replace('_', '-')}: must not be negative "
-                                    f"{'or zero' if bad == 'reasoning_concurrency' else ''}, "
-                                    f"got {value}".replace("  ", " ").replace(" ,", ","))
+    for name, minimum in (
+        ("reasoning_samples", 0),
+        ("reasoning_concurrency", 1),
+        ("reasoning_max_errors", 0),
+        ("reasoning_retries", 1),
+    ):
+        value = _opt(config, name, int)
+        if value is not None and value < minimum:
+            raise pytest.UsageError(
+                f"--{name.replace('_', '-')}: must be >= {minimum}, got {value}"
+            )
     if state.is_worker:
         state.local_url = config.workerinput.get("reasoning_local_url")  # type: ignore[attr-defined]
     elif "local" in state.models:
@@ -256,9 +336,12 @@ class ReasoningSuiteFile(pytest.File):
         from .config import load_suite
 
         state = self.config.stash[STATE]
-        rel = self.path.relative_to(self.config.rootpath) if self.path.is_relative_to(
-            self.config.rootpath) else self.path
-        suite = load_suite(self.path, samples=state.samples, seed=state.seed)
+        rel = (
+            self.path.relative_to(self.config.rootpath)
+            if self.path.is_relative_to(self.config.rootpath)
+            else self.path
+        )
+        suite = load_suite(self.path, samples=state.samples, seed=state.seed, display=str(rel))
         multi = len(state.models) > 1
         for model in state.models:
             for entry in suite.entries:
@@ -266,14 +349,23 @@ class ReasoningSuiteFile(pytest.File):
                     for seed in lv.seeds:
                         for index in range(lv.samples):
                             sample = f"{lv.level}-s{seed}-{index:03d}"
-                            name = f"{entry.id}[{sample}-{model}]" if multi else \
-                                f"{entry.id}[{sample}]"
+                            name = (
+                                f"{entry.id}[{sample}-{model}]"
+                                if multi
+                                else f"{entry.id}[{sample}]"
+                            )
                             yield ReasoningItem.from_parent(
-                                self, name=name, model=model, entry=entry, level=lv, seed=seed,
-                                index=index, suite=str(rel))
+                                self,
+                                name=name,
+                                model=model,
+                                entry=entry,
+                                level=lv,
+                                seed=seed,
+                                index=index,
+                                suite=str(rel),
+                            )
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         from .errors import ReasoningError
 
         if isinstance(excinfo.value, ReasoningError):
@@ -285,8 +377,17 @@ class ReasoningItem(pytest.Item):
     """One generated sample answered by one model. A wrong answer does not fail the item:
     it is reported as WRONG and counted by the level's gate."""
 
-    def __init__(self, *, model: str, entry: EntrySpec, level: LevelSpec, seed: int, index: int,
-                 suite: str, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        entry: EntrySpec,
+        level: LevelSpec,
+        seed: int,
+        index: int,
+        suite: str,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.model = model
         self.entry = entry
@@ -308,16 +409,22 @@ class ReasoningItem(pytest.Item):
         from .registry import get_task
 
         return get_task(self.entry.task).make_item(
-            self.level.level, self.seed, self.index, self.level.params, self.level.style,
-            id=self.sample_id)
+            self.level.level,
+            self.seed,
+            self.index,
+            self.level.params,
+            self.level.style,
+            id=self.sample_id,
+        )
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
         evaluator = state.evaluator
         if self.model != "reference":
             for other in state.upcoming(self):
-                if other is not self and (other.nodeid in state.built or
-                                          evaluator.pending(other.sample_id, other.model)):
+                if other is not self and (
+                    other.nodeid in state.built or evaluator.pending(other.sample_id, other.model)
+                ):
                     continue
                 if other is not self and other.model != "reference":
                     state.built[other.nodeid] = built = other.build()
@@ -325,9 +432,13 @@ class ReasoningItem(pytest.Item):
         item = self.build()
         outcome = evaluator.answer(item, self.model)
         payload = outcome.to_dict()
-        payload["gate"] = {"suite": self.suite, "entry": self.entry.id, "level": self.level.level,
-                           "min_accuracy": self.level.min_accuracy,
-                           "confidence": self.level.confidence}
+        payload["gate"] = {
+            "suite": self.suite,
+            "entry": self.entry.id,
+            "level": self.level.level,
+            "min_accuracy": self.level.min_accuracy,
+            "confidence": self.level.confidence,
+        }
         self.user_properties.append((PROPERTY, json.dumps(payload, ensure_ascii=False)))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -356,8 +467,9 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     state = config.stash.get(STATE, None)
     if state is None:
         return
@@ -390,22 +502,54 @@ def _finish(session: pytest.Session, state: _State) -> None:
             continue
         s = gate.stats
         name = f"{s.spec.entry}[{s.spec.level}-gate" + (f"-{s.model}]" if multi else "]")
-        props = [("reasoning.gate", json.dumps({
-            "model": s.model, "task": s.task, "level": s.spec.level, "n": s.n,
-            "correct": s.correct, "errors": s.errors, "accuracy": s.accuracy,
-            "min_accuracy": s.spec.min_accuracy, "confidence": s.spec.confidence,
-            "passed": gate.passed}))]
-        _emit(session, s.spec.suite, name, gate.passed,
-              f"GATE FAILED {s.model} {s.task} {s.spec.level}: {gate.reason}", props)
+        props = [
+            (
+                "reasoning.gate",
+                json.dumps(
+                    {
+                        "model": s.model,
+                        "task": s.task,
+                        "level": s.spec.level,
+                        "n": s.n,
+                        "correct": s.correct,
+                        "errors": s.errors,
+                        "accuracy": s.accuracy,
+                        "min_accuracy": s.spec.min_accuracy,
+                        "confidence": s.spec.confidence,
+                        "passed": gate.passed,
+                    }
+                ),
+            )
+        ]
+        _emit(
+            session,
+            s.spec.suite,
+            name,
+            gate.passed,
+            f"GATE FAILED {s.model} {s.task} {s.spec.level}: {gate.reason}",
+            props,
+        )
     if store.errors > state.max_errors:
-        _emit(session, "reasoning", "infrastructure", False,
-              f"{store.errors} model call(s) failed after retries (budget "
-              f"--reasoning-max-errors={state.max_errors}): infrastructure errors, not wrong "
-              "answers; see the 'errors' column", [])
+        _emit(
+            session,
+            "reasoning",
+            "infrastructure",
+            False,
+            f"{store.errors} model call(s) failed after retries (budget "
+            f"--reasoning-max-errors={state.max_errors}): infrastructure errors, not wrong "
+            "answers; see the 'errors' column",
+            [],
+        )
 
 
-def _emit(session: pytest.Session, path: str, name: str, passed: bool, message: str,
-          props: list[tuple[str, object]]) -> None:
+def _emit(
+    session: pytest.Session,
+    path: str,
+    name: str,
+    passed: bool,
+    message: str,
+    props: Sequence[tuple[str, object]],
+) -> None:
     """Report a synthetic test (a gate) through the normal hooks, so the terminal, JUnit XML
     and the exit status all see it like any other test."""
     nodeid = f"{path}::{name}"
@@ -413,11 +557,17 @@ def _emit(session: pytest.Session, path: str, name: str, passed: bool, message: 
     hook = session.config.hook
     hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
     for when in ("setup", "call", "teardown"):
-        outcome = "passed" if when != "call" or passed else "failed"
+        outcome: Literal["passed", "failed"] = "passed" if when != "call" or passed else "failed"
         rep = pytest.TestReport(
-            nodeid=nodeid, location=location, keywords={name: 1}, outcome=outcome,
-            longrepr=message if outcome == "failed" else None, when=when,
-            user_properties=props if when == "teardown" else [], duration=0.0)
+            nodeid=nodeid,
+            location=location,
+            keywords={name: 1},
+            outcome=outcome,
+            longrepr=message if outcome == "failed" else None,
+            when=when,
+            user_properties=list(props) if when == "teardown" else [],
+            duration=0.0,
+        )
         hook.pytest_runtest_logreport(report=rep)
     hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
 
@@ -434,11 +584,18 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(line)
     failed = [g for g in state.gates if g.passed is False]
     if failed:
-        tr.write_line(f"reasoning: {len(failed)} of {sum(g.passed is not None for g in state.gates)}"
-                      " gates FAILED", red=True, bold=True)
+        tr.write_line(
+            f"reasoning: {len(failed)} of {sum(g.passed is not None for g in state.gates)}"
+            " gates FAILED",
+            red=True,
+            bold=True,
+        )
         for g in failed:
             s = g.stats
             tr.write_line(f"  FAILED {s.model} {s.spec.entry} {s.spec.level}: {g.reason}", red=True)
     if state.store.errors:
-        tr.write_line(f"reasoning: {state.store.errors} infrastructure error(s) (not counted as "
-                      "wrong answers)", yellow=True)
+        tr.write_line(
+            f"reasoning: {state.store.errors} infrastructure error(s) (not counted as "
+            "wrong answers)",
+            yellow=True,
+        )

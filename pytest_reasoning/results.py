@@ -15,13 +15,32 @@ from typing import IO, Any
 from .core import Outcome
 from .stats import wilson_interval
 
-__all__ = ["RESULT_FIELDS", "GateResult", "GateSpec", "LevelStats", "ResultStore", "decide_gates",
-           "read_results"]
+__all__ = [
+    "RESULT_FIELDS",
+    "GateResult",
+    "GateSpec",
+    "LevelStats",
+    "ResultStore",
+    "decide_gates",
+    "read_results",
+]
 
 # The documented row of the results file, in this order.
 RESULT_FIELDS = (
-    "item_id", "model", "task", "level", "seed", "prompt_sha256", "response", "extracted",
-    "gold", "correct", "failure_mode", "error", "prompt_tokens", "completion_tokens",
+    "item_id",
+    "model",
+    "task",
+    "level",
+    "seed",
+    "prompt_sha256",
+    "response",
+    "extracted",
+    "gold",
+    "correct",
+    "failure_mode",
+    "error",
+    "prompt_tokens",
+    "completion_tokens",
     "latency_s",
 )
 
@@ -37,8 +56,13 @@ class GateSpec:
     confidence: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"suite": self.suite, "entry": self.entry, "level": self.level,
-                "min_accuracy": self.min_accuracy, "confidence": self.confidence}
+        return {
+            "suite": self.suite,
+            "entry": self.entry,
+            "level": self.level,
+            "min_accuracy": self.min_accuracy,
+            "confidence": self.confidence,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GateSpec:
@@ -113,12 +137,15 @@ def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
         if s.spec.confidence is not None:
             lo, _ = s.interval(s.spec.confidence)
             ok = lo >= thr
-            reason = (f"accuracy {acc:.3f} ({s.correct}/{s.n}), {s.spec.confidence:.0%} Wilson "
-                      f"lower bound {lo:.3f} {'>=' if ok else '<'} min_accuracy {thr:g}")
+            reason = (
+                f"accuracy {acc:.3f} ({s.correct}/{s.n}), {s.spec.confidence:.0%} Wilson "
+                f"lower bound {lo:.3f} {'>=' if ok else '<'} min_accuracy {thr:g}"
+            )
         else:
             ok = acc >= thr
-            reason = (f"accuracy {acc:.3f} ({s.correct}/{s.n}) "
-                      f"{'>=' if ok else '<'} min_accuracy {thr:g}")
+            reason = (
+                f"accuracy {acc:.3f} ({s.correct}/{s.n}) {'>=' if ok else '<'} min_accuracy {thr:g}"
+            )
         out.append(GateResult(s, ok, reason))
     return out
 

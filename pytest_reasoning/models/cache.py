@@ -52,9 +52,11 @@ class ResponseCache:
         return conn
 
     def get(self, request: ChatRequest) -> Reply | None:
-        row = self._connect().execute(
-            "SELECT reply FROM responses WHERE key = ?", (request.cache_key(),)
-        ).fetchone()
+        row = (
+            self._connect()
+            .execute("SELECT reply FROM responses WHERE key = ?", (request.cache_key(),))
+            .fetchone()
+        )
         if row is None:
             return None
         data = json.loads(row[0])

@@ -53,8 +53,9 @@ def find_model_file() -> Path:
 class LocalServer:
     """Start/stop the child server; usable as a context manager."""
 
-    def __init__(self, *, model_file: Path | None = None, n_ctx: int = 4096,
-                 startup_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self, *, model_file: Path | None = None, n_ctx: int = 4096, startup_timeout_s: float = 120.0
+    ) -> None:
         self.model_file = model_file or find_model_file()
         self.n_ctx = n_ctx
         self.startup_timeout_s = startup_timeout_s
@@ -66,16 +67,22 @@ class LocalServer:
         if importlib.util.find_spec("xllamacpp") is None:
             raise ReasoningError(INSTALL_HINT)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest_reasoning.models.local", str(self.model_file),
-             str(self.n_ctx)],
+            [
+                sys.executable,
+                "-m",
+                "pytest_reasoning.models.local",
+                str(self.model_file),
+                str(self.n_ctx),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
         )
         line_box: list[str] = []
         reader = threading.Thread(
-            target=lambda: line_box.append(self.proc.stdout.readline() if self.proc and
-                                           self.proc.stdout else ""),
+            target=lambda: line_box.append(
+                self.proc.stdout.readline() if self.proc and self.proc.stdout else ""
+            ),
             daemon=True,
         )
         reader.start()

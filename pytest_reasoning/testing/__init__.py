@@ -1,5 +1,2 @@
-"""Test tooling shipped with the package: an OpenAI-compatible fake server with faults."""
-
-from .server import FakeOpenAIServer
-
-__all__ = ["FakeOpenAIServer"]
+"""Test tooling shipped with the package: an OpenAI-compatible fake server with faults
+(``pytest_reasoning.testing.server.FakeOpenAIServer``)."""

@@ -69,8 +69,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
 
-    def _send(self, status: int, body: bytes, ctype: str = "application/json",
-              headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        ctype: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -86,11 +91,22 @@ class _Handler(BaseHTTPRequestHandler):
         st = self.server.state
         if self.path.rstrip("/") == "/stats":
             with st.lock:
-                self._json(200, {"requests": dict(st.requests), "total": sum(st.requests.values()),
-                                 "faults": dict(st.faults)})
+                self._json(
+                    200,
+                    {
+                        "requests": dict(st.requests),
+                        "total": sum(st.requests.values()),
+                        "faults": dict(st.faults),
+                    },
+                )
         elif self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [
-                {"id": name, "object": "model"} for name in BEHAVIOURS]})
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": name, "object": "model"} for name in BEHAVIOURS],
+                },
+            )
         else:
             self._json(404, {"error": {"message": "not found"}})
 
@@ -176,17 +192,27 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _completion(self, model: str, prompt: str, content: str) -> None:
-        self._json(200, {
-            "id": "chatcmpl-fake",
-            "object": "chat.completion",
-            "created": 0,
-            "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens":
-                      len(content.split()), "total_tokens": len(prompt.split())
-                      + len(content.split())},
-        })
+        self._json(
+            200,
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": len(prompt.split()),
+                    "completion_tokens": len(content.split()),
+                    "total_tokens": len(prompt.split()) + len(content.split()),
+                },
+            },
+        )
 
 
 class _Server(ThreadingHTTPServer):
@@ -197,11 +223,23 @@ class _Server(ThreadingHTTPServer):
 class FakeOpenAIServer:
     """Start on 127.0.0.1 (ephemeral port by default) in a background thread."""
 
-    def __init__(self, *, port: int = 0, latency_s: float = 0.0, fault_rate: float = 0.0,
-                 fault_kinds: tuple[str, ...] = FAULT_KINDS, seed: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        latency_s: float = 0.0,
+        fault_rate: float = 0.0,
+        fault_kinds: tuple[str, ...] = FAULT_KINDS,
+        seed: int = 0,
+    ) -> None:
         self._server = _Server(("127.0.0.1", port), _Handler)
-        self._server.state = _State(latency_s=latency_s, fault_rate=fault_rate,
-                                    fault_kinds=fault_kinds, seed=seed, rng=random.Random(seed))
+        self._server.state = _State(
+            latency_s=latency_s,
+            fault_rate=fault_rate,
+            fault_kinds=fault_kinds,
+            seed=seed,
+            rng=random.Random(seed),
+        )
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 
@@ -213,8 +251,11 @@ class FakeOpenAIServer:
     def stats(self) -> dict[str, Any]:
         st = self._server.state
         with st.lock:
-            return {"requests": dict(st.requests), "total": sum(st.requests.values()),
-                    "faults": dict(st.faults)}
+            return {
+                "requests": dict(st.requests),
+                "total": sum(st.requests.values()),
+                "faults": dict(st.faults),
+            }
 
     def configure(self, **cfg: Any) -> None:
         st = self._server.state
@@ -240,8 +281,9 @@ def main() -> None:
     ap.add_argument("--fault-rate", type=float, default=0.0)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    srv = FakeOpenAIServer(port=args.port, latency_s=args.latency, fault_rate=args.fault_rate,
-                           seed=args.seed)
+    srv = FakeOpenAIServer(
+        port=args.port, latency_s=args.latency, fault_rate=args.fault_rate, seed=args.seed
+    )
     print(f"listening on {srv.url}", flush=True)
     try:
         threading.Event().wait()

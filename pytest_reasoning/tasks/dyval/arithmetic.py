@@ -5,10 +5,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
-from ...answers import extract_delimited, format_number, normalise_label, parse_number
-from ...answers import relative_error
+from ...answers import (
+    extract_delimited,
+    format_number,
+    normalise_label,
+    parse_number,
+    relative_error,
+)
 from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
@@ -60,7 +65,7 @@ def evaluate(op: str, args: Sequence[Number], limit: float) -> Number | None:
         value = args[0] * args[0]
     else:  # pragma: no cover - ops are validated by the knob
         raise InvalidArgument(f"knob 'ops': unknown operation {op!r}")
-    if value is None or abs(value) > limit:
+    if value is None or float(abs(value)) > limit:
         return None
     return value
 
@@ -86,7 +91,10 @@ def describe(node: Node) -> str:
         return f"{n} gets its value by multiplying together the value of {' and '.join(kids)}."
     if node.op == "-":
         if len(kids) == 2:
-            return f"{n} gets its value by subtracting the value of {kids[1]} from the value of {kids[0]}."
+            return (
+                f"{n} gets its value by subtracting the value of {kids[1]} "
+                f"from the value of {kids[0]}."
+            )
         rest = " and ".join(kids[1:])
         return (
             f"{n} gets its value by subtracting the sum of the values of {rest} "
@@ -118,7 +126,7 @@ class ArithmeticTask(Task):
     id = "dyval.arithmetic"
     levels = tuple(TDAG_PRESETS)
     description = "Value of the root of a random arithmetic T-DAG."
-    knobs = {
+    knobs: ClassVar[dict[str, Knob]] = {
         **tdag_knobs(),
         "ops": Knob("ops", list, "operation set", choices=OPS, item_kind=str),
         "min_value": Knob("min_value", int, "smallest leaf value", minimum=-1000, maximum=1000),

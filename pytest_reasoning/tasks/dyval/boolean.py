@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ...answers import extract_delimited, normalise_label
 from ...core import Item, Score
@@ -47,7 +47,7 @@ class BooleanLogicTask(Task):
     id = "dyval.boolean_logic"
     levels = tuple(TDAG_PRESETS)
     description = "Truth value of the root of a random AND/OR/NOT T-DAG."
-    knobs = {
+    knobs: ClassVar[dict[str, Knob]] = {
         **tdag_knobs(),
         "ops": Knob("ops", list, "operation set", choices=OPS, item_kind=str),
         "balanced": Knob("balanced", bool, "alternate True/False answers by index (rejection)"),
@@ -55,8 +55,13 @@ class BooleanLogicTask(Task):
 
     def preset(self, level: str) -> dict[str, Any]:
         depth, width = TDAG_PRESETS[level]
-        return {"depth": depth, "width": width, "order": "topological", "ops": list(OPS),
-                "balanced": True}
+        return {
+            "depth": depth,
+            "width": width,
+            "order": "topological",
+            "ops": list(OPS),
+            "balanced": True,
+        }
 
     def check_combination(self, params: Mapping[str, Any]) -> None:
         binary = any(op not in UNARY for op in params["ops"])
@@ -88,8 +93,12 @@ class BooleanLogicTask(Task):
         )
         problem = {
             "nodes": [
-                {"name": n.name, "op": n.op, "children": [c.name for c in n.children],
-                 "value": n.value}
+                {
+                    "name": n.name,
+                    "op": n.op,
+                    "children": [c.name for c in n.children],
+                    "value": n.value,
+                }
                 for n in dag.nodes
             ],
             "target": target,

@@ -23,14 +23,39 @@ _TARGET = re.compile(r"Compute the result of (\w+)\.")
 
 _ARITH = [
     (re.compile(r"^The value of (\w+) is (-?[\d.]+)\.$"), "leaf"),
-    (re.compile(r"^(\w+) gets its value by taking the square root of the value that (\w+) has\.$"), "sqrt"),
+    (
+        re.compile(
+            r"^(\w+) gets its value by taking the square root of the value that (\w+) has\.$"
+        ),
+        "sqrt",
+    ),
     (re.compile(r"^(\w+) gets its value by squaring the value that (\w+) has\.$"), "sq"),
     (re.compile(r"^(\w+) gets its value by adding together the value of (.+)\.$"), "add"),
     (re.compile(r"^(\w+) gets its value by multiplying together the value of (.+)\.$"), "mul"),
-    (re.compile(r"^(\w+) gets its value by subtracting the value of (\w+) from the value of (\w+)\.$"), "sub2"),
-    (re.compile(r"^(\w+) gets its value by subtracting the sum of the values of (.+) from the value of (\w+)\.$"), "subn"),
-    (re.compile(r"^(\w+) gets its value by dividing the value of (\w+) by the value of (\w+)\.$"), "div2"),
-    (re.compile(r"^(\w+) gets its value by dividing the value of (\w+) by the product of the values of (.+)\.$"), "divn"),
+    (
+        re.compile(
+            r"^(\w+) gets its value by subtracting the value of (\w+) from the value of (\w+)\.$"
+        ),
+        "sub2",
+    ),
+    (
+        re.compile(
+            r"^(\w+) gets its value by subtracting the sum of the values of (.+) from the value of (\w+)\.$"
+        ),
+        "subn",
+    ),
+    (
+        re.compile(
+            r"^(\w+) gets its value by dividing the value of (\w+) by the value of (\w+)\.$"
+        ),
+        "div2",
+    ),
+    (
+        re.compile(
+            r"^(\w+) gets its value by dividing the value of (\w+) by the product of the values of (.+)\.$"
+        ),
+        "divn",
+    ),
 ]
 
 

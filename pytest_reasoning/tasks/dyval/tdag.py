@@ -71,13 +71,17 @@ def build_tree(
     so deep trees do not need whole-tree rejection.
     """
 
-    def grow(d: int) -> Node:
+    binary_ops = [op for op in ops if op not in UNARY] or list(ops)
+
+    def grow(d: int, parent_unary: bool = False) -> Node:
         if d == 1:
             return Node(op=None, value=leaf(chooser))
         for _ in range(attempts):
-            op = chooser.choice(ops)
+            # No unary directly under unary (sqrt(sqrt(x)), sqrt(x²)): such chains collapse
+            # the tree to a single leaf and make duplicate problems common at every depth.
+            op = chooser.choice(binary_ops if parent_unary else ops)
             k = 1 if op in UNARY else width
-            children = [grow(d - 1) for _ in range(k)]
+            children = [grow(d - 1, op in UNARY) for _ in range(k)]
             value = evaluate(op, [c.value for c in children])
             if value is not None:
                 return Node(op=op, children=children, value=value)

@@ -1,0 +1,243 @@
+"""The plugin end to end, through real pytest runs (pytester) against the project's fake
+OpenAI-compatible server: LiteLLM really talks HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pytest_reasoning.testing.server import FakeOpenAIServer
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    # A subprocess per run: LiteLLM keeps process-wide client caches bound to event loops.
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", *args)
+
+
+def rows(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def distinct_prompts(samples: int = 4) -> int:
+    """Requests a cold run of the mini suite needs: small levels can repeat a prompt."""
+    from pytest_reasoning.registry import get_task
+
+    return len(
+        {
+            get_task(t).make_item("D1", 1, i).prompt
+            for t in ("dyval.arithmetic", "dyval.boolean_logic")
+            for i in range(samples)
+        }
+    )
+
+
+def test_reference_passes_every_gate(mini_suite: pytest.Pytester) -> None:
+    result = mini_suite.runpytest("--llm", "reference", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        ["*reasoning summary*", "*reference*dyval.arithmetic*D1*4*4*1.000*PASS*", "*10 passed*"]
+    )
+
+
+def test_item_ids_are_stable_and_selectable(mini_suite: pytest.Pytester) -> None:
+    result = mini_suite.runpytest("--llm", "reference", "--collect-only", "-q", "-k", "D1-s1-002")
+    result.stdout.fnmatch_lines(
+        [
+            "mini.yaml::dyval.arithmetic[[]D1-s1-002[]]",
+            "mini.yaml::dyval.boolean_logic[[]D1-s1-002[]]",
+        ]
+    )
+
+
+def test_wrong_answers_and_failed_gates(
+    mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    junit = mini_suite.path / "junit.xml"
+    result = run(
+        mini_suite,
+        "--llm",
+        "openai/always-true",
+        "--llm-api-base",
+        fake_server.url,
+        f"--junitxml={junit}",
+        "-rf",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert "WWWW" in out  # arithmetic answers "True": wrong, but not failures
+    result.stdout.fnmatch_lines(
+        [
+            "*GATE FAILED openai/always-true dyval.arithmetic D1: accuracy 0.000 (0/4) < min_accuracy 0.5*",
+            "*reasoning: 1 of 2 gates FAILED*",
+            "FAILED mini.yaml::dyval.arithmetic[[]D1-gate[]]*",
+            "*1 failed, 3 passed, 6 wrong*",
+        ]
+    )
+    xml = junit.read_text()
+    assert 'name="dyval.arithmetic[D1-gate]"' in xml and "GATE FAILED" in xml
+    assert fake_server.stats()["total"] >= distinct_prompts()
+
+
+def test_same_results_with_and_without_xdist(
+    mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    outs = {}
+    for mode in (["-n", "0"], ["-n", "2"], ["-p", "no:xdist"]):
+        path = mini_suite.path / f"res{mode[-1]}.jsonl"
+        result = run(
+            mini_suite,
+            "--llm",
+            "openai/oracle",
+            "--llm-api-base",
+            fake_server.url,
+            "--reasoning-cache",
+            "off",
+            f"--reasoning-results={path}",
+            "--reasoning-samples",
+            "6",
+            *mode,
+        )
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+        outs[mode[-1]] = sorted(
+            (r["item_id"], r["prompt_sha256"], r["response"], r["correct"]) for r in rows(path)
+        )
+    assert outs["0"] == outs["2"] == outs["no:xdist"]
+    assert len(outs["0"]) == 12
+
+
+def test_warm_cache_makes_no_requests(
+    mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    args = ("--llm", "openai/oracle", "--llm-api-base", fake_server.url, "-n", "2")
+    assert run(mini_suite, *args).ret == pytest.ExitCode.OK
+    first = fake_server.stats()["total"]
+    assert first >= distinct_prompts()
+    assert run(mini_suite, *args).ret == pytest.ExitCode.OK
+    assert fake_server.stats()["total"] == first
+    db = mini_suite.path / ".reasoning_cache" / "responses.sqlite3"
+    count = sqlite3.connect(db).execute("select count(*) from responses").fetchone()[0]
+    assert count == distinct_prompts()
+
+
+def test_cache_key_covers_api_base(mini_suite: pytest.Pytester) -> None:
+    with FakeOpenAIServer() as a, FakeOpenAIServer() as b:
+        for srv in (a, b):
+            assert run(mini_suite, "--llm", "openai/oracle", "--llm-api-base", srv.url).ret == 0
+        assert a.stats()["total"] == b.stats()["total"] >= distinct_prompts()
+
+
+def test_retries_recover_flaky_endpoint(
+    mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    result = run(
+        mini_suite,
+        "--llm",
+        "openai/flaky-oracle",
+        "--llm-api-base",
+        fake_server.url,
+        "--reasoning-retries",
+        "3",
+    )
+    assert result.ret == pytest.ExitCode.OK
+    # One failure and one success per distinct prompt.
+    assert fake_server.stats()["requests"]["flaky-oracle"] >= 2 * distinct_prompts()
+
+
+def test_infrastructure_errors_are_not_wrong_answers(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    pytester.makefile(
+        ".yaml", nogate="samples: 3\ntasks:\n  - task: dyval.boolean_logic\n    levels: [D1]\n"
+    )
+    res = pytester.path / "r.jsonl"
+    result = run(
+        pytester,
+        "--llm",
+        "openai/fail-500",
+        "--llm-api-base",
+        fake_server.url,
+        "--reasoning-retries",
+        "2",
+        f"--reasoning-results={res}",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*3 model call(s) failed after retries (budget --reasoning-max-errors=0): "
+            "infrastructure errors, not wrong answers*",
+            "*1 failed, 3 infra error*",
+        ]
+    )
+    assert "wrong" not in result.stdout.lines[-1]
+    assert all(r["correct"] is None and r["error"] for r in rows(res))
+    assert fake_server.stats()["requests"]["fail-500"] == 6
+    # Within budget the run passes, and the errors are still counted apart.
+    ok = run(
+        pytester,
+        "--llm",
+        "openai/fail-500",
+        "--llm-api-base",
+        fake_server.url,
+        "--reasoning-retries",
+        "1",
+        "--reasoning-max-errors",
+        "3",
+    )
+    assert ok.ret == pytest.ExitCode.OK
+    ok.stdout.fnmatch_lines(["*3 infrastructure error(s)*"])
+
+
+def test_api_key_never_written(
+    mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-test-DO-NOT-LEAK-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    res = mini_suite.path / "r.jsonl"
+    junit = mini_suite.path / "j.xml"
+    for model in ("openai/oracle", "openai/fail-500"):
+        result = run(
+            mini_suite,
+            "--llm",
+            model,
+            "--llm-api-base",
+            fake_server.url,
+            "--reasoning-retries",
+            "1",
+            f"--reasoning-results={res}",
+            f"--junitxml={junit}",
+            "--reasoning-max-errors",
+            "100",
+        )
+        assert secret not in result.stdout.str() + result.stderr.str()
+    for path in [res, junit, *(mini_suite.path / ".reasoning_cache").iterdir()]:
+        assert secret.encode() not in path.read_bytes(), path
+
+
+def test_unrelated_run_does_not_load_heavy_modules(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_plain="""
+        import sys
+        def test_light():
+            heavy = {"litellm", "pytest_reasoning.evaluate", "pytest_reasoning.registry", "yaml",
+                     "networkx"}
+            assert not heavy & set(sys.modules), heavy & set(sys.modules)
+    """
+    )
+    pytester.makefile(".yaml", suite="tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n")
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    result.assert_outcomes(passed=1)
+
+
+def test_bad_option_is_a_usage_error(mini_suite: pytest.Pytester) -> None:
+    result = mini_suite.runpytest("--llm", "reference", "--reasoning-concurrency", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--reasoning-concurrency: must be >= 1, got 0*"])
+
+
+def test_ini_options(mini_suite: pytest.Pytester) -> None:
+    mini_suite.makeini("[pytest]\nreasoning_llm = reference\nreasoning_samples = 2\n")
+    result = mini_suite.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*6 passed*"])

@@ -1,0 +1,127 @@
+"""Invalid suites: each fails with exactly one line naming the file, the key path and the
+expectation — never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_reasoning.config import load_suite
+from pytest_reasoning.errors import InvalidSuite
+
+GOOD_ENTRY = "  - task: dyval.arithmetic\n    levels: [D1]\n"
+
+CASES = [
+    (
+        "tasks: [\n",
+        "s.yaml: YAML syntax error at line 2, column 1: did not find expected node content",
+    ),
+    ("", "s.yaml: empty file; expected a mapping with a 'tasks' list"),
+    ("tasks: 3\n", "s.yaml: tasks: expected a non-empty list of task entries"),
+    (
+        "tasks:\n  - task: dyval.nope\n    levels: [D1]\n",
+        "s.yaml: tasks[0].task: unknown task 'dyval.nope'; expected one of dyval.arithmetic, dyval.boolean_logic",
+    ),
+    (
+        "tasks:\n  - task: dyval.arithmetic\n    levels: [D7]\n",
+        "s.yaml: tasks[0].levels.D7: unknown level 'D7' for dyval.arithmetic; expected one of D1, D2, D3, D4",
+    ),
+    ("samples: -3\ntasks:\n" + GOOD_ENTRY, "s.yaml: samples: expected an integer >= 0, got -3"),
+    ("samples: ten\ntasks:\n" + GOOD_ENTRY, "s.yaml: samples: expected an integer, got str 'ten'"),
+    (
+        "samples: 10000000\ntasks:\n" + GOOD_ENTRY,
+        "s.yaml: samples: expected at most 100000 samples, got 10000000",
+    ),
+    (
+        "min_accuracy: 1.5\ntasks:\n" + GOOD_ENTRY,
+        "s.yaml: min_accuracy: expected a number in [0, 1], got 1.5",
+    ),
+    (
+        "confidence: 1\ntasks:\n" + GOOD_ENTRY,
+        "s.yaml: confidence: expected a number in (0, 1), got 1",
+    ),
+    (
+        "colour: red\ntasks:\n" + GOOD_ENTRY,
+        "s.yaml: colour: unknown key; expected one of confidence, description, min_accuracy, name, params, samples, seed, seeds, style, tasks",
+    ),
+    (
+        "tasks:\n  - task: dyval.arithmetic\n    levels:\n      D1: {min_acuracy: 0.5}\n",
+        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key; expected one of confidence, min_accuracy, params, samples, seed, seeds, style",
+    ),
+    (
+        "tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n    params: {depth: 0}\n",
+        "s.yaml: tasks[0].params: knob 'depth': must be >= 1, got 0",
+    ),
+    (
+        "tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n    style: poetic\n",
+        "s.yaml: tasks[0].style: style 'poetic' is not offered by dyval.arithmetic; expected one of direct, cot",
+    ),
+    (
+        "tasks:\n" + GOOD_ENTRY + GOOD_ENTRY,
+        "s.yaml: tasks[1].id: duplicate id 'dyval.arithmetic'; give repeated tasks distinct 'id's",
+    ),
+    ("seed: 1\nseed: 2\ntasks:\n" + GOOD_ENTRY, "s.yaml: duplicate key 'seed' at line 2"),
+    ("tasks:\n  - levels: [D1]\n", "s.yaml: tasks[0].task: missing; expected a task id"),
+    (
+        "tasks:\n  - task: dyval.arithmetic\n",
+        "s.yaml: tasks[0].levels: missing; expected a list or mapping of D1, D2, D3, D4",
+    ),
+    ("- 1\n- 2\n", "s.yaml: expected a mapping at the top level, got list"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), CASES)
+def test_invalid_suite_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("s.yaml").write_text(text)
+    with pytest.raises(InvalidSuite) as exc:
+        load_suite("s.yaml")
+    assert str(exc.value) == message
+    assert "\n" not in str(exc.value)
+
+
+def test_cascade_and_overrides(tmp_path: Path) -> None:
+    p = tmp_path / "ok.yaml"
+    p.write_text(
+        "samples: 3\nseeds: [1, 2]\nmin_accuracy: 0.5\ntasks:\n"
+        "  - task: dyval.arithmetic\n    style: cot\n    levels:\n"
+        "      D1: {samples: 7, confidence: 0.9}\n      D2:\n"
+    )
+    suite = load_suite(p)
+    d1, d2 = suite.entries[0].levels
+    assert (d1.samples, d1.seeds, d1.style, d1.min_accuracy, d1.confidence) == (
+        7,
+        (1, 2),
+        "cot",
+        0.5,
+        0.9,
+    )
+    assert (d2.samples, d2.confidence) == (3, None)
+    over = load_suite(p, samples=2, seed=5)
+    assert [lv.samples for lv in over.entries[0].levels] == [2, 2]
+    assert over.entries[0].levels[0].seeds == (5,)
+
+
+def test_collection_error_is_one_line(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", bad="tasks:\n  - task: dyval.arithmetic\n    levels: [D9]\n")
+    pytester.makefile(
+        ".yaml", good="tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n    samples: 1\n"
+    )
+    result = pytester.runpytest("--llm", "reference", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting bad.yaml*",
+            "bad.yaml: tasks[0].levels.D9: unknown level 'D9' for dyval.arithmetic; expected one of D1, D2, D3, D4",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_non_suite_yaml_is_ignored(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", workflow="on: push\njobs: {}\n")
+    result = pytester.runpytest("--llm", "reference")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
