@@ -145,7 +145,7 @@ class Evaluator:
         client = self._client(model)
         params: dict[str, Any] = {"temperature": 0}
         if model == "local":
-            params["max_tokens"] = 512
+            params["max_tokens"] = 256
         params.update(self.config.params)
         api_base = getattr(client, "api_base", None)
         # The local server's port changes every run; its cache identity is the model file.

@@ -65,7 +65,7 @@ def evaluate(op: str, args: Sequence[Number], limit: float) -> Number | None:
         value = args[0] * args[0]
     else:  # pragma: no cover - ops are validated by the knob
         raise InvalidArgument(f"knob 'ops': unknown operation {op!r}")
-    if value is None or float(abs(value)) > limit:
+    if value is None or abs(float(value)) > limit:
         return None
     return value
 
