@@ -241,3 +241,12 @@ def test_ini_options(mini_suite: pytest.Pytester) -> None:
     mini_suite.makeini("[pytest]\nreasoning_llm = reference\nreasoning_samples = 2\n")
     result = mini_suite.runpytest("-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*6 passed*"])
+
+
+def test_example_suites_pass_with_reference(pytester: pytest.Pytester) -> None:
+    suites = Path(__file__).resolve().parent.parent / "example_suites"
+    result = pytester.runpytest_subprocess(
+        str(suites), "--llm", "reference", "--reasoning-cache", "off", "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert "FAIL" not in result.stdout.str()
