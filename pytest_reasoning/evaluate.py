@@ -95,9 +95,8 @@ class Evaluator:
 
     def __init__(self, config: EvalConfig) -> None:
         self.config = config
-        self.cache: ResponseCache | None = (
-            ResponseCache(Path(config.cache_dir)) if config.cache_dir else None
-        )
+        # Opened on first use: a reference-only run touches no cache directory.
+        self._cache: ResponseCache | None = None
         self._clients: dict[str, ModelClient] = {}
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._futures: dict[tuple[str, str], concurrent.futures.Future[Reply]] = {}
@@ -106,6 +105,12 @@ class Evaluator:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        if self._cache is None and self.config.cache_dir:
+            self._cache = ResponseCache(Path(self.config.cache_dir))
+        return self._cache
 
     # -- model resolution --------------------------------------------------------------------
     def _client(self, model: str) -> ModelClient:
@@ -245,5 +250,5 @@ class Evaluator:
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=5)
-        if self.cache is not None:
-            self.cache.close()
+        if self._cache is not None:
+            self._cache.close()
