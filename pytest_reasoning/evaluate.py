@@ -24,9 +24,8 @@ from .models.cache import ResponseCache
 from .models.litellm_client import LiteLLMClient, RetryPolicy
 from .registry import get_task
 
-__all__ = ["BUILTIN_MODELS", "EvalConfig", "Evaluator", "score_reply"]
+__all__ = ["EvalConfig", "Evaluator", "score_reply"]
 
-BUILTIN_MODELS = ("reference", "local")
 T = TypeVar("T")
 
 
@@ -39,6 +38,7 @@ class EvalConfig:
     timeout_s: float = 120.0
     attempts: int = 5
     local_url: str | None = None  # set once the embedded server runs
+    local_identity: str | None = None  # its cache identity (see LocalServer.identity)
 
 
 def score_reply(item: Item, model: str, reply: Reply) -> Outcome:
@@ -131,6 +131,8 @@ class Evaluator:
                 timeout_s=cfg.timeout_s,
                 retry=retry,
                 max_concurrency=1,
+                default_params={"max_tokens": 256},
+                identity=cfg.local_identity,
             )
         else:
             api_key = None
@@ -148,19 +150,12 @@ class Evaluator:
 
     def request_for(self, item: Item, model: str) -> ChatRequest:
         client = self._client(model)
-        params: dict[str, Any] = {"temperature": 0}
-        if model == "local":
-            params["max_tokens"] = 256
-        params.update(self.config.params)
-        api_base = getattr(client, "api_base", None)
-        # The local server's port changes every run; its cache identity is the model file.
-        identity = "local:SmolLM2-135M-Instruct.Q4_1" if model == "local" else None
         return ChatRequest(
             model=client.name,
             messages=tuple((m["role"], m["content"]) for m in item.messages),
-            params=params,
-            api_base=api_base,
-            identity=identity,
+            params={**client.default_params, **self.config.params},
+            api_base=client.api_base,
+            identity=client.identity,
         )
 
     # -- background loop ---------------------------------------------------------------------
@@ -202,18 +197,19 @@ class Evaluator:
                 fut.set_result(Reply(content=None, error=f"reference solver: {exc}"))
         else:
             request = self.request_for(item, model)
-            cached = self.cache.get(request) if self.cache is not None else None
-            key_ = request.cache_key()
-            shared = self._inflight.get(key_)
-            if cached is not None:
+            shared = self._inflight.get(request.key)
+            cached = None
+            if shared is None and self.cache is not None:
+                cached = self.cache.get(request)
+            if shared is not None:
+                fut = shared
+            elif cached is not None:
                 fut = concurrent.futures.Future()
                 fut.set_result(cached)
-            elif shared is not None and not shared.done():
-                fut = shared
             else:
                 fut = self._run(self._call(model, self._client(model), request))
-                self._inflight[key_] = fut
-                fut.add_done_callback(self._forget(key_))
+                self._inflight[request.key] = fut
+                fut.add_done_callback(self._forget(request.key))
         self._futures[key] = fut
         return fut
 

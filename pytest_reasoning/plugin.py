@@ -38,6 +38,7 @@ class _State:
         self.concurrency = _opt(config, "reasoning_concurrency", int) or 8
         self.max_errors = _opt(config, "reasoning_max_errors", int) or 0
         self.local_url: str | None = None
+        self.local_identity: str | None = None
         self.local_server: Any = None
         self._evaluator: Evaluator | None = None
         self.store: ResultStore | None = None
@@ -65,6 +66,7 @@ class _State:
                     timeout_s=float(_opt(self.config, "reasoning_timeout", float) or 120.0),
                     attempts=_opt(self.config, "reasoning_retries", int) or 5,
                     local_url=self.local_url,
+                    local_identity=self.local_identity,
                 )
             )
         return self._evaluator
@@ -241,6 +243,7 @@ class _XdistHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["reasoning_local_url"] = self.state.local_url
+        node.workerinput["reasoning_local_identity"] = self.state.local_identity
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -261,7 +264,9 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"--{name.replace('_', '-')}: must be >= {minimum}, got {value}"
             )
     if state.is_worker:
-        state.local_url = config.workerinput.get("reasoning_local_url")  # type: ignore[attr-defined]
+        workerinput = config.workerinput  # type: ignore[attr-defined]
+        state.local_url = workerinput.get("reasoning_local_url")
+        state.local_identity = workerinput.get("reasoning_local_identity")
     elif "local" in state.models:
         from .errors import ReasoningError
         from .models.local import LocalServer
@@ -269,6 +274,7 @@ def pytest_configure(config: pytest.Config) -> None:
         try:
             state.local_server = LocalServer()
             state.local_url = state.local_server.start()
+            state.local_identity = state.local_server.identity
         except ReasoningError as exc:
             raise pytest.UsageError(f"--llm local: {exc}") from None
     if config.pluginmanager.hasplugin("xdist"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
@@ -38,7 +39,9 @@ class ChatRequest:
     api_base: str | None = None
     identity: str | None = None  # stable endpoint identity when api_base is not (ephemeral)
 
-    def cache_key(self) -> str:
+    @cached_property
+    def key(self) -> str:
+        """The cache key; computed once (it hashes every message)."""
         return sha256_text(
             canonical_json(
                 {
@@ -56,6 +59,9 @@ class ModelClient(Protocol):
     """Answers one request; never raises for endpoint failures (``Reply.error`` instead)."""
 
     name: str
+    api_base: str | None
+    identity: str | None  # cache identity when api_base is ephemeral (the local server)
+    default_params: dict[str, Any]  # under the user's --llm-param values
     max_concurrency: int | None
 
     async def acomplete(self, request: ChatRequest) -> Reply: ...

@@ -54,7 +54,7 @@ class ResponseCache:
     def get(self, request: ChatRequest) -> Reply | None:
         row = (
             self._connect()
-            .execute("SELECT reply FROM responses WHERE key = ?", (request.cache_key(),))
+            .execute("SELECT reply FROM responses WHERE key = ?", (request.key,))
             .fetchone()
         )
         if row is None:
@@ -70,7 +70,7 @@ class ResponseCache:
         data.pop("cached", None)
         self._connect().execute(
             "INSERT OR REPLACE INTO responses (key, model, created, reply) VALUES (?, ?, ?, ?)",
-            (request.cache_key(), request.model, time.time(), json.dumps(data)),
+            (request.key, request.model, time.time(), json.dumps(data)),
         )
 
     def __len__(self) -> int:

@@ -80,9 +80,13 @@ class LiteLLMClient:
         timeout_s: float = 120.0,
         retry: RetryPolicy | None = None,
         max_concurrency: int | None = None,
+        default_params: dict[str, Any] | None = None,
+        identity: str | None = None,
     ) -> None:
         self.name = model
         self.api_base = api_base
+        self.identity = identity
+        self.default_params = {"temperature": 0, **(default_params or {})}
         # Only ever a placeholder for keyless local servers; real keys come from the
         # environment through LiteLLM's own conventions and are never stored here.
         self._api_key = api_key
@@ -91,7 +95,6 @@ class LiteLLMClient:
         self.max_concurrency = max_concurrency
         self._rng = random.Random()  # jitter only: never influences what is asked or scored
         self._litellm: ModuleType | None = None
-        self.requests_made = 0
 
     def _lib(self) -> ModuleType:
         if self._litellm is None:
@@ -106,7 +109,6 @@ class LiteLLMClient:
         if self._api_key:
             kwargs["api_key"] = self._api_key
         started = time.perf_counter()
-        self.requests_made += 1
         resp = await lib.acompletion(
             model=request.model,
             messages=[{"role": r, "content": c} for r, c in request.messages],

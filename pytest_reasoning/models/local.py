@@ -63,6 +63,11 @@ class LocalServer:
         self.url = ""
         self.alias = ALIAS
 
+    @property
+    def identity(self) -> str:
+        """The cache identity of this endpoint: the model file, not the (ephemeral) port."""
+        return f"local:{self.model_file.name}:{self.model_file.stat().st_size}"
+
     def start(self) -> str:
         if importlib.util.find_spec("xllamacpp") is None:
             raise ReasoningError(INSTALL_HINT)
