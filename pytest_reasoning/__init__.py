@@ -11,7 +11,6 @@ from .core import Item, Outcome, Reply, Score
 from .errors import (
     InvalidArgument,
     InvalidSuite,
-    ModelCallError,
     ReasoningError,
     UnknownLevel,
     UnknownTask,
@@ -31,7 +30,6 @@ __all__ = [
     "InvalidSuite",
     "Item",
     "Knob",
-    "ModelCallError",
     "Outcome",
     "ReasoningError",
     "Reply",

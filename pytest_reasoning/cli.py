@@ -4,6 +4,7 @@ one line; nothing here imports pytest."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -100,30 +101,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.count < 0:
             raise ReasoningError("--count: must be >= 0")
-        params = dict(args.param)
-        if args.output == "-":
+        with contextlib.ExitStack() as stack:
+            out = sys.stdout
+            if args.output != "-":
+                out = stack.enter_context(open(args.output, "w", encoding="utf-8", newline="\n"))
             export_items(
                 args.task,
                 args.level,
                 args.count,
                 args.seed,
-                params,
+                dict(args.param),
                 args.style,
                 args.with_steps,
-                sys.stdout,
+                out,
             )
-        else:
-            with open(args.output, "w", encoding="utf-8", newline="\n") as fh:
-                export_items(
-                    args.task,
-                    args.level,
-                    args.count,
-                    args.seed,
-                    params,
-                    args.style,
-                    args.with_steps,
-                    fh,
-                )
         return 0
     except ReasoningError as exc:
         sys.stderr.write(f"pytest-reasoning: error: {exc}\n")

@@ -325,15 +325,17 @@ def parse_suite(
                 body = _mapping(body, lwhere, path)
                 _keys(body, LEVEL_KEYS, lwhere, path)
                 lset = _common(body, f"{lwhere}.", path, settings)
+            owner = f"{lwhere}." if body else f"{where}."
+            # Validated here so a bad knob fails collection; items resolve again from the
+            # user's overrides (the preset stays out of the suite spec).
             try:
-                resolved = task.resolve_params(lv, lset["params"])
+                task.resolve_params(lv, lset["params"])
+            except InvalidArgument as exc:
+                raise InvalidSuite(path, f"{owner}params", str(exc)) from None
+            try:
                 task.check_style(lset["style"])
             except InvalidArgument as exc:
-                key = "style" if str(exc).startswith("style") else "params"
-                raise InvalidSuite(
-                    path, f"{lwhere}.{key}" if body else f"{where}.{key}", str(exc)
-                ) from None
-            del resolved  # validated; items resolve again from the user's overrides
+                raise InvalidSuite(path, f"{owner}style", str(exc)) from None
             levels.append(
                 LevelSpec(
                     level=lv,

@@ -5,7 +5,6 @@ from __future__ import annotations
 __all__ = [
     "InvalidArgument",
     "InvalidSuite",
-    "ModelCallError",
     "ReasoningError",
     "UnknownLevel",
     "UnknownTask",
@@ -40,12 +39,3 @@ class InvalidSuite(ReasoningError):
         self.message = message
         where = f"{path}: {key}: " if key else f"{path}: "
         super().__init__(f"{where}{message}")
-
-
-class ModelCallError(ReasoningError):
-    """A model call failed after every retry; infrastructure, never a wrong answer."""
-
-    def __init__(self, message: str, *, retryable: bool = True, attempts: int = 1) -> None:
-        super().__init__(message)
-        self.retryable = retryable
-        self.attempts = attempts

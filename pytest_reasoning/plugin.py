@@ -33,10 +33,11 @@ class _State:
         self.config = config
         self.models: list[str] = _opt_list(config, "reasoning_llm")
         self.is_worker = hasattr(config, "workerinput")
-        self.samples = _opt(config, "reasoning_samples", int)
+        self.samples = _opt_int(config, "reasoning_samples", minimum=0)
         self.seed = _opt(config, "reasoning_seed", int)
-        self.concurrency = _opt(config, "reasoning_concurrency", int) or 8
-        self.max_errors = _opt(config, "reasoning_max_errors", int) or 0
+        self.concurrency = _opt_int(config, "reasoning_concurrency", minimum=1) or 8
+        self.max_errors = _opt_int(config, "reasoning_max_errors", minimum=0) or 0
+        self.attempts = _opt_int(config, "reasoning_retries", minimum=1) or 5
         self.local_url: str | None = None
         self.local_identity: str | None = None
         self.local_server: Any = None
@@ -64,7 +65,7 @@ class _State:
                     else str(rootpath / cache),
                     concurrency=self.concurrency,
                     timeout_s=float(_opt(self.config, "reasoning_timeout", float) or 120.0),
-                    attempts=_opt(self.config, "reasoning_retries", int) or 5,
+                    attempts=self.attempts,
                     local_url=self.local_url,
                     local_identity=self.local_identity,
                 )
@@ -119,6 +120,13 @@ def _opt(config: pytest.Config, name: str, kind: type) -> Any:
                 raise pytest.UsageError(
                     f"ini option {name}: expected {kind.__name__}, got {ini!r}"
                 ) from None
+    return value
+
+
+def _opt_int(config: pytest.Config, name: str, *, minimum: int) -> int | None:
+    value: int | None = _opt(config, name, int)
+    if value is not None and value < minimum:
+        raise pytest.UsageError(f"--{name.replace('_', '-')}: must be >= {minimum}, got {value}")
     return value
 
 
@@ -252,17 +260,6 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     state = _State(config)
     config.stash[STATE] = state
-    for name, minimum in (
-        ("reasoning_samples", 0),
-        ("reasoning_concurrency", 1),
-        ("reasoning_max_errors", 0),
-        ("reasoning_retries", 1),
-    ):
-        value = _opt(config, name, int)
-        if value is not None and value < minimum:
-            raise pytest.UsageError(
-                f"--{name.replace('_', '-')}: must be >= {minimum}, got {value}"
-            )
     if state.is_worker:
         workerinput = config.workerinput  # type: ignore[attr-defined]
         state.local_url = workerinput.get("reasoning_local_url")
@@ -424,28 +421,36 @@ class ReasoningItem(pytest.Item):
         )
 
     def runtest(self) -> None:
+        from .results import GateSpec
+
         state = self.config.stash[STATE]
         evaluator = state.evaluator
-        if self.model != "reference":
-            for other in state.upcoming(self):
-                if other is not self and (
-                    other.nodeid in state.built or evaluator.pending(other.sample_id, other.model)
-                ):
-                    continue
-                if other is not self and other.model != "reference":
-                    state.built[other.nodeid] = built = other.build()
-                    evaluator.submit(built, other.model)
-        item = self.build()
-        outcome = evaluator.answer(item, self.model)
+        if self.model != "reference":  # the reference answers instantly: nothing to overlap
+            evaluator.prefetch(self._ahead(state, evaluator))
+        outcome = evaluator.answer(self.build(), self.model)
         payload = outcome.to_dict()
-        payload["gate"] = {
-            "suite": self.suite,
-            "entry": self.entry.id,
-            "level": self.level.level,
-            "min_accuracy": self.level.min_accuracy,
-            "confidence": self.level.confidence,
-        }
+        payload["gate"] = GateSpec(
+            self.suite,
+            self.entry.id,
+            self.level.level,
+            self.level.min_accuracy,
+            self.level.confidence,
+        ).to_dict()
         self.user_properties.append((PROPERTY, json.dumps(payload, ensure_ascii=False)))
+
+    def _ahead(self, state: _State, evaluator: Evaluator) -> Iterator[tuple[Item, str]]:
+        """Upcoming model-answered items not yet built or in flight (built once, kept until
+        they run)."""
+        for other in state.upcoming(self):
+            if (
+                other is self
+                or other.model == "reference"
+                or other.nodeid in state.built
+                or evaluator.pending(other.sample_id, other.model)
+            ):
+                continue
+            state.built[other.nodeid] = built = other.build()
+            yield built, other.model
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.name

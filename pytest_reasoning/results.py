@@ -115,11 +115,6 @@ class GateResult:
     passed: bool | None  # None: no threshold set
     reason: str
 
-    @property
-    def name(self) -> str:
-        s = self.stats
-        return f"{s.spec.entry}[{s.spec.level}-gate-{s.model}]"
-
 
 def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
     """Threshold gates. With ``confidence``, the Wilson lower bound must clear the threshold;

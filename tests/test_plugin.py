@@ -153,16 +153,8 @@ def test_infrastructure_errors_are_not_wrong_answers(
         ".yaml", nogate="samples: 3\ntasks:\n  - task: dyval.boolean_logic\n    levels: [D1]\n"
     )
     res = pytester.path / "r.jsonl"
-    result = run(
-        pytester,
-        "--llm",
-        "openai/fail-500",
-        "--llm-api-base",
-        fake_server.url,
-        "--reasoning-retries",
-        "2",
-        f"--reasoning-results={res}",
-    )
+    failing = ("--llm", "openai/fail-500", "--llm-api-base", fake_server.url)
+    result = run(pytester, *failing, "--reasoning-retries", "2", f"--reasoning-results={res}")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
@@ -175,17 +167,7 @@ def test_infrastructure_errors_are_not_wrong_answers(
     assert all(r["correct"] is None and r["error"] for r in rows(res))
     assert fake_server.stats()["requests"]["fail-500"] == 6
     # Within budget the run passes, and the errors are still counted apart.
-    ok = run(
-        pytester,
-        "--llm",
-        "openai/fail-500",
-        "--llm-api-base",
-        fake_server.url,
-        "--reasoning-retries",
-        "1",
-        "--reasoning-max-errors",
-        "3",
-    )
+    ok = run(pytester, *failing, "--reasoning-retries", "1", "--reasoning-max-errors", "3")
     assert ok.ret == pytest.ExitCode.OK
     ok.stdout.fnmatch_lines(["*3 infrastructure error(s)*"])
 

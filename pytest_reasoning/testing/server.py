@@ -54,7 +54,6 @@ class _State:
     latency_s: float = 0.0
     fault_rate: float = 0.0
     fault_kinds: tuple[str, ...] = FAULT_KINDS
-    seed: int = 0
     rng: random.Random = field(default_factory=random.Random)
     requests: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
@@ -237,7 +236,6 @@ class FakeOpenAIServer:
             latency_s=latency_s,
             fault_rate=fault_rate,
             fault_kinds=fault_kinds,
-            seed=seed,
             rng=random.Random(seed),
         )
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
