@@ -62,6 +62,12 @@ def export_items(
         if with_steps:
             row["steps"] = task.steps(item)
         out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+    repeated = task.repeated(level, seed, count, params)
+    if repeated:  # honest about small levels: D1 boolean logic has ten distinct problems
+        sys.stderr.write(
+            f"pytest-reasoning: note: {repeated} of {count} items repeat an earlier problem; "
+            f"{task_id} {level} has no more distinct problems under these knobs\n"
+        )
     return count
 
 

@@ -420,6 +420,13 @@ class ReasoningItem(pytest.Item):
             id=self.sample_id,
         )
 
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        from .errors import ReasoningError
+
+        if isinstance(excinfo.value, ReasoningError):  # a bad knob: one line, no traceback
+            return f"{self.entry.id} {self.level.level}: {excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
     def runtest(self) -> None:
         from .results import GateSpec
 

@@ -17,10 +17,10 @@ ENTRY_POINT_GROUP = "pytest_reasoning.tasks"
 def _tasks() -> dict[str, Task]:
     from importlib.metadata import entry_points
 
-    from .tasks.dyval import ArithmeticTask, BooleanLogicTask
+    from .tasks.dyval import TASKS as DYVAL
 
     found: dict[str, Task] = {}
-    for cls in (ArithmeticTask, BooleanLogicTask):
+    for cls in DYVAL:
         found[cls.id] = cls()
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         obj = ep.load()

@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-__all__ = ["Chooser", "SeededChooser", "derive_seed"]
+__all__ = ["Chooser", "SeededChooser", "derive_seed", "weighted_choice"]
 
 T = TypeVar("T")
 
@@ -69,3 +69,17 @@ class SeededChooser:
 
     def shuffle(self, items: list[T]) -> None:
         self._rng.shuffle(items)
+
+
+def weighted_choice(chooser: Chooser, options: Sequence[T], weights: Sequence[float]) -> T:
+    """One option drawn with the given relative weights, through ``chooser.random()``.
+
+    A draw near 0 picks the first option, so a shrinking Chooser moves towards it.
+    """
+    total = float(sum(weights))
+    point = chooser.random() * total
+    for option, weight in zip(options, weights, strict=True):
+        point -= weight
+        if point < 0:
+            return option
+    return options[-1]

@@ -1,5 +1,6 @@
-"""DyVal generators: gold answers agree with the independent text-reading solvers over every
-knob, the same address gives the same bytes, and impossible knobs fail with one line."""
+"""DyVal generators: every gold answer agrees with the independent text-reading solvers over
+every knob, the structure obeys each task's rules, the same address gives the same bytes,
+batches hold no duplicate problem, and impossible knobs fail with one line."""
 
 from __future__ import annotations
 
@@ -8,20 +9,107 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
+from typing import Any
 
+import networkx as nx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_reasoning.answers import relative_error
+from pytest_reasoning.core import Item
 from pytest_reasoning.errors import InvalidArgument, UnknownLevel
 from pytest_reasoning.registry import get_task
-from pytest_reasoning.tasks.dyval import solver
+from pytest_reasoning.tasks.base import Task
+from pytest_reasoning.tasks.dyval import TASKS, ArithmeticTask, solver
 
 ARITH = get_task("dyval.arithmetic")
+LINEAR = get_task("dyval.linear_equation")
 BOOL = get_task("dyval.boolean_logic")
+DEDUCT = get_task("dyval.deductive_logic")
+ABDUCT = get_task("dyval.abductive_logic")
+REACH = get_task("dyval.reachability")
+MAXSUM = get_task("dyval.max_sum_path")
+ALL = [get_task(cls.id) for cls in TASKS]
+ORDERS = ("topological", "reversed", "random")
+ARITH_OPS = ["+", "-", "*", "/", "sqrt", "square"]
+EXAMPLES = 400  # per task; seven tasks → 2,800 generated problems checked per run
 
-orders = st.sampled_from(["topological", "reversed", "random"])
+
+# -- knob strategies: every knob of every task ----------------------------------------------
+def _common() -> dict[str, st.SearchStrategy[Any]]:
+    return {
+        "order": st.sampled_from(ORDERS),
+        "distractors": st.integers(0, 3),
+        "shots": st.integers(1, 3),
+        # Raw draws: batch de-duplication is tested apart (it replays a prefix, O(index)).
+        "unique": st.just(False),
+    }
+
+
+def _tree(extra: bool) -> dict[str, st.SearchStrategy[Any]]:
+    knobs = {"depth": st.integers(2, 5), "width": st.integers(2, 3), **_common()}
+    if extra:
+        knobs["extra_links"] = st.integers(0, 2)
+    return knobs
+
+
+def _arith_ops() -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(ARITH_OPS), min_size=1, unique=True)
+
+
+@st.composite
+def _value_range(draw: st.DrawFn) -> dict[str, int]:
+    lo = draw(st.integers(-10, 10))
+    return {"min_value": lo, "max_value": draw(st.integers(lo, lo + 20))}
+
+
+@st.composite
+def _graph(draw: st.DrawFn) -> dict[str, Any]:
+    nodes = draw(st.integers(2, 24))
+    hi = draw(st.integers(1, nodes - 1))
+    return {"nodes": nodes, "max_links": hi, "min_links": draw(st.integers(0, hi))}
+
+
+KNOBS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
+    "dyval.arithmetic": st.fixed_dictionaries(
+        {**_tree(True), "ops": _arith_ops(), "max_abs": st.sampled_from([1e3, 1e6, 1e9])}
+    ).flatmap(lambda d: _value_range().map(lambda r: {**d, **r})),
+    "dyval.linear_equation": st.fixed_dictionaries(
+        {
+            **_tree(True),
+            "depth": st.integers(1, 4),
+            "replaced": st.integers(1, 3),
+            "ops": _arith_ops(),
+        }
+    ),
+    "dyval.boolean_logic": st.fixed_dictionaries(
+        {**_tree(True), "balanced": st.booleans(), "ops": st.just(["and", "or", "not"])}
+    ),
+    "dyval.deductive_logic": st.fixed_dictionaries({**_tree(False), "balanced": st.booleans()}),
+    "dyval.abductive_logic": st.fixed_dictionaries({**_tree(False), "balanced": st.booleans()}),
+    "dyval.reachability": _graph().flatmap(
+        lambda g: st.fixed_dictionaries({**_common(), "balanced": st.booleans()}).map(
+            lambda d: {**d, **g}
+        )
+    ),
+    "dyval.max_sum_path": _graph().flatmap(
+        lambda g: st.fixed_dictionaries(_common()).map(lambda d: {**d, **g})
+    ),
+}
+
+
+BALANCED = {
+    "dyval.boolean_logic": ("True", "False"),
+    "dyval.deductive_logic": ("True", "N/A"),  # an implication never concludes False
+    "dyval.abductive_logic": ("True", "False", "N/A"),
+    "dyval.reachability": ("True", "False"),
+}
+
+
+def _main(item: Item) -> list[dict[str, Any]]:
+    return [n for n in item.problem["nodes"] if not n.get("distractor")]
 
 
 def _apply(op: str | None, args: list[float], own: float) -> float:
@@ -40,138 +128,352 @@ def _apply(op: str | None, args: list[float], own: float) -> float:
     return args[0] ** 2
 
 
-@settings(max_examples=300)
-@given(
-    level=st.sampled_from(ARITH.levels),
-    depth=st.integers(1, 5),
-    width=st.integers(2, 3),
-    order=orders,
-    ops=st.lists(st.sampled_from(["+", "-", "*", "/", "sqrt", "square"]), min_size=1, unique=True),
-    seed=st.integers(0, 2**32),
-    index=st.integers(0, 10_000),
-)
-def test_arithmetic_gold_matches_independent_solver(
-    level: str, depth: int, width: int, order: str, ops: list[str], seed: int, index: int
-) -> None:
-    try:
-        item = ARITH.make_item(
-            level, seed, index, {"depth": depth, "width": width, "order": order, "ops": ops}
-        )
-    except InvalidArgument:
-        # e.g. ops=["-"] with depth 1.. cannot make a positive root: a clear error is fine
-        return
-    independent = solver.solve_arithmetic(item.prompt)
-    assert relative_error(independent, float(item.answer)) <= 1e-9
-    assert float(item.answer) >= 1e-4
-    assert ARITH.score(item, ARITH.reference_response(item)).correct
-    # Every node's value obeys its operation (structural check, floats).
-    values = {n["name"]: n["value"] for n in item.problem["nodes"]}
+def _check_tree(item: Item, unary: set[str]) -> None:
+    """Children are described before parents, unary nodes have one child and no extra link,
+    every other operation has ``width`` children plus at most ``extra_links`` more."""
+    p = item.params
+    seen: set[str] = set()
     for n in item.problem["nodes"]:
-        args = [values[c] for c in n["children"]]
-        expected = _apply(n["op"], args, n["value"])
+        assert all(c in seen for c in n["children"]), "a child must precede its parent"
+        assert len(set(n["children"])) == len(n["children"])
+        if n["op"] in unary:
+            assert len(n["children"]) == 1
+        elif n["op"] is not None:
+            assert p["width"] <= len(n["children"]) <= p["width"] + p.get("extra_links", 0)
+        seen.add(n["name"])
+
+
+def _check_arithmetic_nodes(nodes: list[dict[str, Any]], limit: float) -> None:
+    values = {n["name"]: n["value"] for n in nodes}
+    for n in nodes:
+        expected = _apply(n["op"], [values[c] for c in n["children"]], n["value"])
         assert relative_error(expected, n["value"]) <= 1e-9
-    # The description order knob permutes lines, never the DAG.
-    topo = ARITH.make_item(
-        level, seed, index, {"depth": depth, "width": width, "order": "topological", "ops": ops}
+        assert abs(n["value"]) <= limit
+
+
+def _structure(task: Task, item: Item) -> None:
+    p, problem = item.params, item.problem
+    if task is ARITH:
+        _check_tree(item, {"sqrt", "square"})
+        _check_arithmetic_nodes(item.problem["nodes"], p["max_abs"])
+        assert float(item.answer) >= 1e-4
+    elif task is LINEAR:
+        _check_tree(item, {"sqrt", "square"})
+        _check_arithmetic_nodes(item.problem["nodes"], p["max_abs"])
+        values = {n["name"]: n["value"] for n in problem["nodes"]}
+        x, y = (float(v) for v in item.answer.split())
+        for a, b, c in problem["equations"]:
+            a, b, c = (values[v] if isinstance(v, str) else v for v in (a, b, c))
+            # The answer carries 10 significant digits: allow that rounding, scaled by the terms.
+            scale = abs(a * x) + abs(b * y) + abs(c)
+            assert math.isclose(a * x + b * y, c, abs_tol=1e-8 * scale + 1e-12)
+        replaced = [v for row in problem["equations"] for v in row if isinstance(v, str)]
+        assert len(replaced) == p["replaced"]
+    elif task is BOOL:
+        _check_tree(item, {"not"})
+        values = {n["name"]: n["value"] for n in problem["nodes"]}
+        for n in problem["nodes"]:
+            args = [values[c] for c in n["children"]]
+            if n["op"] == "and":
+                assert n["value"] == all(args)
+            elif n["op"] == "or":
+                assert n["value"] == any(args)
+            elif n["op"] == "not":
+                assert n["value"] == (not args[0])
+    elif task is DEDUCT:
+        _check_tree(item, {"not"})
+        assert item.answer in ("True", "N/A")  # an implication never concludes False
+    elif task is ABDUCT:
+        _check_tree(item, {"not"})
+        assert problem["given"]["node"] == _main(item)[-1]["name"]
+        assert problem["target"] in {n["name"] for n in _main(item) if n["op"] is None}
+        assert f"{problem['target']} is" not in item.prompt.split("Given ")[0]  # leaves unstated
+    else:
+        g = nx.DiGraph()
+        g.add_nodes_from(problem["edges"])
+        g.add_edges_from((u, v) for u, kids in problem["edges"].items() for v in kids)
+        assert nx.is_directed_acyclic_graph(g)
+        assert g.number_of_nodes() == p["nodes"]
+        assert all(len(k) <= p["max_links"] for k in problem["edges"].values())
+        assert problem["source"] != problem["target"]
+        if task is MAXSUM:
+            assert nx.has_path(g, problem["source"], problem["target"])
+            assert all(p["min_value"] <= v <= p["max_value"] for v in problem["values"].values())
+        else:
+            assert item.answer == str(nx.has_path(g, problem["source"], problem["target"]))
+
+
+def _check_item(task: Task, params: Mapping[str, Any], seed: int, index: int, style: str) -> None:
+    level = task.levels[seed % len(task.levels)]
+    try:
+        item = task.make_item(level, seed, index, params, style)
+    except InvalidArgument as exc:
+        # e.g. ops=["-"] cannot make a root >= 1e-4: a clear one-line error is the contract
+        assert "\n" not in str(exc) and str(exc).startswith("knob '")
+        return
+    # The independent solver reads only the prompt text and must agree with the gold answer.
+    assert task.score(item, task.reference_response(item)).correct, (item.answer, item.prompt)
+    _structure(task, item)
+    steps = task.steps(item)
+    assert steps.endswith(f"<<<{item.answer}>>>") and task.score(item, steps).correct
+    if params.get("balanced"):
+        assert item.answer == BALANCED[task.id][index % len(BALANCED[task.id])]
+    if style == "fewshot":
+        assert item.prompt.count("\nA:\n") == params["shots"]
+        assert item.prompt.rstrip().endswith(item.prompt.rsplit("Q:\n", 1)[1].rstrip())
+    # Rendering knobs never change the problem; distractors never change the main DAG.
+    plain = task.make_item(level, seed, index, {**params, "order": "topological"}, "direct")
+    assert plain.problem == item.problem and plain.answer == item.answer
+    if params["distractors"]:
+        bare = task.make_item(level, seed, index, {**params, "distractors": 0})
+        assert bare.answer == item.answer
+        if "nodes" in bare.problem and task is not LINEAR:
+            assert bare.problem["nodes"] == _main(item)
+        marked = "distractor_edges" in item.problem or any(
+            n.get("distractor") for n in item.problem.get("nodes", [])
+        )
+        assert marked
+
+
+def _property(task_id: str) -> Any:
+    task = get_task(task_id)
+
+    @settings(max_examples=EXAMPLES)
+    @given(
+        params=KNOBS[task_id],
+        seed=st.integers(0, 2**32),
+        index=st.integers(0, 10_000),
+        style=st.sampled_from(task.styles),
     )
-    assert topo.answer == item.answer and topo.problem == item.problem
+    def check(params: dict[str, Any], seed: int, index: int, style: str) -> None:
+        _check_item(task, params, seed, index, style)
+
+    return check
 
 
-@settings(max_examples=300)
-@given(
-    level=st.sampled_from(BOOL.levels),
-    depth=st.integers(1, 5),
-    width=st.integers(2, 3),
-    order=orders,
-    seed=st.integers(0, 2**32),
-    index=st.integers(0, 10_000),
-    balanced=st.booleans(),
+test_arithmetic_gold_matches_solver = _property("dyval.arithmetic")
+test_linear_equation_gold_matches_solver = _property("dyval.linear_equation")
+test_boolean_gold_matches_solver = _property("dyval.boolean_logic")
+test_deductive_gold_matches_solver = _property("dyval.deductive_logic")
+test_abductive_gold_matches_solver = _property("dyval.abductive_logic")
+test_reachability_gold_matches_solver = _property("dyval.reachability")
+test_max_sum_path_gold_matches_solver = _property("dyval.max_sum_path")
+
+
+def test_every_task_and_level_at_defaults() -> None:
+    for task in ALL:
+        assert task.levels == ("D1", "D2", "D3", "D4")
+        for level in task.levels:
+            for index in range(12):
+                _check_item(task, task.preset(level), 3, index, "direct")
+
+
+def test_presets_are_the_papers() -> None:
+    assert [(ARITH.preset(lv)["depth"], ARITH.preset(lv)["width"]) for lv in ARITH.levels] == [
+        (2, 2),
+        (3, 2),
+        (3, 3),
+        (4, 2),
+    ]
+    assert [(LINEAR.preset(lv)["depth"], LINEAR.preset(lv)["width"]) for lv in ARITH.levels] == [
+        (1, 1),
+        (2, 2),
+        (3, 2),
+        (4, 2),
+    ]
+    graph = [(REACH.preset(lv)["nodes"], REACH.preset(lv)["max_links"]) for lv in REACH.levels]
+    assert graph == [(7, 3), (10, 4), (15, 6), (20, 8)]
+    assert {REACH.preset(lv)["min_links"] for lv in REACH.levels} == {1}
+
+
+# -- semantics the reference implementation fixes -----------------------------------------------
+def test_deductive_rules_on_handwritten_prompts() -> None:
+    body = (
+        "Here is the description of a deductive logic problem:\n\n"
+        "aaa is True.\naab is False.\n(NOT aab) -> aac.\n(NOT aaa) -> aad.\n"
+        "(aac and aad) -> aae.\n(aac or aad) -> aaf.\n\nDeduce the value of {t}. ..."
+    )
+    expected = {"aac": "True", "aad": "N/A", "aae": "N/A", "aaf": "True"}
+    for target, value in expected.items():
+        assert solver.solve_deductive(body.format(t=target)) == value
+
+
+def test_abductive_rules_on_handwritten_prompts() -> None:
+    body = (
+        "Here is the description of an abductive logic problem:\n\n"
+        "(aaa or aab) -> aac.\n(NOT aad) -> aae.\n(aac and aae) -> aaf.\n(aac or aae) -> aag.\n\n"
+        "... Given {g} is {v}, what is the value of {t}? ..."
+    )
+    cases = [
+        ("aag", "False", "aaa", "False"),  # OR false: every premise false
+        ("aag", "False", "aad", "True"),  # OR false → aae false → NOT premise true
+        ("aaf", "False", "aaa", "N/A"),  # AND false: which part is unknown
+        ("aag", "True", "aab", "N/A"),  # a true conclusion says nothing
+    ]
+    for root, value, asked, answer in cases:
+        assert solver.solve_abductive(body.format(g=root, v=value, t=asked)) == answer
+
+
+# -- batches: uniqueness, balance, random access ---------------------------------------------
+def test_ten_thousand_d4_arithmetic_prompts_are_all_distinct() -> None:
+    prompts = {ARITH.make_item("D4", 1, i).prompt for i in range(10_000)}
+    assert len(prompts) == 10_000
+    assert ARITH.repeated("D4", 1, 10_000) == 0
+
+
+def test_raw_draws_do_collide_which_is_why_batches_deduplicate() -> None:
+    raw = [ARITH.make_item("D4", 1, i, {"unique": False}).prompt for i in range(3000)]
+    assert len(set(raw)) < len(raw)  # measured 0.37% at 10,000; see docs/tasks/dyval.md
+
+
+@pytest.mark.parametrize("task", ALL, ids=lambda t: t.id)
+def test_d4_batches_hold_no_duplicate_problem(task: Task) -> None:
+    problems = {json.dumps(task.make_item("D4", 2, i).problem) for i in range(300)}
+    assert len(problems) == 300
+
+
+def test_exhausted_level_repeats_and_says_so() -> None:
+    # D1 boolean logic has ten distinct problems: item 40 exists, repeats are counted.
+    items = [BOOL.make_item("D1", 1, i) for i in range(40)]
+    distinct = {json.dumps(i.problem) for i in items}
+    assert len(distinct) <= 10
+    assert BOOL.repeated("D1", 1, 40) == 40 - len(distinct)
+
+
+def test_random_access_equals_sequential() -> None:
+    sequential = [ArithmeticTask().make_item("D2", 5, i).prompt for i in range(60)]
+    fresh = ArithmeticTask()  # its own batch cache, asked out of order
+    for i in (59, 3, 41, 0, 58):
+        assert fresh.make_item("D2", 5, i).prompt == sequential[i]
+
+
+@pytest.mark.parametrize(
+    ("task", "labels"),
+    [
+        (BOOL, ("True", "False")),
+        (DEDUCT, ("True", "N/A")),
+        (ABDUCT, ("True", "False", "N/A")),
+        (REACH, ("True", "False")),
+    ],
+    ids=lambda v: getattr(v, "id", ""),
 )
-def test_boolean_gold_matches_independent_solver(
-    level: str, depth: int, width: int, order: str, seed: int, index: int, balanced: bool
-) -> None:
-    item = BOOL.make_item(
-        level, seed, index, {"depth": depth, "width": width, "order": order, "balanced": balanced}
+def test_balanced_labels_are_exactly_balanced(task: Task, labels: tuple[str, ...]) -> None:
+    n = 60
+    answers = [task.make_item("D3", 5, i).answer for i in range(n)]
+    assert all(answers.count(label) == n // len(labels) for label in labels)
+
+
+def test_fewshot_examples_are_other_problems_of_the_same_level() -> None:
+    item = ARITH.make_item("D1", 4, 0, {"shots": 3}, "fewshot")
+    blocks = item.prompt.split("Q:\n")[1:]
+    assert len(blocks) == 4 and len(set(blocks)) == 4
+    assert blocks[-1].startswith("Here is the description of an arithmetic problem")
+    assert ARITH.score(item, ARITH.reference_response(item)).correct
+
+
+def test_extra_links_make_a_dag_not_a_tree() -> None:
+    item = ARITH.make_item("D4", 1, 0, {"extra_links": 1})
+    parents: dict[str, int] = {}
+    for n in item.problem["nodes"]:
+        for c in n["children"]:
+            parents[c] = parents.get(c, 0) + 1
+    assert max(parents.values()) >= 2
+
+
+def test_export_is_byte_identical_across_hash_seeds() -> None:
+    code = (
+        "import hashlib, io\n"
+        "from pytest_reasoning.cli import export_items\n"
+        "from pytest_reasoning.tasks.dyval import TASKS\n"
+        "for cls in TASKS:\n"
+        "    out = io.StringIO()\n"
+        "    export_items(cls.id, 'D3', 15, 9, {'order': 'random', 'distractors': 1},"
+        " 'fewshot', True, out)\n"
+        "    print(cls.id, hashlib.sha256(out.getvalue().encode()).hexdigest())\n"
     )
-    assert str(solver.solve_boolean(item.prompt)) == item.answer
-    if balanced and depth > 1:
-        assert item.answer == ("True" if index % 2 == 0 else "False")
-    assert BOOL.score(item, BOOL.reference_response(item)).correct
-
-
-def test_balanced_labels_are_exactly_balanced() -> None:
-    answers = [BOOL.make_item("D3", 5, i).answer for i in range(100)]
-    assert answers.count("True") == answers.count("False") == 50
-
-
-def test_same_address_same_bytes_and_different_seeds_differ() -> None:
-    a = ARITH.make_item("D4", 3, 17)
-    b = ARITH.make_item("D4", 3, 17)
-    assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
-    assert ARITH.make_item("D4", 4, 17).prompt != a.prompt
-
-
-def test_duplicate_prompts_are_rare_at_d4() -> None:
-    # Small trees (unary chains) can coincide; the generator forbids unary-under-unary so
-    # that at D4 fewer than 1% of prompts repeat (measured 0.24% over 5,000).
-    prompts = {ARITH.make_item("D4", 1, i).prompt for i in range(2000)}
-    assert len(prompts) >= 1980
-
-
-def test_export_is_byte_identical_across_hash_seeds(tmp_path: pytest.TempPathFactory) -> None:
     outputs = []
     for hashseed in ("0", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": hashseed}
         proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest_reasoning.cli",
-                "export",
-                "dyval.arithmetic",
-                "--level",
-                "D3",
-                "--count",
-                "25",
-                "--seed",
-                "9",
-                "--param",
-                "order=random",
-                "--with-steps",
-            ],
-            capture_output=True,
-            env=env,
-            check=True,
+            [sys.executable, "-c", code], capture_output=True, env=env, check=True, text=True
         )
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1]
-    assert len(outputs[0].splitlines()) == 25
+    assert len(outputs[0].splitlines()) == 7
 
 
+def test_same_address_same_bytes_and_different_seeds_differ() -> None:
+    for task in ALL:
+        a = task.make_item("D4", 3, 17)
+        assert json.dumps(a.to_dict()) == json.dumps(task.make_item("D4", 3, 17).to_dict())
+        assert task.make_item("D4", 4, 17).prompt != a.prompt
+
+
+# -- one-line errors naming the knob ------------------------------------------------------------
 @pytest.mark.parametrize(
-    ("params", "message"),
+    ("task", "params", "message"),
     [
-        ({"depth": 0}, "knob 'depth': must be >= 1, got 0"),
-        ({"width": 1}, "knob 'width': binary operations need width >= 2"),
+        (ARITH, {"depth": 0}, "knob 'depth': must be >= 1, got 0"),
+        (ARITH, {"width": 1}, "knob 'width': binary operations need width >= 2"),
         (
+            ARITH,
             {"ops": ["pow"]},
             "knob 'ops': unknown value 'pow'; expected any of +, -, *, /, sqrt, square",
         ),
         (
+            ARITH,
             {"order": "sideways"},
             "knob 'order': expected one of topological, reversed, random, got 'sideways'",
         ),
-        ({"min_value": 5, "max_value": 2}, "knob 'min_value': must be <= max_value"),
+        (ARITH, {"min_value": 5, "max_value": 2}, "knob 'min_value': must be <= max_value"),
         (
+            ARITH,
             {"colour": 1},
-            "unknown knob 'colour' for dyval.arithmetic; expected one of depth, max_abs, max_value, min_value, ops, order, width",
+            "unknown knob 'colour' for dyval.arithmetic; expected one of depth, distractors, "
+            "extra_links, max_abs, max_value, min_value, ops, order, shots, unique, width",
         ),
-        ({"depth": "3"}, "knob 'depth': expected int, got '3'"),
+        (ARITH, {"depth": "3"}, "knob 'depth': expected int, got '3'"),
+        (ARITH, {"distractors": -1}, "knob 'distractors': must be >= 0, got -1"),
+        (
+            ARITH,
+            {"depth": 1, "extra_links": 1},
+            "knob 'extra_links': needs depth >= 2 (a leaf has no children)",
+        ),
+        (BOOL, {"balanced": "yes"}, "knob 'balanced': expected bool, got 'yes'"),
+        (
+            DEDUCT,
+            {"extra_links": 1},
+            "knob 'extra_links': dyval.deductive_logic has none (the reference semantics are a tree)",
+        ),
+        (
+            DEDUCT,
+            {"depth": 1},
+            "knob 'depth': dyval.deductive_logic needs depth >= 2 (one implication)",
+        ),
+        (
+            ABDUCT,
+            {"ops": ["and", "or"]},
+            "knob 'ops': balanced abduction needs 'not' (for True) and 'or' (for False)",
+        ),
+        (REACH, {"nodes": 5, "max_links": 5}, "knob 'max_links': at most nodes - 1 = 4, got 5"),
+        (REACH, {"min_links": 4, "max_links": 3}, "knob 'min_links': must be <= max_links"),
+        (REACH, {"nodes": 1}, "knob 'nodes': must be >= 2, got 1"),
+        (MAXSUM, {"min_value": 3, "max_value": 1}, "knob 'min_value': must be <= max_value"),
+        (
+            LINEAR,
+            {"min_coefficient": 3, "max_coefficient": -3},
+            "knob 'min_coefficient': must be <= max_coefficient",
+        ),
+        (LINEAR, {"replaced": 7}, "knob 'replaced': must be <= 6, got 7"),
+        (ARITH, {"shots": 0}, "knob 'shots': must be >= 1, got 0"),
     ],
+    ids=lambda v: getattr(v, "id", None) or str(v)[:30],
 )
-def test_impossible_knobs_name_the_knob(params: dict[str, object], message: str) -> None:
+def test_impossible_knobs_name_the_knob(
+    task: Task, params: dict[str, object], message: str
+) -> None:
     with pytest.raises(InvalidArgument) as exc:
-        ARITH.make_item("D1", 1, 0, params)
+        task.make_item("D1", 1, 0, params)
     assert str(exc.value) == message
 
 
@@ -180,6 +482,12 @@ def test_unknown_level() -> None:
         ARITH.make_item("D9", 1, 0)
 
 
+def test_style_not_offered() -> None:
+    with pytest.raises(InvalidArgument, match="style 'oneshot' is not offered"):
+        ARITH.make_item("D1", 1, 0, style="oneshot")
+
+
+# -- scoring and failure modes ------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("response", "correct", "mode"),
     [
@@ -211,9 +519,37 @@ def test_partial_calculation_is_recognised() -> None:
     assert score.failure_mode == "partial_calculation"
 
 
-def test_steps_end_with_the_answer() -> None:
-    for task in (ARITH, BOOL):
-        item = task.make_item("D3", 2, 4)
-        steps = task.steps(item)
-        assert steps.endswith(f"<<<{item.answer}>>>")
-        assert task.score(item, steps).correct
+def _wrong_label(item: Item) -> str:
+    return "False" if item.answer == "True" else "True"
+
+
+@pytest.mark.parametrize(
+    ("task", "response", "mode"),
+    [
+        (LINEAR, lambda i: "<<<x = {}, y = {}>>>".format(*i.answer.split()), None),
+        (LINEAR, lambda i: "<<<{1} {0}>>>".format(*i.answer.split()), "wrong_value"),
+        (LINEAR, lambda i: f"<<<{i.answer.split()[0]}>>>", "format"),
+        (LINEAR, lambda i: "<<<N/A>>>", "na_confusion"),
+        (BOOL, _wrong_label, "wrong_label"),
+        (REACH, _wrong_label, "wrong_label"),
+        (REACH, lambda i: "<<<N/A>>>", "na_confusion"),
+        (DEDUCT, lambda i: "<<<N/A>>>" if i.answer == "True" else "<<<True>>>", "na_confusion"),
+        (ABDUCT, lambda i: "<<<maybe>>>", "format"),
+        (MAXSUM, lambda i: f"<<<{int(i.answer) + 1}>>>", "wrong_value"),
+        (MAXSUM, lambda i: "no idea", "no_answer"),
+    ],
+    ids=lambda v: getattr(v, "id", None) or "",
+)
+def test_failure_modes_per_task(task: Task, response: Any, mode: str | None) -> None:
+    item = task.make_item("D2", 1, 2)
+    text = response(item)
+    if not text.startswith("<<<") and text != "no idea":
+        text = f"<<<{text}>>>"
+    score = task.score(item, text)
+    assert (score.correct, score.failure_mode) == (mode is None, mode)
+
+
+def test_na_is_accepted_where_the_gold_is_na() -> None:
+    item = next(i for i in (DEDUCT.make_item("D2", 1, k) for k in range(10)) if i.answer == "N/A")
+    assert DEDUCT.score(item, "so <<<N/A>>>").correct
+    assert DEDUCT.score(item, "<<<n/a>>>").correct

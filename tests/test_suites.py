@@ -21,7 +21,7 @@ CASES = [
     ("tasks: 3\n", "s.yaml: tasks: expected a non-empty list of task entries"),
     (
         "tasks:\n  - task: dyval.nope\n    levels: [D1]\n",
-        "s.yaml: tasks[0].task: unknown task 'dyval.nope'; expected one of dyval.arithmetic, dyval.boolean_logic",
+        "s.yaml: tasks[0].task: unknown task 'dyval.nope'; expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels: [D7]\n",
@@ -55,7 +55,7 @@ CASES = [
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n    style: poetic\n",
-        "s.yaml: tasks[0].style: style 'poetic' is not offered by dyval.arithmetic; expected one of direct, cot",
+        "s.yaml: tasks[0].style: style 'poetic' is not offered by dyval.arithmetic; expected one of direct, cot, fewshot",
     ),
     (
         "tasks:\n" + GOOD_ENTRY + GOOD_ENTRY,

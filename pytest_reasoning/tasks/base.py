@@ -7,12 +7,16 @@ solver written apart from its generator (the built-in ``reference`` model).
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from array import array
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..core import Item, Score
+from ..core import Item, Score, canonical_json
 from ..errors import InvalidArgument, UnknownLevel
 from ..rng import Chooser, SeededChooser, derive_seed
 
@@ -129,8 +133,16 @@ class Task(ABC):
         """Build one problem; all randomness comes from ``chooser``."""
 
     @abstractmethod
-    def render(self, generated: Generated, style: str) -> str:
-        """The full prompt for a style."""
+    def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
+        """The full prompt for a style; ``examples`` are the worked examples of ``fewshot``."""
+
+    def shots(self, params: Mapping[str, Any]) -> int:
+        """How many worked examples the ``fewshot`` style shows (0 if the task has none)."""
+        return 0
+
+    def stratum(self, params: Mapping[str, Any], index: int) -> int:
+        """Which answer class item ``index`` is drawn for (balanced tasks), else 0."""
+        return 0
 
     def make_item(
         self,
@@ -149,8 +161,21 @@ class Task(ABC):
         """
         resolved = self.resolve_params(level, params)
         self.check_style(style)
-        chooser = SeededChooser(derive_seed(self.id, level, seed, index))
-        gen = self.generate(chooser, resolved, index)
+        gen = self._generate_at(level, seed, index, resolved)
+        examples: list[Generated] = []
+        if style == "fewshot":
+            seen = {_fingerprint(gen.problem)}
+            for j in range(self.shots(resolved)):
+                # Other seeds than the item's own; never the item itself (small levels repeat).
+                for attempt in range(_PATIENCE):
+                    chooser = SeededChooser(
+                        derive_seed(self.id, level, seed, index, "shot", j, attempt)
+                    )
+                    example = self.generate(chooser, resolved, j)
+                    if _fingerprint(example.problem) not in seen:
+                        break
+                seen.add(_fingerprint(example.problem))
+                examples.append(example)
         return Item(
             id=id or item_id(self.id, level, seed, index),
             task=self.id,
@@ -159,10 +184,43 @@ class Task(ABC):
             index=index,
             params=resolved,
             style=style,
-            prompt=self.render(gen, style),
+            prompt=self.render(gen, style, examples),
             answer=gen.answer,
             problem=gen.problem,
         )
+
+    def _generate_at(
+        self, level: str, seed: int, index: int, params: Mapping[str, Any]
+    ) -> Generated:
+        """Item ``index`` of its batch: raw draw ``index``, or with ``unique`` the
+        ``index``-th distinct problem of the raw draws (a duplicate draw is skipped)."""
+        if not params.get("unique", False):
+            chooser = SeededChooser(derive_seed(self.id, level, seed, index))
+            return self.generate(chooser, params, index)
+        key = (level, seed, canonical_json(dict(params)))
+        with self._batch_lock:
+            batches = self.__dict__.setdefault("_batches", OrderedDict())
+            batch = batches.pop(key, None) or _Batch()
+            batches[key] = batch  # most recently used last
+            while len(batches) > _MAX_BATCHES:
+                batches.popitem(last=False)
+            return batch.get(self, level, seed, index, params)
+
+    _batch_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def repeated(
+        self, level: str, seed: int, count: int, params: Mapping[str, Any] | None = None
+    ) -> int | None:
+        """How many of items ``0..count-1`` repeat an earlier item's problem: 0 unless the
+        level has fewer distinct problems than that; ``None`` when ``unique`` is off."""
+        resolved = self.resolve_params(level, params)
+        if count <= 0 or not resolved.get("unique", False):
+            return None if count > 0 else 0
+        self._generate_at(level, seed, count - 1, resolved)
+        key = (level, seed, canonical_json(dict(resolved)))
+        with self._batch_lock:
+            batch: _Batch = self.__dict__["_batches"][key]
+            return sum(batch.repeats[:count])
 
     # -- scoring and solving ---------------------------------------------------------------
     @abstractmethod
@@ -177,6 +235,65 @@ class Task(ABC):
         """What an ideal model would write for this item."""
         return f"<<<{self.solve(item)}>>>"
 
+    def explain(self, problem: Mapping[str, Any], answer: str) -> str:
+        """Step-by-step solution text ending with the answer; tasks override."""
+        return f"The answer is <<<{answer}>>>"
+
     def steps(self, item: Item) -> str:
-        """Step-by-step solution text for fine-tuning; tasks override."""
-        return f"The answer is <<<{item.answer}>>>"
+        """Step-by-step solution of an item, for fine-tuning (``export --with-steps``)."""
+        return self.explain(item.problem, item.answer)
+
+
+_PATIENCE = 100  # fresh draws tried for a new problem before a duplicate is accepted
+_MAX_BATCHES = 64
+
+
+def _fingerprint(problem: Mapping[str, Any]) -> bytes:
+    return hashlib.sha256(canonical_json(dict(problem)).encode("utf-8")).digest()[:16]
+
+
+class _Batch:
+    """Which raw draw each item of one ``(level, seed, params)`` batch uses.
+
+    Only fingerprints and raw indices are kept (about 60 bytes an item), so streaming 100,000
+    items stays small; any item is rebuilt by replaying the prefix once per process. When a
+    level has fewer distinct problems than items (D1 boolean logic has ten), a duplicate is
+    accepted after ``patience`` fresh draws, and counted; patience shrinks while that lasts so
+    an exhausted level stays cheap. The state only ever grows in index order, so item ``k`` is
+    the same whatever order items are asked for.
+    """
+
+    def __init__(self) -> None:
+        self.raw = array("q")
+        self.seen: set[bytes] = set()
+        self.next_raw = 0
+        self.repeats = bytearray()  # 1 where item k repeats an earlier problem
+        self.patience: dict[int, int] = {}  # per stratum: balanced labels exhaust apart
+
+    def get(
+        self, task: Task, level: str, seed: int, index: int, params: Mapping[str, Any]
+    ) -> Generated:
+        if index < len(self.raw):
+            chooser = SeededChooser(derive_seed(task.id, level, seed, self.raw[index]))
+            return task.generate(chooser, params, index)
+        while True:
+            k = len(self.raw)
+            stratum = task.stratum(params, k)
+            patience = self.patience.get(stratum, _PATIENCE)
+            repeat = 0
+            for attempt in range(patience):
+                j = self.next_raw
+                self.next_raw += 1
+                gen = task.generate(SeededChooser(derive_seed(task.id, level, seed, j)), params, k)
+                fp = _fingerprint(gen.problem)
+                if fp not in self.seen:
+                    self.seen.add(fp)
+                    self.patience[stratum] = min(_PATIENCE, patience * 2)
+                    break
+                if attempt == patience - 1:  # nearly exhausted: accept this duplicate
+                    repeat = 1
+                    self.patience[stratum] = max(5, patience // 2)
+            self.raw.append(j)
+            self.repeats.append(repeat)
+            if k == index:
+                return gen

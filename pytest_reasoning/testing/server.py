@@ -16,6 +16,7 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -38,15 +39,31 @@ FAULT_KINDS = ("429", "500", "503", "html", "empty", "truncated")
 
 
 def oracle_answer(prompt: str) -> str:
-    """Solve a prompt of any task the solvers know; ``<<<N/A>>>`` when none does."""
+    """Solve a prompt of any task the solvers know; ``<<<N/A>>>`` when none does.
+
+    The kind is told by the LAST problem header, so few-shot prompts are answered for the
+    question they end with.
+    """
     from ..answers import format_number
     from ..tasks.dyval import solver
 
-    if "description of an arithmetic problem" in prompt:
-        return f"<<<{format_number(solver.solve_arithmetic(prompt))}>>>"
-    if "description of a boolean logic problem" in prompt:
-        return f"<<<{solver.solve_boolean(prompt)}>>>"
-    return "<<<N/A>>>"
+    def linear(p: str) -> str:
+        x, y = solver.solve_linear(p)
+        return f"{format_number(x)} {format_number(y)}"
+
+    kinds: dict[str, Callable[[str], object]] = {
+        "description of an arithmetic problem": lambda p: format_number(solver.solve_arithmetic(p)),
+        "description of a boolean logic problem": solver.solve_boolean,
+        "description of a deductive logic problem": solver.solve_deductive,
+        "description of an abductive logic problem": solver.solve_abductive,
+        "description of a graph reachability problem": solver.solve_reachability,
+        "description of a maximum sum path problem": solver.solve_max_sum_path,
+        "linear equation system with two variables": linear,
+    }
+    found = [(prompt.rfind(header), solve) for header, solve in kinds.items() if header in prompt]
+    if not found:
+        return "<<<N/A>>>"
+    return f"<<<{max(found, key=lambda f: f[0])[1](prompt)}>>>"
 
 
 @dataclass

@@ -2,5 +2,28 @@
 
 from .arithmetic import ArithmeticTask
 from .boolean import BooleanLogicTask
+from .graph import MaxSumPathTask, ReachabilityTask
+from .linear import LinearEquationTask
+from .logic import AbductiveLogicTask, DeductiveLogicTask
 
-__all__ = ["ArithmeticTask", "BooleanLogicTask"]
+__all__ = [
+    "TASKS",
+    "AbductiveLogicTask",
+    "ArithmeticTask",
+    "BooleanLogicTask",
+    "DeductiveLogicTask",
+    "LinearEquationTask",
+    "MaxSumPathTask",
+    "ReachabilityTask",
+]
+
+# In the paper's order.
+TASKS = (
+    ArithmeticTask,
+    LinearEquationTask,
+    BooleanLogicTask,
+    DeductiveLogicTask,
+    AbductiveLogicTask,
+    ReachabilityTask,
+    MaxSumPathTask,
+)

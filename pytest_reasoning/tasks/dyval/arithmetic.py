@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -17,12 +17,19 @@ from ...answers import (
 from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
-from ..base import Generated, Knob, Task
+from ..base import Generated, Knob
 from . import solver
-from .common import TDAG_PRESETS, apply_style, tdag_knobs
-from .tdag import UNARY, Node, build_tree, order_nodes
+from .common import TDAG_PRESETS, DyvalTask, export_nodes, tdag_knobs, tdag_lines
+from .tdag import Node, TreeDag, add_extra_links, build_tree, node_names
 
-__all__ = ["ArithmeticTask"]
+__all__ = [
+    "ArithmeticTask",
+    "arithmetic_knobs",
+    "arithmetic_steps",
+    "build_arithmetic",
+    "check_arithmetic",
+    "describe",
+]
 
 OPS = ("+", "-", "*", "/", "sqrt", "square")
 Number = Fraction | float
@@ -109,7 +116,7 @@ def describe(node: Node) -> str:
     )
 
 
-def step(node: dict[str, Any], values: Mapping[str, Any]) -> str:
+def step(node: Mapping[str, Any], values: Mapping[str, Any]) -> str:
     name, op, kids = node["name"], node["op"], node["children"]
     v = format_number(node["value"])
     if op is None:
@@ -122,24 +129,73 @@ def step(node: dict[str, Any], values: Mapping[str, Any]) -> str:
     return f"{name} = {f' {op} '.join(kids)} = {f' {op} '.join(args)} = {v}"
 
 
-class ArithmeticTask(Task):
-    id = "dyval.arithmetic"
-    levels = tuple(TDAG_PRESETS)
-    description = "Value of the root of a random arithmetic T-DAG."
-    knobs: ClassVar[dict[str, Knob]] = {
-        **tdag_knobs(),
+def arithmetic_knobs() -> dict[str, Knob]:
+    return {
         "ops": Knob("ops", list, "operation set", choices=OPS, item_kind=str),
         "min_value": Knob("min_value", int, "smallest leaf value", minimum=-1000, maximum=1000),
         "max_value": Knob("max_value", int, "largest leaf value", minimum=-1000, maximum=1000),
         "max_abs": Knob("max_abs", float, "reject DAGs with any |value| above", minimum=1.0),
     }
 
+
+def build_arithmetic(
+    chooser: Chooser,
+    params: Mapping[str, Any],
+    names: Iterator[str],
+    *,
+    depth: int | None = None,
+    extra_links: int | None = None,
+) -> TreeDag:
+    """An arithmetic T-DAG under the task's validity rules, extra links included."""
+    limit = float(params["max_abs"])
+    lo, hi = params["min_value"], params["max_value"]
+
+    def ev(op: str, args: Sequence[Number]) -> Number | None:
+        return evaluate(op, args, limit)
+
+    # The reference implementation rejects roots below 1e-4; we keep its rule.
+    def root_ok(v: Number) -> bool:
+        return v >= 1e-4
+
+    dag = build_tree(
+        chooser,
+        depth=params["depth"] if depth is None else depth,
+        width=params["width"],
+        ops=params["ops"],
+        leaf=lambda c: Fraction(c.randint(lo, hi)),
+        evaluate=ev,
+        root_ok=root_ok,
+        names=names,
+    )
+    links = params["extra_links"] if extra_links is None else extra_links
+    add_extra_links(dag, chooser, links, ev, root_ok)
+    return dag
+
+
+def check_arithmetic(params: Mapping[str, Any]) -> None:
+    if params["min_value"] > params["max_value"]:
+        raise InvalidArgument("knob 'min_value': must be <= max_value")
+
+
+def arithmetic_steps(nodes: Sequence[Mapping[str, Any]]) -> list[str]:
+    values = {n["name"]: n["value"] for n in nodes}
+    return [step(n, values) for n in nodes if not n.get("distractor")]
+
+
+class ArithmeticTask(DyvalTask):
+    id = "dyval.arithmetic"
+    levels = tuple(TDAG_PRESETS)
+    family = "an arithmetic"
+    description = "Value of the root of a random arithmetic T-DAG."
+    knobs: ClassVar[dict[str, Knob]] = {**tdag_knobs(), **arithmetic_knobs()}
+
     def preset(self, level: str) -> dict[str, Any]:
         depth, width = TDAG_PRESETS[level]
         return {
             "depth": depth,
             "width": width,
-            "order": "topological",
+            "extra_links": 0,
+            **self.common_preset(),
             "ops": list(OPS),
             "min_value": 1,
             "max_value": 10,
@@ -147,49 +203,27 @@ class ArithmeticTask(Task):
         }
 
     def check_combination(self, params: Mapping[str, Any]) -> None:
-        if params["min_value"] > params["max_value"]:
-            raise InvalidArgument("knob 'min_value': must be <= max_value")
-        binary = any(op not in UNARY for op in params["ops"])
-        if params["depth"] > 1 and binary and params["width"] < 2:
-            raise InvalidArgument("knob 'width': binary operations need width >= 2")
+        check_arithmetic(params)
+        self.check_tree(params)
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
-        limit = float(params["max_abs"])
-        lo, hi = params["min_value"], params["max_value"]
-        dag = build_tree(
-            chooser,
-            depth=params["depth"],
-            width=params["width"],
-            ops=params["ops"],
-            leaf=lambda c: Fraction(c.randint(lo, hi)),
-            evaluate=lambda op, args: evaluate(op, args, limit),
-            # The reference implementation rejects roots below 1e-4; we keep its rule.
-            root_ok=lambda v: v >= 1e-4,
-        )
+        names = node_names()
+        dag = build_arithmetic(chooser, params, names)
+        # Distractors: small unrelated DAGs (one operation over leaves), as the reference does.
+        extra = [
+            build_arithmetic(chooser, params, names, depth=min(2, params["depth"]), extra_links=0)
+            for _ in range(params["distractors"])
+        ]
         target = dag.root.name
-        lines = [describe(n) for n in order_nodes(dag.nodes, params["order"], chooser)]
+        lines = tdag_lines(dag, extra, describe, params["order"], chooser)
         body = (
             "Here is the description of an arithmetic problem:\n\n"
             + "\n".join(lines)
             + "\n\n"
             + FORMAT.format(target=target)
         )
-        problem = {
-            "nodes": [
-                {
-                    "name": n.name,
-                    "op": n.op,
-                    "children": [c.name for c in n.children],
-                    "value": to_json(n.value),
-                }
-                for n in dag.nodes
-            ],
-            "target": target,
-        }
+        problem = {"nodes": export_nodes(dag, extra, to_json), "target": target}
         return Generated(problem=problem, answer=format_number(dag.root.value), body=body)
-
-    def render(self, generated: Generated, style: str) -> str:
-        return apply_style(generated.body, style)
 
     def score(self, item: Item, response: str) -> Score:
         if ECHO_MARKER in response:
@@ -205,16 +239,37 @@ class ArithmeticTask(Task):
         gold = float(item.answer)
         if relative_error(pred, gold) <= TOLERANCE:
             return Score(True, raw)
-        partial = [n["value"] for n in item.problem["nodes"] if n["name"] != item.problem["target"]]
-        if any(relative_error(pred, float(v)) <= TOLERANCE for v in partial):
+        if is_partial(pred, item.problem):
             return Score(False, raw, "partial_calculation")
         return Score(False, raw, "wrong_value")
 
     def solve(self, item: Item) -> str:
         return format_number(solver.solve_arithmetic(item.prompt))
 
-    def steps(self, item: Item) -> str:
-        values = {n["name"]: n["value"] for n in item.problem["nodes"]}
-        lines = [step(n, values) for n in item.problem["nodes"]]
-        lines.append(f"Thus, the answer is <<<{item.answer}>>>")
+    def explain(self, problem: Mapping[str, Any], answer: str) -> str:
+        lines = arithmetic_steps(problem["nodes"])
+        lines.append(f"Thus, the answer is <<<{answer}>>>")
         return "\n".join(lines)
+
+
+def is_partial(pred: float, problem: Mapping[str, Any]) -> bool:
+    """The answer is the value of a non-root node, or the root with one operation undone or
+    applied wrongly (the last operation's result over a subset of its children)."""
+    nodes = [n for n in problem["nodes"] if not n.get("distractor")]
+    target = problem["target"]
+    if any(
+        relative_error(pred, float(n["value"])) <= TOLERANCE for n in nodes if n["name"] != target
+    ):
+        return True
+    root = next(n for n in nodes if n["name"] == target)
+    if root["op"] is None or len(root["children"]) < 3:
+        return False
+    values = {n["name"]: n["value"] for n in nodes}
+    kids = [
+        Fraction(values[c]) if isinstance(values[c], int) else values[c] for c in root["children"]
+    ]
+    for skip in range(1, len(kids)):  # "off by one operation": one operand left out
+        value = evaluate(root["op"], kids[:skip] + kids[skip + 1 :], math.inf)
+        if value is not None and relative_error(pred, float(value)) <= TOLERANCE:
+            return True
+    return False

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ...answers import extract_delimited, normalise_label
 from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
-from ..base import Generated, Knob, Task
+from ..base import Generated, Knob
 from . import solver
-from .common import TDAG_PRESETS, apply_style, tdag_knobs
-from .tdag import UNARY, Node, build_tree, order_nodes
+from .common import TDAG_PRESETS, DyvalTask, export_nodes, label_score, tdag_knobs, tdag_lines
+from .tdag import Node, TreeDag, add_extra_links, build_tree, node_names
 
 __all__ = ["BooleanLogicTask"]
 
@@ -43,9 +42,34 @@ def describe(node: Node) -> str:
     return f"The value of {node.name} equals ({joined})."
 
 
-class BooleanLogicTask(Task):
+def build_boolean(
+    chooser: Chooser,
+    params: Mapping[str, Any],
+    names: Iterator[str],
+    *,
+    depth: int | None = None,
+    extra_links: int | None = None,
+) -> TreeDag:
+    dag = build_tree(
+        chooser,
+        depth=params["depth"] if depth is None else depth,
+        width=params["width"],
+        ops=params["ops"],
+        leaf=lambda c: c.randint(0, 1) == 1,
+        evaluate=evaluate,
+        names=names,
+    )
+    add_extra_links(
+        dag, chooser, params["extra_links"] if extra_links is None else extra_links, evaluate
+    )
+    return dag
+
+
+class BooleanLogicTask(DyvalTask):
     id = "dyval.boolean_logic"
     levels = tuple(TDAG_PRESETS)
+    family = "a boolean logic"
+    classes = 2
     description = "Truth value of the root of a random AND/OR/NOT T-DAG."
     knobs: ClassVar[dict[str, Knob]] = {
         **tdag_knobs(),
@@ -58,78 +82,52 @@ class BooleanLogicTask(Task):
         return {
             "depth": depth,
             "width": width,
-            "order": "topological",
+            "extra_links": 0,
+            **self.common_preset(),
             "ops": list(OPS),
             "balanced": True,
         }
 
     def check_combination(self, params: Mapping[str, Any]) -> None:
-        binary = any(op not in UNARY for op in params["ops"])
-        if params["depth"] > 1 and binary and params["width"] < 2:
-            raise InvalidArgument("knob 'width': binary operations need width >= 2")
+        self.check_tree(params)
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
         want = "True" if index % 2 == 0 else "False"
         for _ in range(1000):
-            dag = build_tree(
-                chooser,
-                depth=params["depth"],
-                width=params["width"],
-                ops=params["ops"],
-                leaf=lambda c: c.randint(0, 1) == 1,
-                evaluate=evaluate,
-            )
+            names = node_names()
+            dag = build_boolean(chooser, params, names)
             if not params["balanced"] or str(dag.root.value) == want:
                 break
-        else:  # pragma: no cover - both labels are reachable for every valid knob set
-            raise InvalidArgument("knob 'balanced': could not reach the wanted label")
+        else:
+            raise InvalidArgument(
+                f"knob 'balanced': label {want} not reachable with ops {params['ops']}"
+            )
+        extra = [
+            build_boolean(chooser, params, names, depth=min(2, params["depth"]), extra_links=0)
+            for _ in range(params["distractors"])
+        ]
         target = dag.root.name
-        lines = [describe(n) for n in order_nodes(dag.nodes, params["order"], chooser)]
+        lines = tdag_lines(dag, extra, describe, params["order"], chooser)
         body = (
             "Here is the description of a boolean logic problem:\n\n"
             + "\n".join(lines)
             + "\n\n"
             + FORMAT.format(target=target)
         )
-        problem = {
-            "nodes": [
-                {
-                    "name": n.name,
-                    "op": n.op,
-                    "children": [c.name for c in n.children],
-                    "value": n.value,
-                }
-                for n in dag.nodes
-            ],
-            "target": target,
-        }
+        problem = {"nodes": export_nodes(dag, extra), "target": target}
         return Generated(problem=problem, answer=str(dag.root.value), body=body)
 
-    def render(self, generated: Generated, style: str) -> str:
-        return apply_style(generated.body, style)
-
     def score(self, item: Item, response: str) -> Score:
-        if ECHO_MARKER in response:
-            return Score(False, None, "echo")
-        raw = extract_delimited(response)
-        if raw is None:
-            return Score(False, None, "no_answer")
-        label = normalise_label(raw)
-        if label is None:
-            return Score(False, raw, "format")
-        if label == item.answer:
-            return Score(True, raw)
-        if "N/A" in (label, item.answer):
-            return Score(False, raw, "na_confusion")
-        return Score(False, raw, "wrong_label")
+        return label_score(response, item.answer, ECHO_MARKER)
 
     def solve(self, item: Item) -> str:
         return str(solver.solve_boolean(item.prompt))
 
-    def steps(self, item: Item) -> str:
-        values = {n["name"]: n["value"] for n in item.problem["nodes"]}
+    def explain(self, problem: Mapping[str, Any], answer: str) -> str:
+        nodes = [n for n in problem["nodes"] if not n.get("distractor")]
+        values = {n["name"]: n["value"] for n in nodes}
         lines = []
-        for n in item.problem["nodes"]:
+        for n in nodes:
             if n["op"] is None:
                 lines.append(f"{n['name']} is {n['value']}.")
             elif n["op"] == "not":
@@ -140,5 +138,5 @@ class BooleanLogicTask(Task):
                 names = op.join(n["children"])
                 vals = op.join(str(values[k]) for k in n["children"])
                 lines.append(f"{n['name']} = ({names}) = ({vals}) = {n['value']}.")
-        lines.append(f"Thus, the answer is <<<{item.answer}>>>")
+        lines.append(f"Thus, the answer is <<<{answer}>>>")
         return "\n".join(lines)

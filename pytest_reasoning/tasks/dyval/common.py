@@ -1,33 +1,193 @@
-"""Pieces shared by the DyVal tasks: level presets, common knobs, prompt styles."""
+"""Pieces shared by the DyVal tasks: level presets, common knobs, prompt styles, scoring."""
 
 from __future__ import annotations
 
-from ..base import Knob
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
-__all__ = ["COT_TRIGGER", "ORDER_KNOB", "TDAG_PRESETS", "apply_style", "tdag_knobs"]
+from ...answers import extract_delimited, normalise_label
+from ...core import Score
+from ...errors import InvalidArgument
+from ...rng import Chooser
+from ..base import Generated, Knob, Task
+from .tdag import UNARY, TreeDag, mix_lines, order_lines
 
-# The paper's presets: T-DAG (depth, width) per level.
+__all__ = [
+    "COT_TRIGGER",
+    "GDAG_PRESETS",
+    "LINEAR_PRESETS",
+    "TDAG_PRESETS",
+    "DyvalTask",
+    "export_nodes",
+    "gdag_knobs",
+    "label_score",
+    "tdag_knobs",
+    "tdag_lines",
+]
+
+# The paper's presets per level.
 TDAG_PRESETS: dict[str, tuple[int, int]] = {"D1": (2, 2), "D2": (3, 2), "D3": (3, 3), "D4": (4, 2)}
-
-ORDER_KNOB = Knob(
-    "order",
-    str,
-    "description order: children before parents, the reverse, or shuffled",
-    choices=("topological", "reversed", "random"),
-)
+GDAG_PRESETS: dict[str, tuple[int, int]] = {
+    "D1": (7, 3),
+    "D2": (10, 4),
+    "D3": (15, 6),
+    "D4": (20, 8),
+}
+LINEAR_PRESETS: dict[str, tuple[int, int]] = {
+    "D1": (1, 1),
+    "D2": (2, 2),
+    "D3": (3, 2),
+    "D4": (4, 2),
+}
 
 COT_TRIGGER = "Let's think step by step, and end with the final result between <<< and >>>."
+
+
+def _common_knobs() -> dict[str, Knob]:
+    return {
+        "order": Knob(
+            "order",
+            str,
+            "description order: children before parents, the reverse, or shuffled",
+            choices=("topological", "reversed", "random"),
+        ),
+        "distractors": Knob(
+            "distractors",
+            int,
+            "descriptions of unrelated small DAGs mixed into the text",
+            minimum=0,
+            maximum=20,
+        ),
+        "shots": Knob("shots", int, "worked examples in the 'fewshot' style", minimum=1, maximum=8),
+        "unique": Knob(
+            "unique", bool, "no two items of one (level, params, seed) batch share a problem"
+        ),
+    }
 
 
 def tdag_knobs() -> dict[str, Knob]:
     return {
         "depth": Knob("depth", int, "levels of the tree, 1 = a single leaf", minimum=1, maximum=8),
         "width": Knob("width", int, "children of every non-unary operation", minimum=1, maximum=6),
-        "order": ORDER_KNOB,
+        "extra_links": Knob(
+            "extra_links",
+            int,
+            "extra children per non-unary operation, taken among earlier nodes (makes a DAG)",
+            minimum=0,
+            maximum=4,
+        ),
+        **_common_knobs(),
     }
 
 
-def apply_style(body: str, style: str) -> str:
-    if style == "cot":
-        return f"{body}\n\n{COT_TRIGGER}"
-    return body
+def gdag_knobs() -> dict[str, Knob]:
+    return {
+        "nodes": Knob("nodes", int, "nodes in the graph", minimum=2, maximum=200),
+        "min_links": Knob("min_links", int, "fewest children a node draws", minimum=0),
+        "max_links": Knob("max_links", int, "most children a node draws", minimum=1),
+        **_common_knobs(),
+    }
+
+
+def label_score(raw_response: str, gold: str, echo_marker: str) -> Score:
+    """Scoring of the label tasks: exact over True / False / N/A."""
+    if echo_marker in raw_response:
+        return Score(False, None, "echo")
+    raw = extract_delimited(raw_response)
+    if raw is None:
+        return Score(False, None, "no_answer")
+    label = normalise_label(raw)
+    if label is None:
+        return Score(False, raw, "format")
+    if label == gold:
+        return Score(True, raw)
+    if "N/A" in (label, gold):
+        return Score(False, raw, "na_confusion")
+    return Score(False, raw, "wrong_label")
+
+
+class DyvalTask(Task):
+    """A DyVal task: the shared styles, fewshot rendering and knob combination rules."""
+
+    styles = ("direct", "cot", "fewshot")
+    family: ClassVar[str] = ""  # "an arithmetic", "a boolean logic", … (used by fewshot)
+
+    def common_preset(self) -> dict[str, Any]:
+        return {"order": "topological", "distractors": 0, "shots": 3, "unique": True}
+
+    classes: ClassVar[int] = 1  # answer classes cycled by index when ``balanced``
+
+    def shots(self, params: Mapping[str, Any]) -> int:
+        return int(params["shots"])
+
+    def stratum(self, params: Mapping[str, Any], index: int) -> int:
+        return index % self.classes if params.get("balanced") else 0
+
+    def check_tree(self, params: Mapping[str, Any]) -> None:
+        """Rules shared by the T-DAG tasks."""
+        ops = params.get("ops", ())
+        binary = any(op not in UNARY for op in ops)
+        if params["depth"] > 1 and binary and params["width"] < 2:
+            raise InvalidArgument("knob 'width': binary operations need width >= 2")
+        if params.get("extra_links", 0) and params["depth"] < 2:
+            raise InvalidArgument("knob 'extra_links': needs depth >= 2 (a leaf has no children)")
+
+    def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
+        body = generated.body
+        if style == "cot":
+            return f"{body}\n\n{COT_TRIGGER}"
+        if style == "fewshot":
+            n = len(examples)
+            head = (
+                f"Here {'is an example' if n == 1 else f'are {n} examples'} of "
+                f"{self.family} problem{'s' if n != 1 else ''} with {'its' if n == 1 else 'their'} "
+                "step-by-step solution."
+            )
+            parts = [head]
+            for i, ex in enumerate(examples, 1):
+                parts.append(
+                    f"Example {i}:\nQ:\n{ex.body}\n\nA:\n{self.explain(ex.problem, ex.answer)}"
+                )
+            parts.append(f"Now the problem to solve:\nQ:\n{body}")
+            return "\n\n".join(parts)
+        return body
+
+
+def export_nodes(
+    main: TreeDag, distractors: Sequence[TreeDag], value: Any = lambda v: v
+) -> list[dict[str, Any]]:
+    """The ``nodes`` of a T-DAG problem: the main DAG, then distractors marked as such."""
+    out = [
+        {
+            "name": n.name,
+            "op": n.op,
+            "children": [c.name for c in n.children],
+            "value": value(n.value),
+        }
+        for n in main.nodes
+    ]
+    for d in distractors:
+        out.extend(
+            {
+                "name": n.name,
+                "op": n.op,
+                "children": [c.name for c in n.children],
+                "value": value(n.value),
+                "distractor": True,
+            }
+            for n in d.nodes
+        )
+    return out
+
+
+def tdag_lines(
+    main: TreeDag,
+    distractors: Sequence[TreeDag],
+    describe: Any,
+    order: str,
+    chooser: Chooser,
+) -> list[str]:
+    """Describe the main DAG children-first, mix distractor lines in, then apply the order."""
+    lines = [line for n in main.nodes if (line := describe(n))]
+    extra = [[line for n in d.nodes if (line := describe(n))] for d in distractors]
+    return order_lines(mix_lines(lines, extra, chooser), order, chooser)

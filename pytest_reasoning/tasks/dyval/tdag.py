@@ -1,4 +1,4 @@
-"""Tree-based DAGs (T-DAG): top-down construction, naming, description order, steps.
+"""Tree-based DAGs (T-DAG): top-down construction, extra links, naming, description order.
 
 Shared by the DyVal tasks; the operation semantics (values, validity) come from the task.
 """
@@ -12,9 +12,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import InvalidArgument
-from ...rng import Chooser
+from ...rng import Chooser, weighted_choice
 
-__all__ = ["UNARY", "Node", "TreeDag", "build_tree", "node_names", "order_nodes"]
+__all__ = [
+    "UNARY",
+    "Node",
+    "TreeDag",
+    "add_extra_links",
+    "build_tree",
+    "mix_lines",
+    "node_names",
+    "order_lines",
+]
 
 UNARY = frozenset({"sqrt", "square", "not"})
 
@@ -22,16 +31,16 @@ UNARY = frozenset({"sqrt", "square", "not"})
 _SKIP = frozenset({"add", "all", "and", "any", "are", "not", "odd", "sum", "the", "xor"})
 
 
-def node_names() -> Iterator[str]:
-    """``aaa, aab, …, zzz`` then ``aaaa, …``, skipping a few confusing English words."""
+def node_names(suffix: str = "") -> Iterator[str]:
+    """``aaa, aab, …, zzz`` then ``aaaa, …`` (each + ``suffix``), skipping a few English words."""
     for width in itertools.count(3):
         for letters in itertools.product(string.ascii_lowercase, repeat=width):
             name = "".join(letters)
             if name not in _SKIP:
-                yield name
+                yield name + suffix
 
 
-@dataclass
+@dataclass(eq=False)  # identity semantics: a node may be the child of several parents
 class Node:
     op: str | None  # None for a leaf
     children: list[Node] = field(default_factory=list)
@@ -62,16 +71,24 @@ def build_tree(
     leaf: Callable[[Chooser], Any],
     evaluate: Evaluate,
     root_ok: Callable[[Any], bool] = lambda _v: True,
+    weights: Sequence[float] | None = None,
+    names: Iterator[str] | None = None,
     attempts: int = 200,
 ) -> TreeDag:
     """Build a full tree of ``depth`` levels (depth 1 = a single leaf) top-down.
 
     An operation whose value is invalid (division by zero, square root of a negative, out of
     range) is redrawn with fresh children, like the reference implementation's local repair,
-    so deep trees do not need whole-tree rejection.
+    so deep trees do not need whole-tree rejection. ``weights`` (parallel to ``ops``) skew the
+    operation draw, as the reference does for the implication tasks.
     """
+    binary = [(op, w) for op, w in zip(ops, weights or [1.0] * len(ops), strict=True)]
+    binary_only = [(op, w) for op, w in binary if op not in UNARY] or binary
 
-    binary_ops = [op for op in ops if op not in UNARY] or list(ops)
+    def pick(options: list[tuple[str, float]]) -> str:
+        if weights is None:
+            return chooser.choice(options)[0]
+        return weighted_choice(chooser, [o for o, _ in options], [w for _, w in options])
 
     def grow(d: int, parent_unary: bool = False) -> Node:
         if d == 1:
@@ -79,7 +96,7 @@ def build_tree(
         for _ in range(attempts):
             # No unary directly under unary (sqrt(sqrt(x)), sqrt(x²)): such chains collapse
             # the tree to a single leaf and make duplicate problems common at every depth.
-            op = chooser.choice(binary_ops if parent_unary else ops)
+            op = pick(binary_only if parent_unary else binary)
             k = 1 if op in UNARY else width
             children = [grow(d - 1, op in UNARY) for _ in range(k)]
             value = evaluate(op, [c.value for c in children])
@@ -103,15 +120,70 @@ def build_tree(
         ordered.append(node)
 
     visit(root)
-    names = node_names()
+    names = names or node_names()
     for node in ordered:
         node.name = next(names)
     return TreeDag(ordered)
 
 
-def order_nodes(nodes: Sequence[Node], order: str, chooser: Chooser) -> list[Node]:
-    """Description order: ``topological`` (children first), ``reversed`` or ``random``."""
-    out = list(nodes)
+def add_extra_links(
+    dag: TreeDag,
+    chooser: Chooser,
+    count: int,
+    evaluate: Evaluate,
+    root_ok: Callable[[Any], bool] = lambda _v: True,
+) -> None:
+    """Give every non-unary operation up to ``count`` extra children among earlier nodes.
+
+    An earlier node in the post-order list is never an ancestor, so the graph stays acyclic and
+    the list stays topological. A link whose new values break validity (division by zero, out of
+    range, root rule) is undone and the next candidate tried; unary parents get none.
+    """
+    if count <= 0:
+        return
+    nodes = dag.nodes
+    for pos, node in enumerate(nodes):
+        if node.op is None or node.op in UNARY:
+            continue
+        for _ in range(count):
+            candidates = [n for n in nodes[:pos] if all(n is not c for c in node.children)]
+            chooser.shuffle(candidates)
+            for candidate in candidates:
+                saved = [n.value for n in nodes[pos:]]
+                node.children.append(candidate)
+                if _recompute(nodes, pos, evaluate) and root_ok(dag.root.value):
+                    break
+                node.children.pop()
+                for n, v in zip(nodes[pos:], saved, strict=True):
+                    n.value = v
+
+
+def _recompute(nodes: list[Node], start: int, evaluate: Evaluate) -> bool:
+    for n in nodes[start:]:
+        if n.op is None:
+            continue
+        value = evaluate(n.op, [c.value for c in n.children])
+        if value is None:
+            return False
+        n.value = value
+    return True
+
+
+def mix_lines(main: list[str], extra: Sequence[Sequence[str]], chooser: Chooser) -> list[str]:
+    """Insert each distractor line at a random position, as the reference implementation does."""
+    out = list(main)
+    for group in extra:
+        for line in group:
+            out.insert(chooser.randint(0, len(out)), line)
+    return out
+
+
+def order_lines(lines: Sequence[str], order: str, chooser: Chooser) -> list[str]:
+    """Description order: ``topological`` (children first), ``reversed`` or ``random``.
+
+    Call it last: the problem must not depend on the rendering order.
+    """
+    out = list(lines)
     if order == "reversed":
         out.reverse()
     elif order == "random":

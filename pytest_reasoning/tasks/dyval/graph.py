@@ -1,0 +1,311 @@
+"""DyVal general DAGs (G-DAG): ``reachability`` and ``max_sum_path``.
+
+``n`` nodes; each draws between ``min_links`` and ``max_links`` children among the nodes after
+it in a hidden random order (so the graph is acyclic by construction; the last nodes have
+fewer candidates, as in the reference). Names are assigned apart from that order, so
+alphabetical order says nothing about reachability.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ...answers import extract_delimited, normalise_label, parse_number
+from ...core import Item, Score
+from ...errors import InvalidArgument
+from ...rng import Chooser
+from ..base import Generated, Knob
+from . import solver
+from .common import GDAG_PRESETS, DyvalTask, gdag_knobs, label_score
+from .tdag import mix_lines, node_names, order_lines
+
+__all__ = ["Graph", "MaxSumPathTask", "ReachabilityTask", "build_graph"]
+
+
+@dataclass
+class Graph:
+    names: list[str]  # children before parents (a topological order, sinks first)
+    edges: dict[str, list[str]]
+    values: dict[str, int]
+
+    def descendants(self, node: str) -> set[str]:
+        seen: set[str] = set()
+        stack = list(self.edges[node])
+        while stack:
+            n = stack.pop()
+            if n not in seen:
+                seen.add(n)
+                stack.extend(self.edges[n])
+        return seen
+
+
+def build_graph(
+    chooser: Chooser,
+    nodes: int,
+    min_links: int,
+    max_links: int,
+    names: Iterator[str],
+    values: tuple[int, int] | None = None,
+) -> Graph:
+    created = [next(names) for _ in range(nodes)]
+    hidden = list(created)
+    chooser.shuffle(hidden)  # parents before children
+    edges: dict[str, list[str]] = {}
+    for pos, name in enumerate(hidden):
+        later = hidden[pos + 1 :]
+        k = min(chooser.randint(min_links, max_links), len(later))
+        edges[name] = chooser.sample(later, k)
+    vals = {n: chooser.randint(*values) for n in created} if values else {}
+    return Graph(list(reversed(hidden)), {n: edges[n] for n in created}, vals)
+
+
+def describe_edges(graph: Graph) -> list[str]:
+    return [f"{n} points to: ({', '.join(graph.edges[n]) or 'None'})." for n in graph.names]
+
+
+def describe_values(graph: Graph) -> list[str]:
+    return [f"The value of {n} is {graph.values[n]}." for n in graph.names]
+
+
+class _GraphTask(DyvalTask):
+    levels = tuple(GDAG_PRESETS)
+    has_values: ClassVar[bool] = False
+
+    def preset(self, level: str) -> dict[str, Any]:
+        nodes, max_links = GDAG_PRESETS[level]
+        preset = {"nodes": nodes, "min_links": 1, "max_links": max_links, **self.common_preset()}
+        if self.has_values:
+            preset.update(min_value=1, max_value=10)
+        return preset
+
+    def check_combination(self, params: Mapping[str, Any]) -> None:
+        if params["max_links"] > params["nodes"] - 1:
+            raise InvalidArgument(
+                f"knob 'max_links': at most nodes - 1 = {params['nodes'] - 1}, "
+                f"got {params['max_links']}"
+            )
+        if params["min_links"] > params["max_links"]:
+            raise InvalidArgument("knob 'min_links': must be <= max_links")
+        if self.has_values and params["min_value"] > params["max_value"]:
+            raise InvalidArgument("knob 'min_value': must be <= max_value")
+
+    def graph(
+        self, chooser: Chooser, params: Mapping[str, Any], names: Iterator[str], nodes: int
+    ) -> Graph:
+        values = (params["min_value"], params["max_value"]) if self.has_values else None
+        links = min(params["max_links"], nodes - 1)
+        return build_graph(chooser, nodes, min(params["min_links"], links), links, names, values)
+
+    def body(
+        self,
+        chooser: Chooser,
+        params: Mapping[str, Any],
+        main: Graph,
+        extra: list[Graph],
+        kind: str,
+        question: str,
+    ) -> str:
+        units = describe_edges(main) + (describe_values(main) if self.has_values else [])
+        others = [
+            describe_edges(g) + (describe_values(g) if self.has_values else []) for g in extra
+        ]
+        lines = order_lines(mix_lines(units, others, chooser), params["order"], chooser)
+        return (
+            f"Here is the description of {kind} problem:\n\n" + "\n".join(lines) + "\n\n" + question
+        )
+
+    def problem(self, main: Graph, extra: list[Graph], source: str, target: str) -> dict[str, Any]:
+        problem: dict[str, Any] = {"edges": dict(main.edges)}
+        if self.has_values:
+            problem["values"] = dict(main.values)
+        if extra:
+            problem["distractor_edges"] = {n: c for g in extra for n, c in g.edges.items()}
+            if self.has_values:
+                problem["distractor_values"] = {n: v for g in extra for n, v in g.values.items()}
+        problem.update(source=source, target=target)
+        return problem
+
+
+class ReachabilityTask(_GraphTask):
+    id = "dyval.reachability"
+    family = "a graph reachability"
+    classes = 2
+    description = "Can one node of a random DAG be reached from another? (True/False)"
+    knobs: ClassVar[dict[str, Knob]] = {
+        **gdag_knobs(),
+        "balanced": Knob("balanced", bool, "alternate True/False answers by index (rejection)"),
+    }
+    QUESTION = (
+        "Can {target} be reached starting from {source}? Respond with either '<<<True>>>' if "
+        "reachable, or '<<<False>>>' otherwise."
+    )
+
+    def preset(self, level: str) -> dict[str, Any]:
+        return {**super().preset(level), "balanced": True}
+
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        want = index % 2 == 0
+        for _ in range(1000):
+            names = node_names()
+            g = self.graph(chooser, params, names, params["nodes"])
+            reach = {n: g.descendants(n) for n in g.names}
+            pairs = [
+                (s, t)
+                for s in sorted(g.names)
+                for t in sorted(g.names)
+                if s != t and (not params["balanced"] or (t in reach[s]) == want)
+            ]
+            if pairs:
+                source, target = chooser.choice(pairs)
+                break
+        else:
+            raise InvalidArgument("knob 'balanced': no pair with the wanted label; add links")
+        extra = [self.graph(chooser, params, names, 3) for _ in range(params["distractors"])]
+        body = self.body(
+            chooser,
+            params,
+            g,
+            extra,
+            "a graph reachability",
+            self.QUESTION.format(source=source, target=target),
+        )
+        answer = str(target in reach[source])
+        return Generated(self.problem(g, extra, source, target), answer, body)
+
+    def score(self, item: Item, response: str) -> Score:
+        return label_score(response, item.answer, "either '<<<True>>>' if reachable")
+
+    def solve(self, item: Item) -> str:
+        return str(solver.solve_reachability(item.prompt))
+
+    def explain(self, problem: Mapping[str, Any], answer: str) -> str:
+        edges, source, target = problem["edges"], problem["source"], problem["target"]
+        lines = [f"Start the search at {source}."]
+        seen, queue = {source}, [source]
+        while queue:
+            node = queue.pop(0)
+            new = [c for c in edges[node] if c not in seen]
+            kids = ", ".join(edges[node]) or "None"
+            lines.append(f"{node} points to: ({kids}); new nodes: {', '.join(new) or 'none'}.")
+            if target in new:
+                lines.append(f"{target} is reached.")
+                break
+            seen.update(new)
+            queue.extend(new)
+        else:
+            lines.append(
+                f"Every node reachable from {source} is visited; {target} is not among them."
+            )
+        lines.append(f"Thus, the answer is <<<{answer}>>>")
+        return "\n".join(lines)
+
+
+class MaxSumPathTask(_GraphTask):
+    id = "dyval.max_sum_path"
+    family = "a maximum sum path"
+    description = "Largest sum of node values over the paths between two nodes of a random DAG."
+    has_values = True
+    knobs: ClassVar[dict[str, Knob]] = {
+        **gdag_knobs(),
+        "min_value": Knob("min_value", int, "smallest node value", minimum=-1000, maximum=1000),
+        "max_value": Knob("max_value", int, "largest node value", minimum=-1000, maximum=1000),
+    }
+    QUESTION = (
+        "What is the maximum sum of node values over the paths from {source} to {target}? "
+        "The sum of a path A->B->C is the value of A plus the value of B plus the value of C. "
+        "Please format your response as <<<Answer>>>. For example, if the answer is 1, it "
+        "should be presented as <<<1>>>."
+    )
+    ECHO_MARKER = "it should be presented as <<<1>>>"
+
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        for _ in range(1000):
+            names = node_names()
+            g = self.graph(chooser, params, names, params["nodes"])
+            pairs = [(s, t) for s in sorted(g.names) for t in sorted(g.descendants(s))]
+            if pairs:  # only pairs joined by at least one path
+                source, target = chooser.choice(pairs)
+                break
+        else:
+            raise InvalidArgument("knob 'max_links': the graphs have no edges; raise min_links")
+        extra = [self.graph(chooser, params, names, 3) for _ in range(params["distractors"])]
+        body = self.body(
+            chooser,
+            params,
+            g,
+            extra,
+            "a maximum sum path",
+            self.QUESTION.format(source=source, target=target),
+        )
+        best = best_sums(g.names, g.edges, g.values, source)
+        return Generated(self.problem(g, extra, source, target), str(best[target]), body)
+
+    def score(self, item: Item, response: str) -> Score:
+        if self.ECHO_MARKER in response:
+            return Score(False, None, "echo")
+        raw = extract_delimited(response)
+        if raw is None:
+            return Score(False, None, "no_answer")
+        if normalise_label(raw) == "N/A":
+            return Score(False, raw, "na_confusion")
+        pred = parse_number(raw)
+        if pred is None:
+            return Score(False, raw, "format")
+        if pred == float(item.answer):
+            return Score(True, raw)
+        return Score(False, raw, "wrong_value")
+
+    def solve(self, item: Item) -> str:
+        return str(solver.solve_max_sum_path(item.prompt))
+
+    def explain(self, problem: Mapping[str, Any], answer: str) -> str:
+        edges, values = problem["edges"], problem["values"]
+        source, target = problem["source"], problem["target"]
+        order = _topological(edges)
+        best: dict[str, int] = {source: values[source]}
+        lines = [f"best({source}) = {values[source]} (the start)."]
+        for node in order[order.index(source) + 1 :]:
+            parents = [p for p in order if node in edges[p] and p in best]
+            if not parents:
+                continue
+            top = max(parents, key=lambda p: best[p])
+            best[node] = best[top] + values[node]
+            options = ", ".join(f"best({p}) = {best[p]}" for p in parents)
+            lines.append(f"best({node}) = max({options}) + {values[node]} = {best[node]}.")
+            if node == target:
+                break
+        lines.append(f"Thus, the answer is <<<{answer}>>>")
+        return "\n".join(lines)
+
+
+def _topological(edges: Mapping[str, list[str]]) -> list[str]:
+    """Parents before children (Kahn's algorithm, ties by name for a stable text)."""
+    indegree = {n: 0 for n in edges}
+    for kids in edges.values():
+        for c in kids:
+            indegree[c] += 1
+    ready = sorted(n for n, d in indegree.items() if d == 0)
+    out: list[str] = []
+    while ready:
+        n = ready.pop(0)
+        out.append(n)
+        for c in edges[n]:
+            indegree[c] -= 1
+            if indegree[c] == 0:
+                ready.append(c)
+        ready.sort()
+    return out
+
+
+def best_sums(
+    names: list[str], edges: Mapping[str, list[str]], values: Mapping[str, int], source: str
+) -> dict[str, int]:
+    """Best path sum from ``source`` to every node it reaches; ``names`` sinks first."""
+    best = {source: values[source]}
+    for node in reversed(names):  # parents before children
+        if node in best:
+            for c in edges[node]:
+                best[c] = max(best.get(c, -(10**18)), best[node] + values[c])
+    return best

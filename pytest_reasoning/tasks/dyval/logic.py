@@ -1,0 +1,279 @@
+"""DyVal ``deductive_logic`` and ``abductive_logic``: implication trees over and/or/not.
+
+Semantics are the reference implementation's (binding, see docs/tasks/dyval.md):
+deduction — NOT gives True if its premise is False, else N/A; AND gives True if every premise
+is True, else N/A; OR gives True if any premise is True, else N/A. Abduction walks from the
+given root to the asked leaf: a True or N/A conclusion makes the premise N/A; a False one makes
+a NOT premise True, an OR premise False and an AND premise N/A.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+from ...core import Item, Score
+from ...errors import InvalidArgument
+from ...rng import Chooser
+from ..base import Generated, Knob
+from . import solver
+from .common import TDAG_PRESETS, DyvalTask, export_nodes, label_score, tdag_knobs, tdag_lines
+from .tdag import Node, TreeDag, build_tree, node_names
+
+__all__ = ["AbductiveLogicTask", "DeductiveLogicTask", "abduce", "deduce"]
+
+OPS = ("and", "or", "not")
+NA = "N/A"
+Value = bool | str  # True, False or "N/A"
+
+ARROW = "The symbol '->' states a deduction: A -> B means that if A is True, then B is True. "
+DEDUCE = (
+    ARROW + "If A is False or unknown, B cannot be deduced from it (N/A). "
+    "Deduce the value of {target}. If it cannot be deduced, answer 'N/A'. Ensure your final "
+    "result begins with '<<<' and ends with '>>>', for example, if the answer is True, your "
+    "final result should be <<<True>>>."
+)
+ABDUCE = (
+    ARROW + "So if B is False, A must be False; if B is True or unknown, nothing follows "
+    "about A (N/A). Given {root} is {value}, what is the value of {leaf}? If it cannot be "
+    "abduced, answer 'N/A'. Ensure your final result begins with '<<<' and ends with '>>>', "
+    "for example, if the answer is True, your final result should be <<<True>>>."
+)
+ECHO_MARKER = "your final result should be <<<True>>>"
+
+
+def text(v: Value) -> str:
+    return v if isinstance(v, str) else str(v)
+
+
+def deduce(op: str, args: Sequence[Value]) -> Value:
+    if op == "not":
+        return True if args[0] is False else NA
+    if op == "and":
+        return True if all(a is True for a in args) else NA
+    return True if any(a is True for a in args) else NA
+
+
+def abduce(op: str, conclusion: Value) -> Value:
+    """The value a premise of ``op`` takes, given the value of the conclusion."""
+    if conclusion is not False:
+        return NA
+    return {"not": True, "or": False}.get(op, NA)
+
+
+def describe_implication(node: Node) -> str:
+    kids = [c.name for c in node.children]
+    if node.op == "not":
+        return f"(NOT {kids[0]}) -> {node.name}."
+    return f"({f' {node.op} '.join(kids)}) -> {node.name}."
+
+
+def describe_deductive(node: Node) -> str:
+    if node.op is None:
+        return f"{node.name} is {node.value}."
+    return describe_implication(node)
+
+
+def describe_abductive(node: Node) -> str:
+    return "" if node.op is None else describe_implication(node)  # leaves are not stated
+
+
+class _ImplicationTask(DyvalTask):
+    levels = tuple(TDAG_PRESETS)
+    # Operation weights of the reference implementation (and, or, not).
+    weights: ClassVar[dict[str, float]]
+    knobs: ClassVar[dict[str, Knob]] = {
+        **tdag_knobs(),
+        "ops": Knob("ops", list, "operation set", choices=OPS, item_kind=str),
+        "balanced": Knob("balanced", bool, "equal answer classes by index (rejection)"),
+    }
+
+    def preset(self, level: str) -> dict[str, Any]:
+        depth, width = TDAG_PRESETS[level]
+        return {
+            "depth": depth,
+            "width": width,
+            "extra_links": 0,
+            **self.common_preset(),
+            "ops": list(OPS),
+            "balanced": True,
+        }
+
+    def check_combination(self, params: Mapping[str, Any]) -> None:
+        self.check_tree(params)
+        if params["extra_links"]:
+            raise InvalidArgument(
+                f"knob 'extra_links': {self.id} has none (the reference semantics are a tree)"
+            )
+        if params["depth"] < 2:
+            raise InvalidArgument(f"knob 'depth': {self.id} needs depth >= 2 (one implication)")
+
+    def tree(
+        self, chooser: Chooser, params: Mapping[str, Any], names: Iterator[str], depth: int
+    ) -> TreeDag:
+        ops = params["ops"]
+        return build_tree(
+            chooser,
+            depth=depth,
+            width=params["width"],
+            ops=ops,
+            weights=[self.weights[op] for op in ops],
+            leaf=lambda c: c.randint(0, 1) == 1,
+            evaluate=deduce,
+            names=names,
+        )
+
+    def score(self, item: Item, response: str) -> Score:
+        return label_score(response, item.answer, ECHO_MARKER)
+
+
+class DeductiveLogicTask(_ImplicationTask):
+    id = "dyval.deductive_logic"
+    family = "a deductive logic"
+    classes = 2
+    description = "Deduce the root of an implication tree from stated leaves (True/N/A)."
+    weights: ClassVar[dict[str, float]] = {"and": 0.2, "or": 0.6, "not": 0.2}
+
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        # An internal node is never False under these rules, so balance is True vs N/A.
+        want = "True" if index % 2 == 0 else NA
+        for _ in range(1000):
+            names = node_names()
+            dag = self.tree(chooser, params, names, params["depth"])
+            if not params["balanced"] or text(dag.root.value) == want:
+                break
+        else:
+            raise InvalidArgument(
+                f"knob 'balanced': label {want} not reachable with ops {params['ops']}"
+            )
+        extra = [self.tree(chooser, params, names, 2) for _ in range(params["distractors"])]
+        target = dag.root.name
+        lines = tdag_lines(dag, extra, describe_deductive, params["order"], chooser)
+        body = (
+            "Here is the description of a deductive logic problem:\n\n"
+            + "\n".join(lines)
+            + "\n\n"
+            + DEDUCE.format(target=target)
+        )
+        problem = {"nodes": export_nodes(dag, extra, text), "target": target}
+        return Generated(problem=problem, answer=text(dag.root.value), body=body)
+
+    def solve(self, item: Item) -> str:
+        return solver.solve_deductive(item.prompt)
+
+    def explain(self, problem: Mapping[str, Any], answer: str) -> str:
+        nodes = [n for n in problem["nodes"] if not n.get("distractor")]
+        values = {n["name"]: n["value"] for n in nodes}
+        lines = []
+        for n in nodes:
+            name, op, kids, value = n["name"], n["op"], n["children"], n["value"]
+            if op is None:
+                lines.append(f"{name} is {value}.")
+                continue
+            if op == "not":
+                premise, shown = f"(NOT {kids[0]})", f"(NOT {values[kids[0]]})"
+            else:
+                premise = "(" + f" {op} ".join(kids) + ")"
+                shown = "(" + f" {op} ".join(values[k] for k in kids) + ")"
+            if value == "True":
+                why = f"the premise {shown} is True, so {name} is True."
+            else:
+                why = f"the premise {shown} is not True, so {name} cannot be deduced: N/A."
+            lines.append(f"{premise} -> {name}: {why}")
+        lines.append(f"Thus, the answer is <<<{answer}>>>")
+        return "\n".join(lines)
+
+
+class AbductiveLogicTask(_ImplicationTask):
+    id = "dyval.abductive_logic"
+    family = "an abductive logic"
+    classes = 3
+    description = "Given the root of an implication tree, abduce one leaf (True/False/N/A)."
+    weights: ClassVar[dict[str, float]] = {"and": 0.07, "or": 0.66, "not": 0.27}
+
+    def check_combination(self, params: Mapping[str, Any]) -> None:
+        super().check_combination(params)
+        if params["balanced"] and not {"not", "or"} <= set(params["ops"]):
+            raise InvalidArgument(
+                "knob 'ops': balanced abduction needs 'not' (for True) and 'or' (for False)"
+            )
+
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        want = ("True", "False", NA)[index % 3]
+        for _ in range(1000):
+            names = node_names()
+            dag = self.tree(chooser, params, names, params["depth"])
+            # The reference gives the root False with probability 0.93.
+            given: bool = chooser.random() >= 0.07
+            answers = leaf_answers(dag.root, given)
+            leaves = [n for n in dag.nodes if n.op is None]
+            if params["balanced"]:
+                leaves = [n for n in leaves if text(answers[n.name]) == want]
+            if leaves:
+                leaf = chooser.choice(leaves)
+                break
+        else:
+            raise InvalidArgument(
+                f"knob 'balanced': label {want} not reachable with ops {params['ops']}"
+            )
+        extra = [self.tree(chooser, params, names, 2) for _ in range(params["distractors"])]
+        root = dag.root.name
+        lines = tdag_lines(dag, extra, describe_abductive, params["order"], chooser)
+        body = (
+            "Here is the description of an abductive logic problem:\n\n"
+            + "\n".join(lines)
+            + "\n\n"
+            + ABDUCE.format(root=root, value=given, leaf=leaf.name)
+        )
+        nodes = export_nodes(dag, extra, lambda _v: None)  # leaf values are not part of it
+        for n in nodes:
+            n.pop("value")
+        problem = {
+            "nodes": nodes,
+            "target": leaf.name,
+            "given": {"node": root, "value": str(given)},
+        }
+        return Generated(problem=problem, answer=text(answers[leaf.name]), body=body)
+
+    def solve(self, item: Item) -> str:
+        return solver.solve_abductive(item.prompt)
+
+    def explain(self, problem: Mapping[str, Any], answer: str) -> str:
+        nodes = {n["name"]: n for n in problem["nodes"] if not n.get("distractor")}
+        parent = {c: n["name"] for n in nodes.values() for c in n["children"]}
+        path = [problem["target"]]
+        while path[-1] in parent:
+            path.append(parent[path[-1]])
+        path.reverse()  # root first
+        value: Value = problem["given"]["value"] == "True"
+        lines = [f"{path[0]} is given as {value}."]
+        for here, below in itertools.pairwise(path):
+            n = nodes[here]
+            op, kids = n["op"], n["children"]
+            premise = f"(NOT {kids[0]})" if op == "not" else "(" + f" {op} ".join(kids) + ")"
+            nxt = abduce(op, value)
+            if value is not False:
+                why = f"{here} is {text(value)}, which says nothing about its premise"
+            elif op == "not":
+                why = f"{here} is False, so the premise {premise} is False and {below} is True"
+            elif op == "or":
+                why = f"{here} is False, so every part of {premise} is False"
+            else:
+                why = f"{here} is False, so {premise} is False, but which part is unknown"
+            lines.append(f"{premise} -> {here}: {why}; {below} is {text(nxt)}.")
+            value = nxt
+        lines.append(f"Thus, the answer is <<<{answer}>>>")
+        return "\n".join(lines)
+
+
+def leaf_answers(root: Node, given: bool) -> dict[str, Value]:
+    """The abduced value of every node below ``root`` (a tree: one path to each)."""
+    out: dict[str, Value] = {root.name: given}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            out[child.name] = abduce(node.op or "", out[node.name])
+            stack.append(child)
+    return out
