@@ -47,6 +47,7 @@ class _State:
         self.items: list[ReasoningItem] = []
         self.built: dict[str, Item] = {}
         self.gates: list[GateResult] = []
+        self.repeats: dict[tuple[str, str, str], int] = {}  # (entry, level, model) → count
         self._worker_queue: Any = None
 
     @property
@@ -299,7 +300,11 @@ class _Controller:
         from .core import Outcome
         from .results import GateSpec
 
-        self.state.store.add(Outcome.from_dict(data), GateSpec.from_dict(data["gate"]))
+        spec = GateSpec.from_dict(data["gate"])
+        self.state.store.add(Outcome.from_dict(data), spec)
+        if data.get("repeat"):
+            key = (spec.entry, spec.level, str(data["model"]))
+            self.state.repeats[key] = self.state.repeats.get(key, 0) + 1
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -428,6 +433,7 @@ class ReasoningItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def runtest(self) -> None:
+        from .registry import get_task
         from .results import GateSpec
 
         state = self.config.stash[STATE]
@@ -436,6 +442,9 @@ class ReasoningItem(pytest.Item):
             evaluator.prefetch(self._ahead(state, evaluator))
         outcome = evaluator.answer(self.build(), self.model)
         payload = outcome.to_dict()
+        task = get_task(self.entry.task)
+        if task.is_repeat(self.level.level, self.seed, self.index, self.level.params):
+            payload["repeat"] = True
         payload["gate"] = GateSpec(
             self.suite,
             self.entry.id,
@@ -611,6 +620,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for g in failed:
             s = g.stats
             tr.write_line(f"  FAILED {s.model} {s.spec.entry} {s.spec.level}: {g.reason}", red=True)
+    for (entry, level, model), count in sorted(state.repeats.items()):
+        tr.write_line(
+            f"reasoning: {entry} {level} ({model}): {count} sample(s) repeat an earlier problem;"
+            " the level has fewer distinct problems than samples, so its interval is optimistic",
+            yellow=True,
+        )
     if state.store.errors:
         tr.write_line(
             f"reasoning: {state.store.errors} infrastructure error(s) (not counted as "

@@ -232,3 +232,43 @@ def test_example_suites_pass_with_reference(pytester: pytest.Pytester) -> None:
     )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "FAIL" not in result.stdout.str()
+
+
+ALL_DYVAL = """\
+name: all
+seed: 3
+samples: 4
+tasks:
+  - {task: dyval.arithmetic, levels: [D2], style: fewshot, params: {shots: 2}}
+  - {task: dyval.linear_equation, levels: [D2], style: cot, params: {distractors: 1}}
+  - {task: dyval.boolean_logic, levels: [D3], params: {order: random, extra_links: 1}}
+  - {task: dyval.deductive_logic, levels: [D2], style: fewshot, params: {order: reversed}}
+  - {task: dyval.abductive_logic, levels: [D3], params: {distractors: 2}}
+  - {task: dyval.reachability, levels: [D2], style: fewshot, params: {shots: 1}}
+  - {task: dyval.max_sum_path, levels: [D3], params: {distractors: 1, order: random}}
+  - {task: dyval.boolean_logic, id: tiny, levels: [D1], samples: 14}
+"""
+
+
+def test_every_dyval_task_and_style_over_http(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    pytester.makefile(".yaml", all=ALL_DYVAL)
+    result = run(
+        pytester,
+        "--llm",
+        "openai/oracle",
+        "--llm-api-base",
+        fake_server.url,
+        "--reasoning-cache",
+        "off",
+        "-n",
+        "2",
+    )
+    # 7 × 4 + 14 samples, 8 gates (no thresholds: reported, not gated).
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*42 passed*"])
+    for task in ("arithmetic", "linear_equation", "deductive_logic", "max_sum_path"):
+        result.stdout.fnmatch_lines([f"*openai/oracle*dyval.{task}*4*4*1.000*"])
+    # D1 boolean logic has ten distinct problems: the summary says the interval is optimistic.
+    result.stdout.fnmatch_lines(["*tiny D1 (openai/oracle): 4 sample(s) repeat an earlier*"])

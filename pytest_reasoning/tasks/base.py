@@ -208,6 +208,13 @@ class Task(ABC):
 
     _batch_lock: ClassVar[threading.Lock] = threading.Lock()
 
+    def is_repeat(
+        self, level: str, seed: int, index: int, params: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Whether item ``index`` repeats an earlier item's problem (an exhausted level)."""
+        before = self.repeated(level, seed, index, params) or 0
+        return (self.repeated(level, seed, index + 1, params) or 0) > before
+
     def repeated(
         self, level: str, seed: int, count: int, params: Mapping[str, Any] | None = None
     ) -> int | None:
