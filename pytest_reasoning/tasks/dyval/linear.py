@@ -125,7 +125,8 @@ class LinearEquationTask(DyvalTask):
                 dag = build_arithmetic(chooser, params, node_names(str(k)))
                 dags.append(dag)
                 coefs[pos], values[pos] = dag.root.name, dag.root.value
-            a1, b1, c1, a2, b2, c2 = values
+            # Fractions throughout: int / int would silently give a float.
+            a1, b1, c1, a2, b2, c2 = (Fraction(v) if isinstance(v, int) else v for v in values)
             det = a1 * b2 - a2 * b1
             # Exactly zero means no unique solution; nearly zero (float roots) is ill-posed.
             if det != 0 and abs(det) >= 1e-9 * (abs(a1 * b2) + abs(a2 * b1)):
