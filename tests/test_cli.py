@@ -106,3 +106,44 @@ def test_export_streams() -> None:
     buf = io.StringIO()
     assert export_items("dyval.arithmetic", "D4", 50, 1, {}, "cot", False, buf) == 50
     assert buf.getvalue().count("\n") == 50
+
+
+@pytest.mark.parametrize(
+    ("task", "keys"),
+    [
+        ("dyval.arithmetic", {"nodes", "target"}),
+        ("dyval.linear_equation", {"equations", "nodes"}),
+        ("dyval.boolean_logic", {"nodes", "target"}),
+        ("dyval.deductive_logic", {"nodes", "target"}),
+        ("dyval.abductive_logic", {"nodes", "target", "given"}),
+        ("dyval.reachability", {"edges", "source", "target"}),
+        ("dyval.max_sum_path", {"edges", "values", "source", "target"}),
+    ],
+)
+def test_export_problem_schema_per_task(
+    task: str, keys: set[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["export", task, "--level", "D3", "--count", "2", "--param", "order=random"]
+    assert main([*args, "--style", "fewshot", "--param", "shots=1", "--with-steps"]) == 0
+    for line in capsys.readouterr().out.splitlines():
+        row = json.loads(line)
+        assert set(row["problem"]) == keys
+        assert row["steps"].endswith(f"<<<{row['answer']}>>>")
+        assert row["style"] == "fewshot" and row["params"]["order"] == "random"
+
+
+def test_export_says_when_a_small_level_repeats(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", "dyval.boolean_logic", "--level", "D1", "--count", "30"]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 30
+    assert "20 of 30 items repeat an earlier problem" in captured.err
+    assert "\n" not in captured.err.rstrip("\n")
+
+
+def test_export_list_knob_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["export", "dyval.arithmetic", "--level", "D2", "--count", "3"]
+    assert main([*args, "--param", "ops=[+, -]", "--param", "extra_links=1"]) == 0
+    for line in capsys.readouterr().out.splitlines():
+        row = json.loads(line)
+        assert row["params"]["ops"] == ["+", "-"]
+        assert {n["op"] for n in row["problem"]["nodes"]} <= {"+", "-", None}
