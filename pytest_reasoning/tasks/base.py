@@ -197,23 +197,21 @@ class Task(ABC):
         if not params.get("unique", False):
             chooser = SeededChooser(derive_seed(self.id, level, seed, index))
             return self.generate(chooser, params, index)
-        key = (level, seed, canonical_json(dict(params)))
         with self._batch_lock:
-            batches = self.__dict__.setdefault("_batches", OrderedDict())
-            batch = batches.pop(key, None) or _Batch()
-            batches[key] = batch  # most recently used last
-            while len(batches) > _MAX_BATCHES:
-                batches.popitem(last=False)
-            return batch.get(self, level, seed, index, params)
+            return self._batch(level, seed, params).get(self, level, seed, index, params)
+
+    def _batch(self, level: str, seed: int, params: Mapping[str, Any]) -> _Batch:
+        """This process's record of one batch (call with the lock held); LRU-bounded."""
+        key = (level, seed, canonical_json(dict(params)))
+        batches: OrderedDict[tuple[str, int, str], _Batch]
+        batches = self.__dict__.setdefault("_batches", OrderedDict())
+        batch = batches.pop(key, None) or _Batch()
+        batches[key] = batch  # most recently used last
+        while len(batches) > _MAX_BATCHES:
+            batches.popitem(last=False)
+        return batch
 
     _batch_lock: ClassVar[threading.Lock] = threading.Lock()
-
-    def is_repeat(
-        self, level: str, seed: int, index: int, params: Mapping[str, Any] | None = None
-    ) -> bool:
-        """Whether item ``index`` repeats an earlier item's problem (an exhausted level)."""
-        before = self.repeated(level, seed, index, params) or 0
-        return (self.repeated(level, seed, index + 1, params) or 0) > before
 
     def repeated(
         self, level: str, seed: int, count: int, params: Mapping[str, Any] | None = None
@@ -221,13 +219,26 @@ class Task(ABC):
         """How many of items ``0..count-1`` repeat an earlier item's problem: 0 unless the
         level has fewer distinct problems than that; ``None`` when ``unique`` is off."""
         resolved = self.resolve_params(level, params)
-        if count <= 0 or not resolved.get("unique", False):
-            return None if count > 0 else 0
-        self._generate_at(level, seed, count - 1, resolved)
-        key = (level, seed, canonical_json(dict(resolved)))
+        if not resolved.get("unique", False):
+            return None
         with self._batch_lock:
-            batch: _Batch = self.__dict__["_batches"][key]
+            batch = self._batch(level, seed, resolved)
+            if count > len(batch.raw):
+                batch.get(self, level, seed, count - 1, resolved)
             return sum(batch.repeats[:count])
+
+    def is_repeat(
+        self, level: str, seed: int, index: int, params: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Whether item ``index`` repeats an earlier item's problem (an exhausted level)."""
+        resolved = self.resolve_params(level, params)
+        if not resolved.get("unique", False):
+            return False
+        with self._batch_lock:
+            batch = self._batch(level, seed, resolved)
+            if index >= len(batch.raw):
+                batch.get(self, level, seed, index, resolved)
+            return bool(batch.repeats[index])
 
     # -- scoring and solving ---------------------------------------------------------------
     @abstractmethod
