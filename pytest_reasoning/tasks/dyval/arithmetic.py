@@ -8,9 +8,7 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from ...answers import (
-    extract_delimited,
     format_number,
-    normalise_label,
     parse_number,
     relative_error,
 )
@@ -19,7 +17,7 @@ from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob
 from . import solver
-from .common import TDAG_PRESETS, DyvalTask, export_nodes, tdag_knobs, tdag_lines
+from .common import TDAG_PRESETS, DyvalTask, export_nodes, read_value, tdag_knobs, tdag_lines
 from .tdag import Node, TreeDag, add_extra_links, build_tree, node_names
 
 __all__ = [
@@ -206,12 +204,8 @@ class ArithmeticTask(DyvalTask):
     knobs: ClassVar[dict[str, Knob]] = {**tdag_knobs(), **arithmetic_knobs()}
 
     def preset(self, level: str) -> dict[str, Any]:
-        depth, width = TDAG_PRESETS[level]
         return {
-            "depth": depth,
-            "width": width,
-            "extra_links": 0,
-            **self.common_preset(),
+            **self.tree_preset(level),
             "ops": list(OPS),
             "min_value": 1,
             "max_value": 10,
@@ -232,26 +226,15 @@ class ArithmeticTask(DyvalTask):
         ]
         target = dag.root.name
         lines = tdag_lines(dag, extra, describe, params["order"], chooser)
-        body = (
-            "Here is the description of an arithmetic problem:\n\n"
-            + "\n".join(lines)
-            + "\n\n"
-            + FORMAT.format(target=target)
-        )
+        body = self.text(lines, FORMAT.format(target=target))
         problem = {"nodes": export_nodes(dag, extra, to_json), "target": target}
         return Generated(problem=problem, answer=format_number(dag.root.value), body=body)
 
     def score(self, item: Item, response: str) -> Score:
-        if ECHO_MARKER in response:
-            return Score(False, None, "echo")
-        raw = extract_delimited(response)
-        if raw is None:
-            return Score(False, None, "no_answer")
-        if normalise_label(raw) == "N/A":
-            return Score(False, raw, "na_confusion")
-        pred = parse_number(raw)
-        if pred is None:
-            return Score(False, raw, "format")
+        read = read_value(response, ECHO_MARKER, parse_number)
+        if isinstance(read, Score):
+            return read
+        raw, pred = read
         gold = float(item.answer)
         if relative_error(pred, gold) <= TOLERANCE:
             return Score(True, raw)

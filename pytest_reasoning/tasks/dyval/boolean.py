@@ -78,12 +78,8 @@ class BooleanLogicTask(DyvalTask):
     }
 
     def preset(self, level: str) -> dict[str, Any]:
-        depth, width = TDAG_PRESETS[level]
         return {
-            "depth": depth,
-            "width": width,
-            "extra_links": 0,
-            **self.common_preset(),
+            **self.tree_preset(level),
             "ops": list(OPS),
             "balanced": True,
         }
@@ -108,12 +104,7 @@ class BooleanLogicTask(DyvalTask):
         ]
         target = dag.root.name
         lines = tdag_lines(dag, extra, describe, params["order"], chooser)
-        body = (
-            "Here is the description of a boolean logic problem:\n\n"
-            + "\n".join(lines)
-            + "\n\n"
-            + FORMAT.format(target=target)
-        )
+        body = self.text(lines, FORMAT.format(target=target))
         problem = {"nodes": export_nodes(dag, extra), "target": target}
         return Generated(problem=problem, answer=str(dag.root.value), body=body)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
 
 from ...answers import extract_delimited, normalise_label
 from ...core import Score
@@ -21,6 +21,7 @@ __all__ = [
     "export_nodes",
     "gdag_knobs",
     "label_score",
+    "read_value",
     "tdag_knobs",
     "tdag_lines",
 ]
@@ -106,6 +107,27 @@ def label_score(raw_response: str, gold: str, echo_marker: str) -> Score:
     return Score(False, raw, "wrong_label")
 
 
+T = TypeVar("T")
+
+
+def read_value(
+    response: str, echo_marker: str, parse: Callable[[str], T | None]
+) -> Score | tuple[str, T]:
+    """The shared front of the value scorers: a failed :class:`Score` (``echo``,
+    ``no_answer``, ``na_confusion``, ``format``), or the delimited text and its parsed value."""
+    if echo_marker in response:
+        return Score(False, None, "echo")
+    raw = extract_delimited(response)
+    if raw is None:
+        return Score(False, None, "no_answer")
+    if normalise_label(raw) == "N/A":
+        return Score(False, raw, "na_confusion")
+    value = parse(raw)
+    if value is None:
+        return Score(False, raw, "format")
+    return raw, value
+
+
 class DyvalTask(Task):
     """A DyVal task: the shared styles, fewshot rendering and knob combination rules."""
 
@@ -114,6 +136,22 @@ class DyvalTask(Task):
 
     def common_preset(self) -> dict[str, Any]:
         return {"order": "topological", "distractors": 0, "shots": 3, "unique": True}
+
+    def tree_preset(
+        self, level: str, presets: Mapping[str, tuple[int, int]] = TDAG_PRESETS
+    ) -> dict[str, Any]:
+        """Shape knobs of a T-DAG level plus the common ones; tasks add their own."""
+        depth, width = presets[level]
+        return {"depth": depth, "width": width, "extra_links": 0, **self.common_preset()}
+
+    def text(self, lines: Sequence[str], question: str) -> str:
+        """The problem statement: every DyVal task but the linear systems reads this way."""
+        return (
+            f"Here is the description of {self.family} problem:\n\n"
+            + "\n".join(lines)
+            + "\n\n"
+            + question
+        )
 
     classes: ClassVar[int] = 1  # answer classes cycled by index when ``balanced``
 

@@ -12,13 +12,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...answers import extract_delimited, normalise_label, parse_number
+from ...answers import parse_number
 from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob
 from . import solver
-from .common import GDAG_PRESETS, DyvalTask, gdag_knobs, label_score
+from .common import GDAG_PRESETS, DyvalTask, gdag_knobs, label_score, read_value
 from .tdag import mix_lines, node_names, order_lines
 
 __all__ = ["Graph", "MaxSumPathTask", "ReachabilityTask", "build_graph"]
@@ -104,7 +104,6 @@ class _GraphTask(DyvalTask):
         params: Mapping[str, Any],
         main: Graph,
         extra: list[Graph],
-        kind: str,
         question: str,
     ) -> str:
         units = describe_edges(main) + (describe_values(main) if self.has_values else [])
@@ -112,9 +111,7 @@ class _GraphTask(DyvalTask):
             describe_edges(g) + (describe_values(g) if self.has_values else []) for g in extra
         ]
         lines = order_lines(mix_lines(units, others, chooser), params["order"], chooser)
-        return (
-            f"Here is the description of {kind} problem:\n\n" + "\n".join(lines) + "\n\n" + question
-        )
+        return self.text(lines, question)
 
     def problem(self, main: Graph, extra: list[Graph], source: str, target: str) -> dict[str, Any]:
         problem: dict[str, Any] = {"edges": dict(main.edges)}
@@ -168,7 +165,6 @@ class ReachabilityTask(_GraphTask):
             params,
             g,
             extra,
-            "a graph reachability",
             self.QUESTION.format(source=source, target=target),
         )
         answer = str(target in reach[source])
@@ -236,23 +232,16 @@ class MaxSumPathTask(_GraphTask):
             params,
             g,
             extra,
-            "a maximum sum path",
             self.QUESTION.format(source=source, target=target),
         )
         best = best_sums(g.names, g.edges, g.values, source)
         return Generated(self.problem(g, extra, source, target), str(best[target]), body)
 
     def score(self, item: Item, response: str) -> Score:
-        if self.ECHO_MARKER in response:
-            return Score(False, None, "echo")
-        raw = extract_delimited(response)
-        if raw is None:
-            return Score(False, None, "no_answer")
-        if normalise_label(raw) == "N/A":
-            return Score(False, raw, "na_confusion")
-        pred = parse_number(raw)
-        if pred is None:
-            return Score(False, raw, "format")
+        read = read_value(response, self.ECHO_MARKER, parse_number)
+        if isinstance(read, Score):
+            return read
+        raw, pred = read
         if pred == float(item.answer):
             return Score(True, raw)
         return Score(False, raw, "wrong_value")

@@ -12,9 +12,7 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from ...answers import (
-    extract_delimited,
     format_number,
-    normalise_label,
     parse_number,
     relative_error,
 )
@@ -32,7 +30,7 @@ from .arithmetic import (
     describe,
     to_json,
 )
-from .common import LINEAR_PRESETS, DyvalTask, export_nodes, tdag_knobs
+from .common import LINEAR_PRESETS, DyvalTask, export_nodes, read_value, tdag_knobs
 from .tdag import TreeDag, mix_lines, node_names, order_lines
 
 __all__ = ["LinearEquationTask", "parse_pair"]
@@ -93,12 +91,8 @@ class LinearEquationTask(DyvalTask):
     }
 
     def preset(self, level: str) -> dict[str, Any]:
-        depth, width = LINEAR_PRESETS[level]
         return {
-            "depth": depth,
-            "width": width,
-            "extra_links": 0,
-            **self.common_preset(),
+            **self.tree_preset(level, LINEAR_PRESETS),
             "ops": ["+", "-", "*", "/", "sqrt", "square"],
             "min_value": 1,
             "max_value": 10,
@@ -177,16 +171,10 @@ class LinearEquationTask(DyvalTask):
         )
 
     def score(self, item: Item, response: str) -> Score:
-        if ECHO_MARKER in response:
-            return Score(False, None, "echo")
-        raw = extract_delimited(response)
-        if raw is None:
-            return Score(False, None, "no_answer")
-        if normalise_label(raw) == "N/A":
-            return Score(False, raw, "na_confusion")
-        pair = parse_pair(raw)
-        if pair is None:
-            return Score(False, raw, "format")
+        read = read_value(response, ECHO_MARKER, parse_pair)
+        if isinstance(read, Score):
+            return read
+        raw, pair = read
         gold = [float(v) for v in item.answer.split()]
         if all(relative_error(p, g) <= TOLERANCE for p, g in zip(pair, gold, strict=True)):
             return Score(True, raw)

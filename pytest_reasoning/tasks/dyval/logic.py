@@ -90,12 +90,8 @@ class _ImplicationTask(DyvalTask):
     }
 
     def preset(self, level: str) -> dict[str, Any]:
-        depth, width = TDAG_PRESETS[level]
         return {
-            "depth": depth,
-            "width": width,
-            "extra_links": 0,
-            **self.common_preset(),
+            **self.tree_preset(level),
             "ops": list(OPS),
             "balanced": True,
         }
@@ -150,12 +146,7 @@ class DeductiveLogicTask(_ImplicationTask):
         extra = [self.tree(chooser, params, names, 2) for _ in range(params["distractors"])]
         target = dag.root.name
         lines = tdag_lines(dag, extra, describe_deductive, params["order"], chooser)
-        body = (
-            "Here is the description of a deductive logic problem:\n\n"
-            + "\n".join(lines)
-            + "\n\n"
-            + DEDUCE.format(target=target)
-        )
+        body = self.text(lines, DEDUCE.format(target=target))
         problem = {"nodes": export_nodes(dag, extra, text), "target": target}
         return Generated(problem=problem, answer=text(dag.root.value), body=body)
 
@@ -220,12 +211,7 @@ class AbductiveLogicTask(_ImplicationTask):
         extra = [self.tree(chooser, params, names, 2) for _ in range(params["distractors"])]
         root = dag.root.name
         lines = tdag_lines(dag, extra, describe_abductive, params["order"], chooser)
-        body = (
-            "Here is the description of an abductive logic problem:\n\n"
-            + "\n".join(lines)
-            + "\n\n"
-            + ABDUCE.format(root=root, value=given, leaf=leaf.name)
-        )
+        body = self.text(lines, ABDUCE.format(root=root, value=given, leaf=leaf.name))
         nodes = export_nodes(dag, extra, lambda _v: None)  # leaf values are not part of it
         for n in nodes:
             n.pop("value")
