@@ -274,7 +274,7 @@ def _fingerprint(problem: Mapping[str, Any]) -> bytes:
 class _Batch:
     """Which raw draw each item of one ``(level, seed, params)`` batch uses.
 
-    Only fingerprints and raw indices are kept (about 60 bytes an item), so streaming 100,000
+    Only fingerprints and raw indices are kept (about 100 bytes an item), so streaming 100,000
     items stays small; any item is rebuilt by replaying the prefix once per process. When a
     level has fewer distinct problems than items (D1 boolean logic has ten), a duplicate is
     accepted after ``patience`` fresh draws, and counted; patience shrinks while that lasts so
