@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core import Item, Outcome, Reply, Score
 from .errors import (
+    CallBudgetExceeded,
     InvalidArgument,
     InvalidSuite,
     ReasoningError,
@@ -19,13 +20,18 @@ from .rng import Chooser, SeededChooser, derive_seed
 
 if TYPE_CHECKING:
     from .evaluate import EvalConfig, Evaluator
+    from .frontier import FrontierResult, find_frontier
+    from .plugin import LLM
     from .registry import get_task, task_ids
     from .tasks.base import Knob, Task
 
 __all__ = [
+    "LLM",
+    "CallBudgetExceeded",
     "Chooser",
     "EvalConfig",
     "Evaluator",
+    "FrontierResult",
     "InvalidArgument",
     "InvalidSuite",
     "Item",
@@ -40,6 +46,7 @@ __all__ = [
     "UnknownTask",
     "__version__",
     "derive_seed",
+    "find_frontier",
     "get_task",
     "task_ids",
 ]
@@ -49,6 +56,9 @@ __version__ = "0.1.0"
 _LAZY = {
     "EvalConfig": "evaluate",
     "Evaluator": "evaluate",
+    "FrontierResult": "frontier",
+    "find_frontier": "frontier",
+    "LLM": "plugin",
     "get_task": "registry",
     "task_ids": "registry",
     "Knob": "tasks.base",

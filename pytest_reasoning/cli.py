@@ -94,12 +94,96 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ex.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
     sub.add_parser("tasks", help="list the registered tasks and their levels")
+    fr = sub.add_parser(
+        "frontier", help="the hardest value of one knob at which a model reaches a target"
+    )
+    fr.add_argument("--llm", required=True, help="a LiteLLM model string, 'reference' or 'local'")
+    fr.add_argument("--llm-api-base", help="OpenAI-compatible endpoint (vLLM, llama.cpp, ...)")
+    fr.add_argument("--task", required=True)
+    fr.add_argument("--knob", required=True, help="a numeric knob, e.g. depth or nodes")
+    fr.add_argument("--min", type=int, required=True, dest="low")
+    fr.add_argument("--max", type=int, required=True, dest="high")
+    fr.add_argument("--target", type=float, default=0.5, help="accuracy to reach (default 0.5)")
+    fr.add_argument("--level", help="the level whose preset the other knobs come from")
+    fr.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
+    fr.add_argument("--seed", type=int, default=0)
+    fr.add_argument("--confidence", type=float, default=0.9)
+    fr.add_argument("--max-samples", type=int, default=60, help="per probe (default 60)")
+    fr.add_argument("--max-calls", type=int, help="for the whole search")
+    fr.add_argument("--cache", default=".reasoning_cache", help="response cache ('off': none)")
+    fr.add_argument("--json", help="also write the result as JSON to this file")
     return ap
+
+
+def frontier_command(args: argparse.Namespace) -> int:
+    """Run the frontier search with a real model through the evaluator."""
+    from tabulate import tabulate
+
+    from .evaluate import EvalConfig, Evaluator
+    from .frontier import find_frontier
+
+    with contextlib.ExitStack() as stack:
+        local_url = local_identity = None
+        if args.llm == "local":
+            from .models.local import LocalServer
+
+            server = stack.enter_context(LocalServer())
+            local_url, local_identity = server.start(), server.identity
+        cache = None if args.cache.lower() in ("off", "none", "0") else args.cache
+        evaluator = Evaluator(
+            EvalConfig(
+                api_base=args.llm_api_base,
+                cache_dir=cache,
+                local_url=local_url,
+                local_identity=local_identity,
+            )
+        )
+        stack.callback(evaluator.close)
+        result = find_frontier(
+            args.task,
+            args.knob,
+            args.low,
+            args.high,
+            lambda item: evaluator.answer(item, args.llm).correct,
+            target=args.target,
+            level=args.level,
+            params=dict(args.param),
+            seed=args.seed,
+            confidence=args.confidence,
+            max_samples=args.max_samples,
+            max_calls=args.max_calls,
+        )
+    rows = [
+        [
+            p.value,
+            p.n,
+            p.correct,
+            p.errors,
+            f"{p.accuracy or 0:.2f}",
+            f"[{p.low:.2f}, {p.high:.2f}]",
+            p.verdict,
+        ]
+        for p in result.probes
+    ]
+    print(
+        tabulate(
+            rows,
+            headers=[args.knob, "n", "correct", "errors", "accuracy", "interval", "verdict"],
+            disable_numparse=True,
+        )
+    )
+    print(f"frontier: {result.summary()}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(result.to_dict(), fh, indent=2)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "frontier":
+            return frontier_command(args)
         if args.command == "tasks":
             for tid in task_ids():
                 t = get_task(tid)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "CallBudgetExceeded",
     "InvalidArgument",
     "InvalidSuite",
     "ReasoningError",
@@ -39,3 +40,7 @@ class InvalidSuite(ReasoningError):
         self.message = message
         where = f"{path}: {key}: " if key else f"{path}: "
         super().__init__(f"{where}{message}")
+
+
+class CallBudgetExceeded(ReasoningError):
+    """A test asked the ``llm`` fixture for more model calls than ``--reasoning-max-calls``."""

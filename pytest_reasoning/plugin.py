@@ -16,11 +16,12 @@ import pytest
 
 if TYPE_CHECKING:
     from .config import EntrySpec, LevelSpec
-    from .core import Item
+    from .core import Item, Outcome
     from .evaluate import Evaluator
+    from .frontier import FrontierResult
     from .results import GateResult, ResultStore
 
-__all__ = ["ReasoningItem", "ReasoningSuiteFile"]
+__all__ = ["LLM", "ReasoningItem", "ReasoningSuiteFile", "llm"]
 
 PROPERTY = "reasoning"
 LOOKAHEAD_PER_SLOT = 4
@@ -38,6 +39,8 @@ class _State:
         self.concurrency = _opt_int(config, "reasoning_concurrency", minimum=1) or 8
         self.max_errors = _opt_int(config, "reasoning_max_errors", minimum=0) or 0
         self.attempts = _opt_int(config, "reasoning_retries", minimum=1) or 5
+        max_calls = _opt_int(config, "reasoning_max_calls", minimum=1)
+        self.max_calls = 200 if max_calls is None else max_calls
         self.local_url: str | None = None
         self.local_identity: str | None = None
         self.local_server: Any = None
@@ -49,6 +52,7 @@ class _State:
         self.gates: list[GateResult] = []
         self.repeats: dict[tuple[str, str, str], int] = {}  # (entry, level, model) → count
         self._worker_queue: Any = None
+        self.llm: LLM | None = None
 
     @property
     def evaluator(self) -> Evaluator:
@@ -228,6 +232,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="S",
         help="per-request timeout in seconds (default 120)",
     )
+    g.addoption(
+        "--reasoning-max-calls",
+        type=int,
+        dest="reasoning_max_calls",
+        metavar="N",
+        help="model calls one test may make through the llm fixture (default 200; "
+        "cached answers are free)",
+    )
     parser.addini("reasoning_llm", "models to evaluate (as --llm)", type="linelist")
     parser.addini("reasoning_llm_api_base", "as --llm-api-base")
     parser.addini("reasoning_llm_params", "KEY=VALUE lines (as --llm-param)", type="linelist")
@@ -240,6 +252,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "max_errors",
         "timeout",
         "retries",
+        "max_calls",
     ):
         parser.addini(f"reasoning_{name}", f"as --reasoning-{name.replace('_', '-')}")
 
@@ -632,3 +645,77 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             "wrong answers)",
             yellow=True,
         )
+
+
+class LLM:
+    """The ``llm`` fixture: answer generated items with the ``--llm`` models from a test.
+
+    ``llm.solve(item)`` returns the scored :class:`~pytest_reasoning.core.Outcome` (cached
+    like suite items); ``llm.frontier(...)`` searches the difficulty frontier. Each test may
+    make at most ``--reasoning-max-calls`` uncached calls (Hypothesis shrinking included).
+    """
+
+    def __init__(self, state: _State) -> None:
+        self._state = state
+        self.models = list(state.models)
+        self.budget = state.max_calls
+        self.calls: dict[str, int] = {}
+        self.current = ""
+
+    @property
+    def model(self) -> str:
+        """The first ``--llm`` model (the one ``solve`` uses unless told otherwise)."""
+        return self.models[0]
+
+    def solve(self, item: Item, model: str | None = None) -> Outcome:
+        from .errors import CallBudgetExceeded
+
+        used = self.calls.get(self.current, 0)
+        if used >= self.budget:
+            raise CallBudgetExceeded(
+                f"{self.current or 'this test'}: the call budget of {self.budget} is spent "
+                "(--reasoning-max-calls); lower max_examples or raise the budget"
+            )
+        outcome = self._state.evaluator.answer(item, model or self.model)
+        if not outcome.cached and (model or self.model) != "reference":
+            self.calls[self.current] = used + 1
+        return outcome
+
+    def frontier(
+        self,
+        task: str,
+        knob: str,
+        low: int,
+        high: int,
+        *,
+        target: float = 0.5,
+        model: str | None = None,
+        **options: Any,
+    ) -> FrontierResult:
+        """The hardest ``knob`` value in ``[low, high]`` where the model reaches ``target``;
+        options as :func:`pytest_reasoning.frontier.find_frontier`."""
+        from .frontier import find_frontier
+
+        def answer(item: Item) -> bool | None:
+            return self.solve(item, model).correct
+
+        return find_frontier(task, knob, low, high, answer, target=target, **options)
+
+
+@pytest.fixture(scope="session")
+def llm(request: pytest.FixtureRequest) -> LLM:
+    """Answer generated items with the ``--llm`` models (skips the test without ``--llm``)."""
+    state = request.config.stash.get(STATE, None)
+    if state is None:
+        pytest.skip("no --llm given: the llm fixture needs a model")
+    fixture = LLM(state)
+    state.llm = fixture
+    return fixture
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    state = item.config.stash.get(STATE, None)
+    if state is not None and state.llm is not None:
+        state.llm.current = item.nodeid  # the budget is per test
+    return (yield)

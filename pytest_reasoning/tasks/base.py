@@ -114,8 +114,14 @@ class Task(ABC):
                     + ", ".join(sorted(self.knobs))
                 )
             merged[name] = self.knobs[name].check(value)
+        self.adapt(merged, set(params or ()))
         self.check_combination(merged)
         return merged
+
+    def adapt(self, params: dict[str, Any], given: set[str]) -> None:  # noqa: B027 - optional hook
+        """Fit the preset's knobs (those not in ``given``) to the ones a user set, in place:
+        ``nodes: 5`` at D4 lowers the preset's ``max_links`` rather than failing. Knobs the
+        user set are never changed; an impossible combination of those still fails."""
 
     def check_combination(self, params: Mapping[str, Any]) -> None:  # noqa: B027 - optional hook
         """Raise InvalidArgument for knob values that are fine alone but impossible together."""
@@ -176,17 +182,42 @@ class Task(ABC):
                         break
                 seen.add(_fingerprint(example.problem))
                 examples.append(example)
-        return Item(
-            id=id or item_id(self.id, level, seed, index),
-            task=self.id,
+        return self.build_item(
+            gen,
+            examples,
             level=level,
             seed=seed,
             index=index,
             params=resolved,
             style=style,
-            prompt=self.render(gen, style, examples),
-            answer=gen.answer,
-            problem=gen.problem,
+            id=id or item_id(self.id, level, seed, index),
+        )
+
+    def build_item(
+        self,
+        generated: Generated,
+        examples: Sequence[Generated],
+        *,
+        level: str,
+        seed: int,
+        index: int,
+        params: Mapping[str, Any],
+        style: str,
+        id: str,
+    ) -> Item:
+        """An :class:`Item` from a generator's output (``make_item`` and the Hypothesis
+        strategies both end here)."""
+        return Item(
+            id=id,
+            task=self.id,
+            level=level,
+            seed=seed,
+            index=index,
+            params=dict(params),
+            style=style,
+            prompt=self.render(generated, style, examples),
+            answer=generated.answer,
+            problem=generated.problem,
         )
 
     def _generate_at(

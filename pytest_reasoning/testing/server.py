@@ -28,6 +28,8 @@ BEHAVIOURS = {
     "flaky-oracle": "like oracle, but the first request for each prompt fails with HTTP 500",
     "always-true": "<<<True>>> whatever the question",
     "echo": "the prompt, verbatim",
+    "shallow:N": "like oracle on arithmetic DAGs of depth <= N, a wrong value deeper "
+    "(a model whose difficulty frontier is known)",
     "constant:TEXT": "TEXT, verbatim",
     "fail-500": "HTTP 500 every time",
     "fail-429": "HTTP 429 with Retry-After: 0 every time",
@@ -64,6 +66,15 @@ def oracle_answer(prompt: str) -> str:
     if not found:
         return "<<<N/A>>>"
     return f"<<<{max(found, key=lambda f: f[0])[1](prompt)}>>>"
+
+
+def shallow_answer(prompt: str, limit: int) -> str:
+    from ..tasks.dyval import solver
+
+    arithmetic = "description of an arithmetic problem" in prompt
+    if arithmetic and solver.arithmetic_depth(prompt) > limit:
+        return "<<<-1>>>"  # arithmetic roots are >= 1e-4: always wrong
+    return oracle_answer(prompt)
 
 
 @dataclass
@@ -179,6 +190,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if model in ("oracle", "flaky-oracle"):
             content = oracle_answer(prompt)
+        elif model.startswith("shallow:"):
+            content = shallow_answer(prompt, int(model.split(":", 1)[1]))
         elif model == "always-true":
             content = "<<<True>>>"
         elif model == "echo":

@@ -68,7 +68,7 @@ def _common_knobs() -> dict[str, Knob]:
 
 def tdag_knobs() -> dict[str, Knob]:
     return {
-        "depth": Knob("depth", int, "levels of the tree, 1 = a single leaf", minimum=1, maximum=8),
+        "depth": Knob("depth", int, "levels of the tree, 1 = a single leaf", minimum=1, maximum=12),
         "width": Knob("width", int, "children of every non-unary operation", minimum=1, maximum=6),
         "extra_links": Knob(
             "extra_links",
@@ -160,6 +160,16 @@ class DyvalTask(Task):
 
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
         return index % self.classes if params.get("balanced") else 0
+
+    def adapt(self, params: dict[str, Any], given: set[str]) -> None:
+        if "nodes" in params:  # G-DAG: links can only go to the other nodes
+            if "max_links" not in given:
+                params["max_links"] = min(params["max_links"], params["nodes"] - 1)
+            if "min_links" not in given:
+                params["min_links"] = min(params["min_links"], params["max_links"])
+        if "width" in params and "width" not in given and params["depth"] > 1:
+            # Linear D1 is depth 1, width 1 (a stated coefficient); deeper needs width 2.
+            params["width"] = max(params["width"], 2)
 
     def check_tree(self, params: Mapping[str, Any]) -> None:
         """Rules shared by the T-DAG tasks."""

@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "SolverError",
+    "arithmetic_depth",
     "solve_abductive",
     "solve_arithmetic",
     "solve_boolean",
@@ -98,6 +99,18 @@ def _evaluate(graph: dict[str, tuple[str, list[str], Any]], target: str, fn: Any
 def solve_arithmetic(prompt: str) -> float:
     lines, target = _block_and_target(prompt)
     return float(_evaluate(_arith_graph(lines), target, _arith_fn))
+
+
+def arithmetic_depth(prompt: str) -> int:
+    """Node levels of the arithmetic DAG a prompt describes (1 = a single leaf)."""
+    import networkx as nx
+
+    lines, target = _block_and_target(prompt)
+    graph = _arith_graph(lines)
+    g = nx.DiGraph()
+    g.add_node(target)
+    g.add_edges_from((name, dep) for name, (_k, deps, _a) in graph.items() for dep in deps)
+    return int(nx.dag_longest_path_length(g.subgraph(nx.descendants(g, target) | {target}))) + 1
 
 
 def _arith_graph(lines: list[str]) -> dict[str, tuple[str, list[str], Any]]:

@@ -1,0 +1,328 @@
+"""Hypothesis strategies, shrinking, the ``llm`` fixture and the difficulty frontier."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+
+from pytest_reasoning.core import Item
+from pytest_reasoning.errors import InvalidArgument
+from pytest_reasoning.frontier import find_frontier
+from pytest_reasoning.registry import get_task
+from pytest_reasoning.strategies import (
+    abductive_logic_problems,
+    arithmetic_problems,
+    boolean_logic_problems,
+    deductive_logic_problems,
+    linear_equation_problems,
+    max_sum_path_problems,
+    problems,
+    reachability_problems,
+)
+from pytest_reasoning.testing.server import FakeOpenAIServer
+
+SHRINK = settings(database=None, max_examples=500, suppress_health_check=list(HealthCheck))
+
+
+def depth_of(item: Item) -> int:
+    nodes = {n["name"]: n for n in item.problem["nodes"]}
+
+    def d(name: str) -> int:
+        return 1 + max((d(c) for c in nodes[name]["children"]), default=0)
+
+    return d(item.problem["target"])
+
+
+# -- shrinking: a failing problem becomes the smallest failing problem ----------------------------
+def test_shrinks_to_the_shallowest_failing_depth_and_minimal_width() -> None:
+    # A "model" that fails whenever the DAG has depth >= 3.
+    found = find(
+        arithmetic_problems(depth=st.integers(2, 6), width=st.integers(2, 4)),
+        lambda item: depth_of(item) >= 3,
+        settings=SHRINK,
+    )
+    assert found.params["depth"] == 3 and found.params["width"] == 2
+    assert depth_of(found) == 3
+    # The rest shrinks too: the first operation everywhere and the smallest leaf values.
+    assert {n["op"] for n in found.problem["nodes"]} == {"+", None}
+    assert {n["value"] for n in found.problem["nodes"] if n["op"] is None} == {1}
+
+
+def test_graph_problems_shrink_to_the_fewest_nodes() -> None:
+    found = find(
+        reachability_problems(nodes=st.integers(3, 20), max_links=st.integers(1, 2)),
+        lambda item: len(item.problem["edges"]) >= 6,
+        settings=SHRINK,
+    )
+    assert len(found.problem["edges"]) == 6 and found.params["max_links"] == 1
+
+
+def test_boolean_problems_shrink_to_a_minimal_false_root() -> None:
+    # A model that always answers True fails exactly the False problems.
+    found = find(
+        boolean_logic_problems(depth=st.integers(2, 5), width=st.integers(2, 3)),
+        lambda item: get_task(item.task).score(item, "<<<True>>>").correct is False,
+        settings=SHRINK,
+    )
+    assert found.answer == "False" and found.params["depth"] == 2
+    assert len(found.problem["nodes"]) <= 3
+
+
+def test_linear_problems_shrink_towards_direct_coefficients() -> None:
+    found = find(
+        linear_equation_problems(depth=st.integers(1, 4)),
+        lambda item: len(item.problem["nodes"]) > 1,  # fails once a coefficient is computed
+        settings=SHRINK,
+    )
+    assert found.params["depth"] == 2
+
+
+def test_max_sum_paths_shrink_to_small_values() -> None:
+    found = find(
+        max_sum_path_problems(nodes=st.integers(2, 12)),
+        lambda item: int(item.answer) >= 5,
+        settings=SHRINK,
+    )
+    assert int(found.answer) == 5
+
+
+# -- every strategy's items pass their own independent checks -------------------------------------
+STRATEGIES = [
+    arithmetic_problems(
+        depth=st.integers(2, 5), width=st.integers(2, 3), extra_links=st.integers(0, 2)
+    ),
+    linear_equation_problems(depth=st.integers(1, 3), replaced=st.integers(1, 3)),
+    boolean_logic_problems(depth=st.integers(2, 5), balanced=st.booleans(), style="cot"),
+    deductive_logic_problems(depth=st.integers(2, 5), distractors=st.integers(0, 2)),
+    abductive_logic_problems(depth=st.integers(2, 5), order=st.sampled_from(["random"])),
+    reachability_problems(nodes=st.integers(2, 15), style="fewshot", shots=1),
+    max_sum_path_problems(nodes=st.integers(2, 15), max_links=st.integers(1, 1)),
+]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: repr(s)[:40])
+def test_strategy_items_are_correct(strategy: st.SearchStrategy[Item]) -> None:
+    @settings(max_examples=60, suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def check(item: Item) -> None:
+        task = get_task(item.task)
+        assert task.score(item, task.reference_response(item)).correct
+        assert task.steps(item).endswith(f"<<<{item.answer}>>>")
+
+    check()
+
+
+def test_strategy_items_match_the_suite_item_shape() -> None:
+    item = find(problems("dyval.arithmetic", level="D2"), lambda i: True, settings=SHRINK)
+    suite = get_task("dyval.arithmetic").make_item("D2", 1, 0)
+    assert set(item.to_dict()) == set(suite.to_dict())
+    assert item.params.keys() == suite.params.keys()
+    assert item.id.startswith("dyval.arithmetic[D2-fuzz-")
+
+
+# -- bad arguments: one InvalidArgument naming the argument -----------------------------------
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: arithmetic_problems(depth=0), "knob 'depth': must be >= 1, got 0"),
+        (lambda: arithmetic_problems(width=1), "knob 'width': binary operations need width >= 2"),
+        (
+            lambda: reachability_problems(nodes=5, max_links=9),
+            "knob 'max_links': at most nodes - 1 = 4, got 9",
+        ),
+        (lambda: problems("dyval.arithmetic", colour=1), "unknown knob 'colour' for"),
+        (lambda: problems("dyval.arithmetic", style="haiku"), "style 'haiku' is not offered"),
+        (lambda: problems("dyval.arithmetic", level="D9"), "level: unknown level 'D9'"),
+        (lambda: problems("dyval.nope"), "task: unknown task 'dyval.nope'"),
+    ],
+)
+def test_bad_arguments_fail_at_construction(make: Any, message: str) -> None:
+    with pytest.raises(InvalidArgument) as exc:
+        make()
+    assert str(exc.value).startswith(message)
+
+
+def test_a_strategy_that_draws_a_bad_value_names_the_knob() -> None:
+    @settings(database=None, max_examples=50)
+    @given(arithmetic_problems(depth=st.integers(0, 3)))
+    def check(item: Item) -> None:
+        pass
+
+    with pytest.raises(InvalidArgument, match="knob 'depth': must be >= 1, got 0"):
+        check()
+
+
+# -- the difficulty frontier ---------------------------------------------------------------------
+def synthetic(frontier: int, good: float = 0.95, bad: float = 0.1) -> Any:
+    """Deterministic per prompt: accuracy ``good`` up to ``frontier`` deep, ``bad`` beyond."""
+
+    def answer(item: Item) -> bool:
+        u = int(hashlib.sha256(item.prompt.encode()).hexdigest()[:8], 16) / 2**32
+        return u < (good if int(item.params["depth"]) <= frontier else bad)
+
+    return answer
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_frontier_finds_a_known_drop(seed: int) -> None:
+    result = find_frontier("dyval.arithmetic", "depth", 2, 10, synthetic(4), target=0.5, seed=seed)
+    assert result.value in (4, 5)
+    # Far fewer calls than a grid of 9 values × 60 samples.
+    assert result.calls < 9 * 60 / 4
+    assert [p.value for p in result.probes][:2] == [2, 10]
+
+
+def test_frontier_below_and_beyond_the_range() -> None:
+    below = find_frontier("dyval.arithmetic", "depth", 2, 6, lambda _i: False)
+    assert below.value is None and len(below.probes) == 1
+    beyond = find_frontier("dyval.reachability", "nodes", 5, 30, lambda _i: True)
+    assert beyond.value == 30 and beyond.beyond
+    assert "or more" in beyond.summary()
+
+
+def test_frontier_counts_errors_apart() -> None:
+    calls = iter(range(10_000))
+
+    def flaky(item: Item) -> bool | None:
+        return None if next(calls) % 3 == 0 else True
+
+    result = find_frontier("dyval.arithmetic", "depth", 2, 3, flaky)
+    assert all(p.errors > 0 and p.verdict == "pass" for p in result.probes)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"knob": "order"}, "--knob: 'order' is not a numeric knob of dyval.arithmetic"),
+        ({"low": 5, "high": 3}, "--min: 5 is above --max 3"),
+        ({"high": 99}, "knob 'depth': must be <= 12, got 99"),
+        ({"target": 1.5}, "--target: expected a fraction in (0, 1), got 1.5"),
+    ],
+)
+def test_frontier_bad_arguments(kwargs: dict[str, Any], message: str) -> None:
+    args: dict[str, Any] = {"knob": "depth", "low": 2, "high": 6, **kwargs}
+    with pytest.raises(InvalidArgument) as exc:
+        find_frontier(
+            "dyval.arithmetic",
+            args.pop("knob"),
+            args.pop("low"),
+            args.pop("high"),
+            lambda _i: True,
+            **args,
+        )
+    assert str(exc.value).startswith(message)
+
+
+def test_frontier_command_against_a_model_with_a_known_frontier(
+    fake_server: FakeOpenAIServer, tmp_path: Any
+) -> None:
+    out = tmp_path / "frontier.json"
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "pytest_reasoning.cli", "frontier",
+            "--llm", "openai/shallow:4", "--llm-api-base", fake_server.url,
+            "--task", "dyval.arithmetic", "--knob", "depth", "--min", "2", "--max", "9",
+            "--cache", str(tmp_path / "cache"), "--json", str(out),
+        ],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "frontier: depth = 4:" in proc.stdout
+    data = json.loads(out.read_text())
+    assert data["value"] == 4 and data["calls"] == fake_server.stats()["total"]
+
+
+def test_frontier_command_usage_error_is_one_line() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning.cli", "frontier", "--llm", "reference",
+         "--task", "dyval.arithmetic", "--knob", "order", "--min", "1", "--max", "2"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "not a numeric knob" in proc.stderr
+
+
+# -- the llm fixture in a user's fuzz test ---------------------------------------------------------
+FUZZ_TEST = """
+from hypothesis import given, strategies as st
+from pytest_reasoning.strategies import arithmetic_problems, reasoning_settings
+
+@reasoning_settings
+@given(arithmetic_problems(depth=st.integers(2, 6), width=st.integers(2, 3)))
+def test_model_computes(llm, problem):
+    assert llm.solve(problem).correct
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
+def test_fuzz_test_passes_with_a_correct_model(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    pytester.makepyfile(test_fuzz=FUZZ_TEST)
+    result = run(pytester, "--llm", "openai/oracle", "--llm-api-base", fake_server.url)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*1 passed*"])
+
+
+def test_fuzz_test_shrinks_a_real_failure_over_http(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)  # the "reasoning" profile, with its database
+    pytester.makepyfile(test_fuzz=FUZZ_TEST)
+    result = run(pytester, "--llm", "openai/shallow:2", "--llm-api-base", fake_server.url)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert "Falsifying example" in out or "Failing test case" in out
+    # The model fails from depth 3 on: the reported problem is the smallest such one.
+    assert "'depth': 3" in out and "'width': 2" in out
+    assert (pytester.path / ".hypothesis" / "examples").is_dir()  # replays first next run
+
+
+def test_call_budget_is_enforced(pytester: pytest.Pytester, fake_server: FakeOpenAIServer) -> None:
+    pytester.makepyfile(test_fuzz=FUZZ_TEST)
+    result = run(
+        pytester,
+        "--llm",
+        "openai/oracle",
+        "--llm-api-base",
+        fake_server.url,
+        "--reasoning-max-calls",
+        "3",
+        "--reasoning-cache",
+        "off",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*the call budget of 3 is spent (--reasoning-max-calls)*"])
+    assert fake_server.stats()["total"] == 3
+
+
+def test_llm_fixture_skips_without_a_model(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_fuzz=FUZZ_TEST)
+    result = run(pytester)
+    result.stdout.fnmatch_lines(["*1 skipped*"])
+
+
+def test_ci_profile_is_derandomized(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "1")
+    pytester.makepyfile(
+        test_profile="""
+from pytest_reasoning.strategies import reasoning_settings
+
+def test_profile():
+    assert reasoning_settings.derandomize and reasoning_settings.database is None
+    assert reasoning_settings.deadline is None and reasoning_settings.max_examples == 20
+"""
+    )
+    assert run(pytester).ret == pytest.ExitCode.OK
