@@ -6,6 +6,7 @@ __all__ = [
     "CallBudgetExceeded",
     "InvalidArgument",
     "InvalidSuite",
+    "ModelCallFailed",
     "ReasoningError",
     "UnknownLevel",
     "UnknownTask",
@@ -44,3 +45,7 @@ class InvalidSuite(ReasoningError):
 
 class CallBudgetExceeded(ReasoningError):
     """A test asked the ``llm`` fixture for more model calls than ``--reasoning-max-calls``."""
+
+
+class ModelCallFailed(ReasoningError):
+    """A model call failed after its retries (infrastructure, not a wrong answer)."""

@@ -668,6 +668,16 @@ class LLM:
         return self.models[0]
 
     def solve(self, item: Item, model: str | None = None) -> Outcome:
+        """The scored answer; a call that failed after retries raises ``ModelCallFailed``
+        (infrastructure, never a wrong answer for Hypothesis to shrink)."""
+        from .errors import ModelCallFailed
+
+        outcome = self._answer(item, model)
+        if outcome.error is not None:
+            raise ModelCallFailed(f"{outcome.model}: {outcome.error}")
+        return outcome
+
+    def _answer(self, item: Item, model: str | None) -> Outcome:
         from .errors import CallBudgetExceeded
 
         used = self.calls.get(self.current, 0)
@@ -697,7 +707,7 @@ class LLM:
         from .frontier import find_frontier
 
         def answer(item: Item) -> bool | None:
-            return self.solve(item, model).correct
+            return self._answer(item, model).correct  # None for an error: counted apart
 
         return find_frontier(task, knob, low, high, answer, target=target, **options)
 

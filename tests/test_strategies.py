@@ -326,3 +326,20 @@ def test_profile():
 """
     )
     assert run(pytester).ret == pytest.ExitCode.OK
+
+
+def test_a_failed_call_is_an_error_not_a_wrong_answer(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    pytester.makepyfile(test_fuzz=FUZZ_TEST)
+    result = run(
+        pytester,
+        "--llm",
+        "openai/fail-500",
+        "--llm-api-base",
+        fake_server.url,
+        "--reasoning-retries",
+        "1",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*ModelCallFailed: openai/fail-500:*"])
