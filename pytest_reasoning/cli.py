@@ -94,6 +94,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ex.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
     sub.add_parser("tasks", help="list the registered tasks and their levels")
+    pl = sub.add_parser(
+        "plan", help="samples per level needed to detect an accuracy drop (paired McNemar)"
+    )
+    pl.add_argument("--drop", type=float, required=True, help="drop to detect, e.g. 0.05")
+    pl.add_argument("--baseline-accuracy", type=float, required=True, help="e.g. 0.85")
+    pl.add_argument("--power", type=float, default=0.8)
+    pl.add_argument("--alpha", type=float, default=0.05, help="one-sided significance")
+    pl.add_argument("--levels", type=int, default=1, help="levels tested (Holm's correction)")
+    pl.add_argument(
+        "--discordance",
+        type=float,
+        help="expected share of items exactly one model gets right (default: independent errors)",
+    )
     fr = sub.add_parser(
         "frontier", help="the hardest value of one knob at which a model reaches a target"
     )
@@ -113,6 +126,48 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--cache", default=".reasoning_cache", help="response cache ('off': none)")
     fr.add_argument("--json", help="also write the result as JSON to this file")
     return ap
+
+
+def plan_command(args: argparse.Namespace) -> int:
+    from .paired import samples_to_detect_drop
+
+    if args.levels < 1:
+        raise ReasoningError("--levels: must be >= 1")
+    try:
+        n = samples_to_detect_drop(
+            args.baseline_accuracy,
+            args.drop,
+            power=args.power,
+            alpha=args.alpha,
+            discordance=args.discordance,
+        )
+        # Holm's first (smallest) p-value is compared with alpha / levels: plan for that.
+        worst = samples_to_detect_drop(
+            args.baseline_accuracy,
+            args.drop,
+            power=args.power,
+            alpha=args.alpha / args.levels,
+            discordance=args.discordance,
+        )
+    except ValueError as exc:
+        raise ReasoningError(str(exc)) from None
+    candidate = args.baseline_accuracy - args.drop
+    psi = args.discordance
+    if psi is None:
+        b = args.baseline_accuracy
+        psi = b * (1 - candidate) + candidate * (1 - b)
+    assumed = "given" if args.discordance is not None else "assuming independent errors"
+    print(
+        f"{n} samples per level detect a drop from {args.baseline_accuracy:g} to {candidate:g} "
+        f"with power {args.power:g} (one-sided exact McNemar, alpha {args.alpha:g}; "
+        f"discordant share {psi:.3f}, {assumed})"
+    )
+    if args.levels > 1:
+        print(
+            f"{worst} per level when Holm's correction spans {args.levels} levels "
+            f"(alpha / {args.levels})"
+        )
+    return 0
 
 
 def frontier_command(args: argparse.Namespace) -> int:
@@ -182,6 +237,8 @@ def frontier_command(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "plan":
+            return plan_command(args)
         if args.command == "frontier":
             return frontier_command(args)
         if args.command == "tasks":

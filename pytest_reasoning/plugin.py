@@ -35,7 +35,7 @@ class _State:
         self.models: list[str] = _opt_list(config, "reasoning_llm")
         self.is_worker = hasattr(config, "workerinput")
         self.samples = _opt_int(config, "reasoning_samples", minimum=0)
-        self.seed = _opt(config, "reasoning_seed", int)
+        self.seed, self.seed_source = _resolve_seed(config)
         self.concurrency = _opt_int(config, "reasoning_concurrency", minimum=1) or 8
         self.max_errors = _opt_int(config, "reasoning_max_errors", minimum=0) or 0
         self.attempts = _opt_int(config, "reasoning_retries", minimum=1) or 5
@@ -128,6 +128,32 @@ def _opt(config: pytest.Config, name: str, kind: type) -> Any:
     return value
 
 
+def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
+    """``--reasoning-seed``: an int, or ``auto[:TEXT]`` → a seed derived from TEXT (default
+    today's UTC date); returns the seed and the text it came from."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput and workerinput.get("reasoning_seed") is not None:
+        # Workers take the controller's seed: "auto" must not straddle midnight.
+        return workerinput["reasoning_seed"], workerinput.get("reasoning_seed_source")
+    raw = _opt(config, "reasoning_seed", str)
+    if raw is None:
+        return None, None
+    raw = str(raw).strip()
+    if raw == "auto" or raw.startswith("auto:"):
+        import datetime
+
+        from .rng import derive_seed
+
+        source = raw[5:] or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        return derive_seed("reasoning-seed", source) % 2**31, source
+    try:
+        return int(raw), None
+    except ValueError:
+        raise pytest.UsageError(
+            f"--reasoning-seed: expected an integer, 'auto' or 'auto:TEXT', got {raw!r}"
+        ) from None
+
+
 def _opt_int(config: pytest.Config, name: str, *, minimum: int) -> int | None:
     value: int | None = _opt(config, name, int)
     if value is not None and value < minimum:
@@ -187,10 +213,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     g.addoption(
         "--reasoning-seed",
-        type=int,
         dest="reasoning_seed",
         metavar="S",
-        help="override every suite's seeds with this one",
+        help="override every suite's seeds: an integer, or 'auto' (from today's UTC date) or "
+        "'auto:TEXT' (from any text, e.g. a git SHA): fresh items per release, replayable",
     )
     g.addoption(
         "--reasoning-cache",
@@ -266,6 +292,8 @@ class _XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["reasoning_local_url"] = self.state.local_url
         node.workerinput["reasoning_local_identity"] = self.state.local_identity
+        node.workerinput["reasoning_seed"] = self.state.seed
+        node.workerinput["reasoning_seed_source"] = self.state.seed_source
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -337,6 +365,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if state is None:
         return None
     seed = f", seed override {state.seed}" if state.seed is not None else ""
+    if state.seed_source is not None:
+        seed += f" (auto from {state.seed_source!r}; replay with --reasoning-seed {state.seed})"
     return [f"reasoning: models {', '.join(state.models)}; concurrency {state.concurrency}{seed}"]
 
 
