@@ -98,20 +98,28 @@ class _GraphTask(DyvalTask):
         links = min(params["max_links"], nodes - 1)
         return build_graph(chooser, nodes, min(params["min_links"], links), links, names, values)
 
-    def body(
+    QUESTION: ClassVar[str]
+
+    def finish(
         self,
         chooser: Chooser,
         params: Mapping[str, Any],
         main: Graph,
-        extra: list[Graph],
-        question: str,
-    ) -> str:
+        names: Iterator[str],
+        source: str,
+        target: str,
+        answer: str,
+    ) -> Generated:
+        """Distractor graphs (3 nodes each, as the reference), the description in the asked
+        order, the question; call once the problem itself is drawn."""
+        extra = [self.graph(chooser, params, names, 3) for _ in range(params["distractors"])]
         units = describe_edges(main) + (describe_values(main) if self.has_values else [])
         others = [
             describe_edges(g) + (describe_values(g) if self.has_values else []) for g in extra
         ]
         lines = order_lines(mix_lines(units, others, chooser), params["order"], chooser)
-        return self.text(lines, question)
+        body = self.text(lines, self.QUESTION.format(source=source, target=target))
+        return Generated(self.problem(main, extra, source, target), answer, body)
 
     def problem(self, main: Graph, extra: list[Graph], source: str, target: str) -> dict[str, Any]:
         problem: dict[str, Any] = {"edges": dict(main.edges)}
@@ -159,16 +167,7 @@ class ReachabilityTask(_GraphTask):
                 break
         else:
             raise InvalidArgument("knob 'balanced': no pair with the wanted label; add links")
-        extra = [self.graph(chooser, params, names, 3) for _ in range(params["distractors"])]
-        body = self.body(
-            chooser,
-            params,
-            g,
-            extra,
-            self.QUESTION.format(source=source, target=target),
-        )
-        answer = str(target in reach[source])
-        return Generated(self.problem(g, extra, source, target), answer, body)
+        return self.finish(chooser, params, g, names, source, target, str(target in reach[source]))
 
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, "either '<<<True>>>' if reachable")
@@ -226,16 +225,8 @@ class MaxSumPathTask(_GraphTask):
                 break
         else:
             raise InvalidArgument("knob 'max_links': the graphs have no edges; raise min_links")
-        extra = [self.graph(chooser, params, names, 3) for _ in range(params["distractors"])]
-        body = self.body(
-            chooser,
-            params,
-            g,
-            extra,
-            self.QUESTION.format(source=source, target=target),
-        )
         best = best_sums(g.names, g.edges, g.values, source)
-        return Generated(self.problem(g, extra, source, target), str(best[target]), body)
+        return self.finish(chooser, params, g, names, source, target, str(best[target]))
 
     def score(self, item: Item, response: str) -> Score:
         read = read_value(response, self.ECHO_MARKER, parse_number)
