@@ -35,6 +35,8 @@ SUITE_KEYS = {
     "style",
     "min_accuracy",
     "confidence",
+    "max_drop",
+    "alpha",
     "params",
     "tasks",
 }
@@ -48,9 +50,21 @@ ENTRY_KEYS = {
     "style",
     "min_accuracy",
     "confidence",
+    "max_drop",
+    "alpha",
     "params",
 }
-LEVEL_KEYS = {"samples", "min_accuracy", "confidence", "params", "seed", "seeds", "style"}
+LEVEL_KEYS = {
+    "samples",
+    "min_accuracy",
+    "confidence",
+    "max_drop",
+    "alpha",
+    "params",
+    "seed",
+    "seeds",
+    "style",
+}
 _SUITE_MARK = re.compile(r"^tasks\s*:", re.M)
 _ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -64,6 +78,8 @@ class LevelSpec:
     params: dict[str, Any]
     min_accuracy: float | None
     confidence: float | None
+    max_drop: float = 0.0  # regression gate against a baseline: tolerated accuracy drop
+    alpha: float = 0.05  # … and its significance (Holm-corrected across levels)
 
 
 @dataclass(frozen=True)
@@ -232,6 +248,10 @@ def _common(
             if d["confidence"] is None
             else _unit(d["confidence"], f"{where}confidence", path, open_interval=True)
         )
+    if "max_drop" in d:
+        out["max_drop"] = _unit(d["max_drop"], f"{where}max_drop", path)
+    if "alpha" in d:
+        out["alpha"] = _unit(d["alpha"], f"{where}alpha", path, open_interval=True)
     if "params" in d:
         out["params"] = {**out.get("params", {}), **_mapping(d["params"], f"{where}params", path)}
     return out
@@ -259,6 +279,8 @@ def parse_suite(
             "params": {},
             "min_accuracy": None,
             "confidence": None,
+            "max_drop": 0.0,
+            "alpha": 0.05,
         },
     )
     name = data.get("name", Path(path).stem)
@@ -345,6 +367,8 @@ def parse_suite(
                     params=dict(lset["params"]),
                     min_accuracy=lset["min_accuracy"],
                     confidence=lset["confidence"],
+                    max_drop=lset["max_drop"],
+                    alpha=lset["alpha"],
                 )
             )
         entries.append(EntrySpec(id=eid, task=task_id, levels=tuple(levels)))

@@ -144,6 +144,7 @@ def samples_to_detect_drop(
     psi = discordance
     if psi is None:
         psi = baseline_accuracy * (1 - candidate) + candidate * (1 - baseline_accuracy)
+        psi = max(psi, drop)  # = drop exactly when the baseline is perfect; float noise aside
     if not drop <= psi <= 1:
         raise ValueError(f"--discordance: must be in [drop, 1], got {psi}")
     z_a = NormalDist().inv_cdf(1 - alpha)

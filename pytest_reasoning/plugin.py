@@ -8,6 +8,7 @@ only when ``--llm`` (or the ``reasoning_llm`` ini option) activates the plugin.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -15,13 +16,22 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 if TYPE_CHECKING:
+    from .comparison import Comparison
     from .config import EntrySpec, LevelSpec
     from .core import Item, Outcome
     from .evaluate import Evaluator
     from .frontier import FrontierResult
+    from .profile import FailureProfile
     from .results import GateResult, ResultStore
 
-__all__ = ["LLM", "ReasoningItem", "ReasoningSuiteFile", "llm"]
+__all__ = [
+    "LLM",
+    "ReasoningItem",
+    "ReasoningResults",
+    "ReasoningSuiteFile",
+    "llm",
+    "reasoning_results",
+]
 
 PROPERTY = "reasoning"
 LOOKAHEAD_PER_SLOT = 4
@@ -33,6 +43,17 @@ class _State:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.models: list[str] = _opt_list(config, "reasoning_llm")
+        self.baseline: str | None = _opt(config, "reasoning_llm_baseline", str)
+        self.baseline_results: str | None = _opt(config, "reasoning_baseline_results", str)
+        self.baseline_model: str | None = _opt(config, "reasoning_baseline_model", str)
+        if self.baseline and self.baseline_results:
+            raise pytest.UsageError(
+                "--llm-baseline and --reasoning-baseline-results: give one baseline, not both"
+            )
+        if self.baseline and self.baseline not in self.models:
+            self.models.append(self.baseline)  # it answers the very same items
+        self.comparisons: list[Comparison] = []
+        self.baseline_rows: tuple[dict[tuple[str, str], bool | None], str] | None = None
         self.is_worker = hasattr(config, "workerinput")
         self.samples = _opt_int(config, "reasoning_samples", minimum=0)
         self.seed, self.seed_source = _resolve_seed(config)
@@ -259,6 +280,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="per-request timeout in seconds (default 120)",
     )
     g.addoption(
+        "--llm-baseline",
+        dest="reasoning_llm_baseline",
+        metavar="MODEL",
+        help="answer the same items with MODEL too and gate each level on a significant "
+        "drop of the --llm models against it (paired, exact McNemar, Holm across levels)",
+    )
+    g.addoption(
+        "--reasoning-baseline-results",
+        dest="reasoning_baseline_results",
+        metavar="PATH",
+        help="compare against a stored results JSONL instead of calling a baseline",
+    )
+    g.addoption(
+        "--reasoning-baseline-model",
+        dest="reasoning_baseline_model",
+        metavar="NAME",
+        help="which model of the stored results is the baseline (if it holds several)",
+    )
+    g.addoption(
         "--reasoning-max-calls",
         type=int,
         dest="reasoning_max_calls",
@@ -268,6 +308,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("reasoning_llm", "models to evaluate (as --llm)", type="linelist")
     parser.addini("reasoning_llm_api_base", "as --llm-api-base")
+    parser.addini("reasoning_llm_baseline", "as --llm-baseline")
     parser.addini("reasoning_llm_params", "KEY=VALUE lines (as --llm-param)", type="linelist")
     for name in (
         "samples",
@@ -279,6 +320,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "timeout",
         "retries",
         "max_calls",
+        "baseline_results",
+        "baseline_model",
     ):
         parser.addini(f"reasoning_{name}", f"as --reasoning-{name.replace('_', '-')}")
 
@@ -322,6 +365,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from .results import ResultStore
 
         results = _opt(config, "reasoning_results", str)
+        _load_baseline(state)
         state.store = ResultStore(results)
         config.pluginmanager.register(_Controller(state), "reasoning-controller")
 
@@ -494,6 +538,8 @@ class ReasoningItem(pytest.Item):
             self.level.level,
             self.level.min_accuracy,
             self.level.confidence,
+            self.level.max_drop,
+            self.level.alpha,
         ).to_dict()
         self.user_properties.append((PROPERTY, json.dumps(payload, ensure_ascii=False)))
 
@@ -562,10 +608,13 @@ def _finish(session: pytest.Session, state: _State) -> None:
     store = state.store
     assert store is not None
     store.close()
-    state.gates = decide_gates(store.levels.values())
+    # The baseline's own accuracy is reported, not gated: it is the reference point.
+    state.gates = decide_gates(s for s in store.levels.values() if s.model != state.baseline)
     multi = len({s.model for s in store.levels.values()}) > 1
+    state.comparisons = _compare(state, store)
     # Gates are reported as tests; count them so progress ends at 100%, not beyond.
     session.testscollected += sum(g.passed is not None for g in state.gates)
+    session.testscollected += len(state.comparisons)
     session.testscollected += store.errors > state.max_errors
     for gate in state.gates:
         if gate.passed is None:
@@ -599,6 +648,19 @@ def _finish(session: pytest.Session, state: _State) -> None:
             f"GATE FAILED {s.model} {s.task} {s.spec.level}: {gate.reason}",
             props,
         )
+    candidates = {c.candidate for c in state.comparisons}
+    for c in state.comparisons:
+        name = f"{c.spec.entry}[{c.spec.level}-vs-baseline" + (
+            f"-{c.candidate}]" if len(candidates) > 1 else "]"
+        )
+        _emit(
+            session,
+            c.spec.suite,
+            name,
+            not c.regressed,
+            f"REGRESSION {c.task} {c.spec.level}: {c.reason()}",
+            [("reasoning.comparison", json.dumps(c.to_dict()))],
+        )
     if store.errors > state.max_errors:
         _emit(
             session,
@@ -610,6 +672,68 @@ def _finish(session: pytest.Session, state: _State) -> None:
             "answers; see the 'errors' column",
             [],
         )
+
+
+EXIT_INFRASTRUCTURE = 6  # pytest uses 0-5; see README "Exit status"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Infrastructure errors alone get their own exit status, apart from failed gates."""
+    state = session.config.stash.get(STATE, None)
+    if state is None or state.is_worker or state.store is None:
+        return
+    infra = state.store.errors > state.max_errors
+    if infra and exitstatus == pytest.ExitCode.TESTS_FAILED and session.testsfailed == 1:
+        session.exitstatus = EXIT_INFRASTRUCTURE
+
+
+def _compare(state: _State, store: ResultStore) -> list[Comparison]:
+    """Candidate-vs-baseline comparisons, from the live baseline or the stored one."""
+    from .comparison import baseline_answers, compare
+
+    if state.baseline:
+        base = baseline_answers(o for o in store.outcomes if o.model == state.baseline)
+        name = state.baseline
+    elif state.baseline_rows is not None:
+        base, name = state.baseline_rows
+    else:
+        return []
+    rows = [(o, s) for o, s in zip(store.outcomes, store.specs, strict=True) if o.model != name]
+    return compare(rows, base, name)
+
+
+def _load_baseline(state: _State) -> None:
+    """Read a stored baseline once, at start: a bad file is a usage error, not a late crash."""
+    from .results import read_results
+
+    path = state.baseline_results
+    if not path:
+        return
+    try:
+        rows = list(read_results(path))
+    except (OSError, ValueError, KeyError) as exc:
+        raise pytest.UsageError(f"--reasoning-baseline-results {path}: {exc}") from None
+    models = sorted({str(r["model"]) for r in rows})
+    name = state.baseline_model
+    if name is None:
+        if len(models) != 1:
+            raise pytest.UsageError(
+                f"--reasoning-baseline-results {path}: holds {len(models)} models "
+                f"({', '.join(models) or 'none'}); choose one with --reasoning-baseline-model"
+            )
+        name = models[0]
+    elif name not in models:
+        raise pytest.UsageError(
+            f"--reasoning-baseline-model {name!r}: not in {path}; it holds {', '.join(models)}"
+        )
+    state.baseline_rows = (
+        {
+            (str(r["item_id"]), str(r["prompt_sha256"])): r.get("correct")
+            for r in rows
+            if r["model"] == name
+        },
+        name,
+    )
 
 
 def _emit(
@@ -663,6 +787,17 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for g in failed:
             s = g.stats
             tr.write_line(f"  FAILED {s.model} {s.spec.entry} {s.spec.level}: {g.reason}", red=True)
+    if state.comparisons:
+        _comparison_summary(tr, state.comparisons)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:  # GitHub Actions renders this file on the run's page
+        from .report import markdown_summary
+
+        try:
+            with open(step_summary, "a", encoding="utf-8") as fh:
+                fh.write(markdown_summary(state.gates, state.store, state.comparisons))
+        except OSError as exc:
+            tr.write_line(f"reasoning: could not write GITHUB_STEP_SUMMARY: {exc}", yellow=True)
     for (entry, level, model), count in sorted(state.repeats.items()):
         tr.write_line(
             f"reasoning: {entry} {level} ({model}): {count} sample(s) repeat an earlier problem;"
@@ -675,6 +810,67 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             "wrong answers)",
             yellow=True,
         )
+
+
+def _comparison_summary(tr: Any, comparisons: Sequence[Comparison]) -> None:
+    from tabulate import tabulate
+
+    rows = []
+    for c in comparisons:
+        t = c.table
+        verdict = "REGRESSION" if c.regressed else ("improved" if c.improved else "ok")
+        rows.append(
+            [
+                c.candidate,
+                c.spec.entry,
+                c.spec.level,
+                str(t.n),
+                f"{t.both}/{t.only_baseline}/{t.only_candidate}/{t.neither}",
+                f"{t.candidate_accuracy:.3f}",
+                f"{t.baseline_accuracy:.3f}",
+                f"{t.difference:+.3f} [{c.low:+.2f}, {c.high:+.2f}]",
+                f"{c.p_two_sided:.3g}",
+                f"{c.p_adjusted:.3g}",
+                verdict,
+            ]
+        )
+    tr.write_line("")
+    tr.write_line(
+        f"candidate vs baseline ({comparisons[0].baseline}), paired on identical prompts:"
+    )
+    headers = [
+        "candidate",
+        "task",
+        "level",
+        "n",
+        "both/only base/only cand/neither",
+        "candidate",
+        "baseline",
+        "difference [95% CI]",
+        "McNemar p",
+        "Holm p (one-sided)",
+        "verdict",
+    ]
+    for line in tabulate(rows, headers=headers, disable_numparse=True).splitlines():
+        tr.write_line(line)
+    missing = sum(c.missing for c in comparisons)
+    if missing:
+        tr.write_line(
+            f"reasoning: {missing} candidate sample(s) have no baseline answer for the same "
+            "prompt: not compared",
+            yellow=True,
+        )
+    for c in comparisons:
+        if c.regressed:
+            continue
+        drop = c.detectable_drop
+        if drop is None or drop > c.spec.max_drop + 0.05:
+            shown = "no drop up to 0.5" if drop is None else f"only drops of {drop:g} or more"
+            tr.write_line(
+                f"reasoning: {c.spec.entry} {c.spec.level}: under-powered: {c.table.n} paired "
+                f"samples detect {shown} with power 0.8 (see pytest-reasoning plan)",
+                yellow=True,
+            )
 
 
 class LLM:
@@ -759,3 +955,61 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     if state is not None and state.llm is not None:
         state.llm.current = item.nodeid  # the budget is per test
     return (yield)
+
+
+class ReasoningResults:
+    """The ``reasoning_results`` fixture: outcomes of whole suites, for snapshots and checks.
+
+    ``evaluate(suite)`` answers every item of a suite file with a model (``--llm`` first by
+    default) through the run's evaluator, so answers already in the cache — from the suite's
+    own items in this session or an earlier run — cost nothing; ``profile(suite)`` turns them
+    into a :class:`~pytest_reasoning.profile.FailureProfile`. Because it reads the cache rather
+    than other tests' reports, it is complete under xdist and whatever order tests run in.
+    """
+
+    def __init__(self, state: _State, root: Path) -> None:
+        self._state = state
+        self._root = root
+
+    def evaluate(self, suite: str | os.PathLike[str], model: str | None = None) -> list[Outcome]:
+        from .config import load_suite
+        from .registry import get_task
+
+        path = Path(suite)
+        if not path.is_absolute():
+            path = self._root / path
+        spec = load_suite(path, samples=self._state.samples, seed=self._state.seed)
+        name = model or self._state.models[0]
+        evaluator = self._state.evaluator
+        items = [
+            get_task(entry.task).make_item(
+                level.level,
+                seed,
+                index,
+                level.params,
+                level.style,
+                id=f"{entry.id}[{level.level}-s{seed}-{index:03d}]",
+            )
+            for entry in spec.entries
+            for level in entry.levels
+            for seed in level.seeds
+            for index in range(level.samples)
+        ]
+        evaluator.prefetch((item, name) for item in items)
+        return [evaluator.answer(item, name) for item in items]
+
+    def profile(
+        self, suite: str | os.PathLike[str], model: str | None = None, **options: Any
+    ) -> FailureProfile:
+        from .profile import FailureProfile
+
+        return FailureProfile.from_outcomes(self.evaluate(suite, model), **options)
+
+
+@pytest.fixture(scope="session")
+def reasoning_results(request: pytest.FixtureRequest) -> ReasoningResults:
+    """Outcomes and failure profiles of suite files (skips the test without ``--llm``)."""
+    state = request.config.stash.get(STATE, None)
+    if state is None:
+        pytest.skip("no --llm given: reasoning_results needs a model")
+    return ReasoningResults(state, request.config.rootpath)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .comparison import Comparison
 from .results import GateResult, LevelStats, ResultStore
 
-__all__ = ["summary_rows", "summary_table"]
+__all__ = ["markdown_summary", "summary_rows", "summary_table"]
 
 HEADERS = (
     "model",
@@ -74,3 +75,65 @@ def summary_table(gates: Sequence[GateResult], store: ResultStore) -> str:
             summary_rows(gates, store), headers=HEADERS, tablefmt="simple", disable_numparse=True
         )
     )
+
+
+def markdown_summary(
+    gates: Sequence[GateResult], store: ResultStore, comparisons: Sequence[Comparison]
+) -> str:
+    """The run summary as Markdown tables (for ``$GITHUB_STEP_SUMMARY``)."""
+    from tabulate import tabulate
+
+    failed = sum(g.passed is False for g in gates) + sum(c.regressed for c in comparisons)
+    parts = [
+        "## pytest-reasoning",
+        "",
+        f"**{failed} gate(s) failed.**" if failed else "All gates passed.",
+        "",
+        str(
+            tabulate(
+                summary_rows(gates, store),
+                headers=HEADERS,
+                tablefmt="github",
+                disable_numparse=True,
+            )
+        ),
+    ]
+    if comparisons:
+        rows = [
+            [
+                c.candidate,
+                c.spec.entry,
+                c.spec.level,
+                str(c.table.n),
+                f"{c.table.candidate_accuracy:.3f}",
+                f"{c.table.baseline_accuracy:.3f}",
+                f"{c.table.difference:+.3f} [{c.low:+.2f}, {c.high:+.2f}]",
+                f"{c.p_adjusted:.3g}",
+                "**REGRESSION**" if c.regressed else ("improved" if c.improved else "ok"),
+            ]
+            for c in comparisons
+        ]
+        parts += [
+            "",
+            f"### Candidate vs baseline ({comparisons[0].baseline})",
+            "",
+            str(
+                tabulate(
+                    rows,
+                    headers=[
+                        "candidate",
+                        "task",
+                        "level",
+                        "n",
+                        "candidate",
+                        "baseline",
+                        "difference [95% CI]",
+                        "Holm p",
+                        "verdict",
+                    ],
+                    tablefmt="github",
+                    disable_numparse=True,
+                )
+            ),
+        ]
+    return "\n".join(parts) + "\n"

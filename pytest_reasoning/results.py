@@ -54,6 +54,8 @@ class GateSpec:
     level: str
     min_accuracy: float | None = None
     confidence: float | None = None
+    max_drop: float = 0.0
+    alpha: float = 0.05
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,11 +64,25 @@ class GateSpec:
             "level": self.level,
             "min_accuracy": self.min_accuracy,
             "confidence": self.confidence,
+            "max_drop": self.max_drop,
+            "alpha": self.alpha,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GateSpec:
-        return cls(d["suite"], d["entry"], d["level"], d.get("min_accuracy"), d.get("confidence"))
+        return cls(
+            d["suite"],
+            d["entry"],
+            d["level"],
+            d.get("min_accuracy"),
+            d.get("confidence"),
+            d.get("max_drop", 0.0),
+            d.get("alpha", 0.05),
+        )
+
+    @property
+    def where(self) -> tuple[str, str, str]:
+        return (self.suite, self.entry, self.level)
 
 
 @dataclass
@@ -157,9 +173,11 @@ class ResultStore:
         self._fh: IO[str] | None = None
         self.levels: dict[tuple[str, GateSpec], LevelStats] = {}
         self.outcomes: list[Outcome] = []
+        self.specs: list[GateSpec] = []  # the gate spec of each outcome, in step
 
     def add(self, outcome: Outcome, spec: GateSpec) -> None:
         self.outcomes.append(outcome)
+        self.specs.append(spec)
         key = (outcome.model, GateSpec(spec.suite, spec.entry, spec.level))
         if key not in self.levels:
             self.levels[key] = LevelStats(outcome.model, spec, outcome.task)

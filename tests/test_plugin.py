@@ -155,7 +155,7 @@ def test_infrastructure_errors_are_not_wrong_answers(
     res = pytester.path / "r.jsonl"
     failing = ("--llm", "openai/fail-500", "--llm-api-base", fake_server.url)
     result = run(pytester, *failing, "--reasoning-retries", "2", f"--reasoning-results={res}")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert result.ret == 6  # infrastructure only: not "a gate failed" (1)
     result.stdout.fnmatch_lines(
         [
             "*3 model call(s) failed after retries (budget --reasoning-max-errors=0): "
@@ -170,6 +170,14 @@ def test_infrastructure_errors_are_not_wrong_answers(
     ok = run(pytester, *failing, "--reasoning-retries", "1", "--reasoning-max-errors", "3")
     assert ok.ret == pytest.ExitCode.OK
     ok.stdout.fnmatch_lines(["*3 infrastructure error(s)*"])
+    # A failed gate outranks infrastructure: exit status 1.
+    pytester.makefile(
+        ".yaml",
+        nogate="samples: 3\nmin_accuracy: 0.5\ntasks:\n  - task: dyval.boolean_logic\n"
+        "    levels: [D1]\n",
+    )
+    both = run(pytester, *failing, "--reasoning-retries", "1")
+    assert both.ret == pytest.ExitCode.TESTS_FAILED
 
 
 def test_api_key_never_written(

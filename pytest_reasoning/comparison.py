@@ -1,0 +1,173 @@
+"""Candidate versus baseline on the same items: one regression gate per (suite, entry, level).
+
+Items are paired by ``(item_id, prompt_sha256)``, so a baseline answer only counts for the very
+same prompt; candidate items the baseline never answered are reported as missing, and pairs
+where either call failed are left out (infrastructure, not evidence). The regression test is
+one-sided: the exact McNemar test when ``max_drop`` is 0, otherwise the inversion of Newcombe's
+paired interval against ``−max_drop``. p-values are Holm-adjusted across the levels compared
+for each candidate, and a gate fails when the adjusted p-value is below the level's ``alpha``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .core import Outcome
+from .paired import (
+    PairedTable,
+    holm,
+    mcnemar_exact,
+    mcnemar_regression_p,
+    paired_difference_interval,
+    samples_to_detect_drop,
+)
+from .results import GateSpec
+
+__all__ = ["Comparison", "baseline_answers", "compare"]
+
+PairKey = tuple[str, str]  # (item_id, prompt_sha256)
+
+
+@dataclass
+class Comparison:
+    candidate: str
+    baseline: str
+    task: str
+    spec: GateSpec
+    table: PairedTable
+    missing: int  # candidate answers with no baseline answer for the same prompt
+    errors: int  # pairs left out because a call failed on either side
+    p_two_sided: float
+    p_regression: float
+    p_adjusted: float = 1.0
+    low: float = -1.0  # 95% interval of candidate − baseline accuracy
+    high: float = 1.0
+
+    @property
+    def regressed(self) -> bool:
+        return self.p_adjusted < self.spec.alpha
+
+    @property
+    def improved(self) -> bool:
+        return self.table.difference > 0 and self.p_two_sided < self.spec.alpha
+
+    @property
+    def detectable_drop(self) -> float | None:
+        """The smallest drop this many pairs detect with power 0.8 (None: none up to 0.5)."""
+        for hundredths in range(1, 51):
+            drop = hundredths / 100
+            if drop >= self.table.baseline_accuracy:
+                return None
+            need = samples_to_detect_drop(self.table.baseline_accuracy, drop, alpha=self.spec.alpha)
+            if need <= self.table.n:
+                return drop
+        return None
+
+    def reason(self) -> str:
+        t = self.table
+        drop = f" by more than {self.spec.max_drop:g}" if self.spec.max_drop else ""
+        return (
+            f"{self.candidate} is worse than {self.baseline}{drop}: accuracy "
+            f"{t.candidate_accuracy:.3f} vs {t.baseline_accuracy:.3f} on {t.n} paired items "
+            f"(only baseline right {t.only_baseline}, only candidate right {t.only_candidate}); "
+            f"difference {t.difference:+.3f} [{self.low:+.3f}, {self.high:+.3f}], "
+            f"Holm-adjusted p = {self.p_adjusted:.3g} < alpha {self.spec.alpha:g}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        t = self.table
+        return {
+            "candidate": self.candidate,
+            "baseline": self.baseline,
+            "task": self.task,
+            "level": self.spec.level,
+            "n": t.n,
+            "both": t.both,
+            "only_baseline": t.only_baseline,
+            "only_candidate": t.only_candidate,
+            "neither": t.neither,
+            "candidate_accuracy": t.candidate_accuracy,
+            "baseline_accuracy": t.baseline_accuracy,
+            "difference": t.difference,
+            "interval": [self.low, self.high],
+            "p_mcnemar": self.p_two_sided,
+            "p_regression": self.p_regression,
+            "p_holm": self.p_adjusted,
+            "max_drop": self.spec.max_drop,
+            "alpha": self.spec.alpha,
+            "missing": self.missing,
+            "errors": self.errors,
+            "regressed": self.regressed,
+            "improved": self.improved,
+        }
+
+
+def baseline_answers(rows: Iterable[Outcome]) -> dict[PairKey, bool | None]:
+    """The baseline's verdict per prompt (``None`` where its call failed)."""
+    return {(o.item_id, o.prompt_sha256): o.correct for o in rows}
+
+
+def _regression_p(table: PairedTable, max_drop: float) -> float:
+    if max_drop == 0:
+        return mcnemar_regression_p(table)
+    if table.n == 0 or table.difference >= -max_drop:
+        return 1.0
+    # The one-sided p-value is the α at which the (1 − 2α) interval's upper end reaches
+    # −max_drop; the upper end grows as α shrinks, so bisect.
+    lo, hi = 1e-12, 0.5
+    for _ in range(60):
+        alpha = (lo + hi) / 2
+        _, upper = paired_difference_interval(table, 1 - 2 * alpha)
+        if upper < -max_drop:
+            hi = alpha
+        else:
+            lo = alpha
+    return hi
+
+
+def compare(
+    outcomes: Iterable[tuple[Outcome, GateSpec]],
+    baseline: Mapping[PairKey, bool | None],
+    baseline_name: str,
+) -> list[Comparison]:
+    """One comparison per (candidate model, suite, entry, level), Holm-adjusted per model."""
+    groups: dict[tuple[str, tuple[str, str, str]], list[tuple[Outcome, GateSpec]]] = {}
+    for outcome, spec in outcomes:
+        groups.setdefault((outcome.model, spec.where), []).append((outcome, spec))
+    results: list[Comparison] = []
+    for (model, _where), rows in sorted(groups.items()):
+        pairs: list[tuple[bool, bool]] = []
+        missing = errors = 0
+        for outcome, _spec in rows:
+            key = (outcome.item_id, outcome.prompt_sha256)
+            if key not in baseline:
+                missing += 1
+            elif outcome.correct is None or baseline[key] is None:
+                errors += 1
+            else:
+                pairs.append((bool(outcome.correct), bool(baseline[key])))
+        spec = rows[0][1]
+        table = PairedTable.from_pairs(pairs)
+        low, high = paired_difference_interval(table, 0.95)
+        results.append(
+            Comparison(
+                candidate=model,
+                baseline=baseline_name,
+                task=rows[0][0].task,
+                spec=spec,
+                table=table,
+                missing=missing,
+                errors=errors,
+                p_two_sided=mcnemar_exact(table),
+                p_regression=_regression_p(table, spec.max_drop),
+                low=low,
+                high=high,
+            )
+        )
+    for model in {c.candidate for c in results}:
+        mine = [c for c in results if c.candidate == model]
+        for c, p in zip(mine, holm([c.p_regression for c in mine]), strict=True):
+            c.p_adjusted = p
+    return results

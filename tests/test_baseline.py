@@ -1,0 +1,207 @@
+"""Candidate-vs-baseline regression gates: live baseline, stored baseline, the statistics."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_reasoning.comparison import compare
+from pytest_reasoning.core import Outcome
+from pytest_reasoning.paired import PairedTable
+from pytest_reasoning.results import GateSpec
+from pytest_reasoning.testing.server import FakeOpenAIServer
+
+SUITE = """\
+name: up
+seed: 1
+samples: 20
+tasks:
+  - task: dyval.arithmetic
+    levels: [D1, D2]
+  - task: dyval.boolean_logic
+    levels:
+      D1: {samples: 10}
+      D2: {max_drop: 0.6}
+"""
+
+
+def run(pytester: pytest.Pytester, server: FakeOpenAIServer, *args: str) -> pytest.RunResult:
+    pytester.makefile(".yaml", up=SUITE)
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--llm-api-base", server.url, "--reasoning-cache", "off", *args
+    )
+
+
+def test_worse_candidate_fails_the_regression_gates(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    junit = pytester.path / "junit.xml"
+    result = run(
+        pytester,
+        fake_server,
+        "--llm",
+        "openai/always-true",
+        "--llm-baseline",
+        "openai/oracle",
+        "-n",
+        "2",
+        f"--junitxml={junit}",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    # Arithmetic: always wrong vs always right on 20 pairs: a regression at D1 and D2.
+    result.stdout.fnmatch_lines(
+        [
+            "*REGRESSION dyval.arithmetic D1: openai/always-true is worse than openai/oracle:"
+            " accuracy 0.000 vs 1.000 on 20 paired items*Holm-adjusted p = *",
+            "*candidate vs baseline (openai/oracle), paired on identical prompts:*",
+        ]
+    )
+    assert "dyval.arithmetic[D2-vs-baseline]" in out
+    # Boolean D2 tolerates a drop of 0.6: half wrong is within it, so that gate passes.
+    assert "dyval.boolean_logic[D2-vs-baseline]" not in out.split("short test summary")[1]
+    # The baseline is the reference point: its own accuracy is shown, never gated.
+    assert "GATE FAILED openai/oracle" not in out
+    xml = junit.read_text()
+    assert 'name="dyval.arithmetic[D1-vs-baseline]"' in xml
+    assert "reasoning.comparison" in xml and "p_holm" in xml
+
+
+def test_identical_models_show_no_regression(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = pytester.path / "step_summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = run(pytester, fake_server, "--llm", "openai/oracle", "--llm-baseline", "reference")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert "REGRESSION" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*openai/oracle*dyval.arithmetic*D1*20*20/0/0/0*ok*"])
+    markdown = summary.read_text()
+    assert markdown.startswith("## pytest-reasoning\n\nAll gates passed.")
+    assert "### Candidate vs baseline (reference)" in markdown
+    assert re.search(r"\| openai/oracle +\| dyval\.arithmetic +\| D1 +\| 20 ", markdown)
+
+
+def test_stored_baseline_and_missing_items(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    stored = pytester.path / "baseline.jsonl"
+    first = run(pytester, fake_server, "--llm", "openai/oracle", f"--reasoning-results={stored}")
+    assert first.ret == pytest.ExitCode.OK
+    calls = fake_server.stats()["requests"]["oracle"]
+    # The candidate asks for more samples than the baseline answered (96 vs 20+20+10+20):
+    # the other 26 are missing.
+    result = run(
+        pytester,
+        fake_server,
+        "--llm",
+        "openai/always-true",
+        "--reasoning-baseline-results",
+        str(stored),
+        "--reasoning-samples",
+        "24",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*REGRESSION dyval.arithmetic D1*on 20 paired items*",
+            "*reasoning: 26 candidate sample(s) have no baseline answer for the same prompt*",
+        ]
+    )
+    # The stored baseline is not called again.
+    assert fake_server.stats()["requests"]["oracle"] == calls
+
+
+def test_stored_baseline_with_several_models_needs_a_choice(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    stored = pytester.path / "two.jsonl"
+    rows = [{"item_id": "x", "model": m, "prompt_sha256": "h", "correct": True} for m in ("a", "b")]
+    stored.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run(
+        pytester, fake_server, "--llm", "reference", "--reasoning-baseline-results", str(stored)
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*holds 2 models (a, b); choose one with --reasoning-baseline-model*"]
+    )
+
+
+def test_one_baseline_only(pytester: pytest.Pytester, fake_server: FakeOpenAIServer) -> None:
+    result = run(
+        pytester,
+        fake_server,
+        "--llm",
+        "reference",
+        "--llm-baseline",
+        "reference",
+        "--reasoning-baseline-results",
+        "x.jsonl",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*give one baseline, not both*"])
+
+
+def _rows(
+    model: str, verdicts: list[bool | None], level: str = "D1"
+) -> list[tuple[Outcome, GateSpec]]:
+    spec = GateSpec("s", "dyval.arithmetic", level, max_drop=0.0, alpha=0.05)
+    return [
+        (
+            Outcome(
+                item_id=f"i{level}{k}", model=model, task="dyval.arithmetic", level=level, seed=1,
+                prompt_sha256=f"h{level}{k}", response="", extracted=None, gold="1",
+                correct=v, failure_mode=None, error=None if v is not None else "boom",
+                prompt_tokens=None, completion_tokens=None, latency_s=0.0,
+            ),
+            spec,
+        )
+        for k, v in enumerate(verdicts)
+    ]  # fmt: skip
+
+
+def test_compare_pairs_by_prompt_and_leaves_errors_out() -> None:
+    cand = _rows("c", [False] * 8 + [True] * 10 + [None, True])
+    base = {(o.item_id, o.prompt_sha256): True for o, _ in _rows("b", [True] * 19)}
+    (c,) = compare(cand, base, "b")
+    assert c.table == PairedTable(10, 8, 0, 0)
+    assert (c.errors, c.missing) == (1, 1)  # item 18 errored, item 19 has no baseline
+    assert c.regressed and c.p_adjusted == pytest.approx(1 / 256)
+
+
+def test_holm_runs_across_levels_and_max_drop_is_tolerated() -> None:
+    cand = _rows("c", [False] * 3 + [True] * 17, "D1") + _rows("c", [False] * 3 + [True] * 17, "D2")
+    base = {(o.item_id, o.prompt_sha256): True for o, _ in cand}
+    d1, _ = compare(cand, base, "b")
+    assert d1.p_regression == pytest.approx(1 / 8)  # 3 discordant pairs, all against
+    assert d1.p_adjusted == pytest.approx(1 / 4) and not d1.regressed
+    tolerant = [(o, GateSpec(s.suite, s.entry, s.level, max_drop=0.2)) for o, s in cand]
+    (t1, _) = compare(tolerant, base, "b")
+    assert t1.p_regression == 1.0  # a drop of 0.15 is within max_drop 0.2
+    # A larger tolerated drop needs stronger evidence: its p-value is larger.
+    p = [
+        compare([(o, GateSpec(s.suite, s.entry, s.level, max_drop=m)) for o, s in cand], base, "b")[
+            0
+        ].p_regression
+        for m in (0.02, 0.05, 0.1)
+    ]
+    assert p[0] < p[1] < p[2] < 1.0
+
+
+def test_suite_keys_for_the_regression_gate(tmp_path: Path) -> None:
+    from pytest_reasoning.config import load_suite
+    from pytest_reasoning.errors import InvalidSuite
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "max_drop: 0.02\nalpha: 0.01\ntasks:\n  - task: dyval.arithmetic\n"
+        "    levels:\n      D1: {max_drop: 0.1}\n      D2: {}\n"
+    )
+    d1, d2 = load_suite(str(path)).entries[0].levels
+    assert (d1.max_drop, d1.alpha, d2.max_drop, d2.alpha) == (0.1, 0.01, 0.02, 0.01)
+    path.write_text("alpha: 1\ntasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n")
+    with pytest.raises(InvalidSuite, match=r"alpha: expected a number in \(0, 1\), got 1"):
+        load_suite(str(path))
