@@ -26,45 +26,20 @@ __all__ = [
 ]
 
 MAX_SAMPLES = 100_000
-SUITE_KEYS = {
-    "name",
-    "description",
-    "seed",
-    "seeds",
-    "samples",
-    "style",
-    "min_accuracy",
-    "confidence",
-    "max_drop",
-    "alpha",
-    "params",
-    "tasks",
-}
-ENTRY_KEYS = {
-    "task",
-    "id",
-    "levels",
-    "seed",
-    "seeds",
-    "samples",
-    "style",
-    "min_accuracy",
-    "confidence",
-    "max_drop",
-    "alpha",
-    "params",
-}
+# Settings that cascade suite → entry → level; each layer adds its own structural keys.
 LEVEL_KEYS = {
     "samples",
+    "seed",
+    "seeds",
+    "style",
+    "params",
     "min_accuracy",
     "confidence",
     "max_drop",
     "alpha",
-    "params",
-    "seed",
-    "seeds",
-    "style",
 }
+ENTRY_KEYS = LEVEL_KEYS | {"task", "id", "levels"}
+SUITE_KEYS = LEVEL_KEYS | {"name", "description", "tasks"}
 _SUITE_MARK = re.compile(r"^tasks\s*:", re.M)
 _ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
