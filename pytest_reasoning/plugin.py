@@ -494,7 +494,9 @@ class ReasoningItem(pytest.Item):
 
     @property
     def sample_id(self) -> str:
-        return f"{self.entry.id}[{self.level.level}-s{self.seed}-{self.index:03d}]"
+        from .tasks.base import item_id
+
+        return item_id(self.entry.id, self.level.level, self.seed, self.index)
 
     def build(self) -> Item:
         state = self.config.stash[STATE]
@@ -974,6 +976,7 @@ class ReasoningResults:
     def evaluate(self, suite: str | os.PathLike[str], model: str | None = None) -> list[Outcome]:
         from .config import load_suite
         from .registry import get_task
+        from .tasks.base import item_id
 
         path = Path(suite)
         if not path.is_absolute():
@@ -988,7 +991,7 @@ class ReasoningResults:
                 index,
                 level.params,
                 level.style,
-                id=f"{entry.id}[{level.level}-s{seed}-{index:03d}]",
+                id=item_id(entry.id, level.level, seed, index),  # as the suite's own items
             )
             for entry in spec.entries
             for level in entry.levels

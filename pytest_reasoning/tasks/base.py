@@ -249,6 +249,20 @@ class Task(ABC):
     ) -> int | None:
         """How many of items ``0..count-1`` repeat an earlier item's problem: 0 unless the
         level has fewer distinct problems than that; ``None`` when ``unique`` is off."""
+        repeats = self._repeats(level, seed, count, params)
+        return None if repeats is None else sum(repeats)
+
+    def is_repeat(
+        self, level: str, seed: int, index: int, params: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Whether item ``index`` repeats an earlier item's problem (an exhausted level)."""
+        repeats = self._repeats(level, seed, index + 1, params)
+        return bool(repeats and repeats[index])
+
+    def _repeats(
+        self, level: str, seed: int, count: int, params: Mapping[str, Any] | None
+    ) -> bytes | None:
+        """The batch's repeat flags of items ``0..count-1`` (replayed as far as needed)."""
         resolved = self.resolve_params(level, params)
         if not resolved.get("unique", False):
             return None
@@ -256,20 +270,7 @@ class Task(ABC):
             batch = self._batch(level, seed, resolved)
             if count > len(batch.raw):
                 batch.get(self, level, seed, count - 1, resolved)
-            return sum(batch.repeats[:count])
-
-    def is_repeat(
-        self, level: str, seed: int, index: int, params: Mapping[str, Any] | None = None
-    ) -> bool:
-        """Whether item ``index`` repeats an earlier item's problem (an exhausted level)."""
-        resolved = self.resolve_params(level, params)
-        if not resolved.get("unique", False):
-            return False
-        with self._batch_lock:
-            batch = self._batch(level, seed, resolved)
-            if index >= len(batch.raw):
-                batch.get(self, level, seed, index, resolved)
-            return bool(batch.repeats[index])
+            return bytes(batch.repeats[:count])
 
     # -- scoring and solving ---------------------------------------------------------------
     @abstractmethod

@@ -10,7 +10,15 @@ from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob
 from . import solver
-from .common import TDAG_PRESETS, DyvalTask, export_nodes, label_score, tdag_knobs, tdag_lines
+from .common import (
+    TDAG_PRESETS,
+    DyvalTask,
+    export_nodes,
+    label_knobs,
+    label_score,
+    tdag_knobs,
+    tdag_lines,
+)
 from .tdag import Node, TreeDag, add_extra_links, build_tree, node_names
 
 __all__ = ["BooleanLogicTask"]
@@ -69,13 +77,9 @@ class BooleanLogicTask(DyvalTask):
     id = "dyval.boolean_logic"
     levels = tuple(TDAG_PRESETS)
     family = "a boolean logic"
-    classes = 2
+    labels = ("True", "False")
     description = "Truth value of the root of a random AND/OR/NOT T-DAG."
-    knobs: ClassVar[dict[str, Knob]] = {
-        **tdag_knobs(),
-        "ops": Knob("ops", list, "operation set", choices=OPS, item_kind=str),
-        "balanced": Knob("balanced", bool, "alternate True/False answers by index (rejection)"),
-    }
+    knobs: ClassVar[dict[str, Knob]] = {**tdag_knobs(), **label_knobs(OPS)}
 
     def preset(self, level: str) -> dict[str, Any]:
         return {
@@ -88,7 +92,7 @@ class BooleanLogicTask(DyvalTask):
         self.check_tree(params)
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
-        want = "True" if index % 2 == 0 else "False"
+        want = self.wanted(index)
         for _ in range(1000):
             names = node_names()
             dag = build_boolean(chooser, params, names)

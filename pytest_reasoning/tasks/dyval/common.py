@@ -20,6 +20,7 @@ __all__ = [
     "DyvalTask",
     "export_nodes",
     "gdag_knobs",
+    "label_knobs",
     "label_score",
     "read_value",
     "tdag_knobs",
@@ -78,6 +79,14 @@ def tdag_knobs() -> dict[str, Knob]:
             maximum=4,
         ),
         **_common_knobs(),
+    }
+
+
+def label_knobs(ops: tuple[str, ...]) -> dict[str, Knob]:
+    """``ops`` and ``balanced``: the knobs of the True/False/N/A tree tasks."""
+    return {
+        "ops": Knob("ops", list, "operation set", choices=ops, item_kind=str),
+        "balanced": Knob("balanced", bool, "equal answer classes by index (rejection)"),
     }
 
 
@@ -153,13 +162,18 @@ class DyvalTask(Task):
             + question
         )
 
-    classes: ClassVar[int] = 1  # answer classes cycled by index when ``balanced``
+    # Answer classes a ``balanced`` batch cycles through by index (empty: not balanced).
+    labels: ClassVar[tuple[str, ...]] = ()
 
     def shots(self, params: Mapping[str, Any]) -> int:
         return int(params["shots"])
 
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
-        return index % self.classes if params.get("balanced") else 0
+        return index % len(self.labels) if params.get("balanced") and self.labels else 0
+
+    def wanted(self, index: int) -> str:
+        """The answer class item ``index`` is drawn for when ``balanced``."""
+        return self.labels[index % len(self.labels)]
 
     def adapt(self, params: dict[str, Any], given: set[str]) -> None:
         if "nodes" in params:  # G-DAG: links can only go to the other nodes

@@ -136,7 +136,7 @@ class _GraphTask(DyvalTask):
 class ReachabilityTask(_GraphTask):
     id = "dyval.reachability"
     family = "a graph reachability"
-    classes = 2
+    labels = ("True", "False")
     description = "Can one node of a random DAG be reached from another? (True/False)"
     knobs: ClassVar[dict[str, Knob]] = {
         **gdag_knobs(),
@@ -151,7 +151,7 @@ class ReachabilityTask(_GraphTask):
         return {**super().preset(level), "balanced": True}
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
-        want = index % 2 == 0
+        want = self.wanted(index) == "True"
         for _ in range(1000):
             names = node_names()
             g = self.graph(chooser, params, names, params["nodes"])

@@ -18,7 +18,15 @@ from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob
 from . import solver
-from .common import TDAG_PRESETS, DyvalTask, export_nodes, label_score, tdag_knobs, tdag_lines
+from .common import (
+    TDAG_PRESETS,
+    DyvalTask,
+    export_nodes,
+    label_knobs,
+    label_score,
+    tdag_knobs,
+    tdag_lines,
+)
 from .tdag import Node, TreeDag, build_tree, node_names
 
 __all__ = ["AbductiveLogicTask", "DeductiveLogicTask", "abduce", "deduce"]
@@ -83,11 +91,7 @@ class _ImplicationTask(DyvalTask):
     levels = tuple(TDAG_PRESETS)
     # Operation weights of the reference implementation (and, or, not).
     weights: ClassVar[dict[str, float]]
-    knobs: ClassVar[dict[str, Knob]] = {
-        **tdag_knobs(),
-        "ops": Knob("ops", list, "operation set", choices=OPS, item_kind=str),
-        "balanced": Knob("balanced", bool, "equal answer classes by index (rejection)"),
-    }
+    knobs: ClassVar[dict[str, Knob]] = {**tdag_knobs(), **label_knobs(OPS)}
 
     def preset(self, level: str) -> dict[str, Any]:
         return {
@@ -127,13 +131,12 @@ class _ImplicationTask(DyvalTask):
 class DeductiveLogicTask(_ImplicationTask):
     id = "dyval.deductive_logic"
     family = "a deductive logic"
-    classes = 2
+    labels = ("True", NA)  # an implication never concludes False: balance True vs N/A
     description = "Deduce the root of an implication tree from stated leaves (True/N/A)."
     weights: ClassVar[dict[str, float]] = {"and": 0.2, "or": 0.6, "not": 0.2}
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
-        # An internal node is never False under these rules, so balance is True vs N/A.
-        want = "True" if index % 2 == 0 else NA
+        want = self.wanted(index)
         for _ in range(1000):
             names = node_names()
             dag = self.tree(chooser, params, names, params["depth"])
@@ -179,7 +182,7 @@ class DeductiveLogicTask(_ImplicationTask):
 class AbductiveLogicTask(_ImplicationTask):
     id = "dyval.abductive_logic"
     family = "an abductive logic"
-    classes = 3
+    labels = ("True", "False", NA)
     description = "Given the root of an implication tree, abduce one leaf (True/False/N/A)."
     weights: ClassVar[dict[str, float]] = {"and": 0.07, "or": 0.66, "not": 0.27}
 
@@ -191,7 +194,7 @@ class AbductiveLogicTask(_ImplicationTask):
             )
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
-        want = ("True", "False", NA)[index % 3]
+        want = self.wanted(index)
         for _ in range(1000):
             names = node_names()
             dag = self.tree(chooser, params, names, params["depth"])
