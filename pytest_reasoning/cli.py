@@ -56,7 +56,7 @@ def export_items(
             "params": item.params,
             "style": item.style,
             "prompt": item.prompt,
-            "answer": item.answer,
+            "answer": task.export_answer(item.answer),
             "problem": item.problem,
         }
         if with_steps:

@@ -83,6 +83,7 @@ class Score:
     extracted: str | None
     failure_mode: str | None = None
     value: float | None = None  # partial credit where a task has it; else 1.0 / 0.0
+    detail: str | None = None  # why, in words (the clue a zebra answer breaks)
 
     @property
     def score(self) -> float:

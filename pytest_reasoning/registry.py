@@ -18,9 +18,10 @@ def _tasks() -> dict[str, Task]:
     from importlib.metadata import entry_points
 
     from .tasks.dyval import TASKS as DYVAL
+    from .tasks.zebra import TASKS as ZEBRA
 
     found: dict[str, Task] = {}
-    for cls in DYVAL:
+    for cls in (*DYVAL, *ZEBRA):
         found[cls.id] = cls()
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         obj = ep.load()

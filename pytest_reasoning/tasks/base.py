@@ -37,12 +37,16 @@ class Knob:
 
     def check(self, value: Any) -> Any:
         """Return ``value`` normalised, or raise InvalidArgument naming this knob."""
-        expected = self.kind.__name__ if self.kind is not list else f"list of {self._item()}"
+        expected = {list: f"list of {self._item()}", dict: "mapping"}.get(
+            self.kind, self.kind.__name__
+        )
         ok = isinstance(value, self.kind) and not (self.kind is int and isinstance(value, bool))
         if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
         if not ok:
             raise InvalidArgument(f"knob '{self.name}': expected {expected}, got {value!r}")
+        if self.kind is dict:
+            return self._check_mapping(value)
         if self.kind is list:
             if not value:
                 raise InvalidArgument(f"knob '{self.name}': expected a non-empty list")
@@ -64,6 +68,26 @@ class Knob:
         if self.maximum is not None and value > self.maximum:
             raise InvalidArgument(f"knob '{self.name}': must be <= {self.maximum:g}, got {value}")
         return value
+
+    def _check_mapping(self, value: dict[Any, Any]) -> dict[str, float]:
+        """A ``{choice: number}`` mapping (weights), each number at least ``minimum``."""
+        if not value:
+            raise InvalidArgument(f"knob '{self.name}': expected a non-empty mapping")
+        out: dict[str, float] = {}
+        for k, v in value.items():
+            if self.choices is not None and k not in self.choices:
+                raise InvalidArgument(
+                    f"knob '{self.name}': unknown key {k!r}; expected any of "
+                    + ", ".join(map(str, self.choices))
+                )
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise InvalidArgument(f"knob '{self.name}.{k}': expected a number, got {v!r}")
+            if self.minimum is not None and v < self.minimum:
+                raise InvalidArgument(
+                    f"knob '{self.name}.{k}': must be >= {self.minimum:g}, got {v}"
+                )
+            out[str(k)] = float(v)
+        return out
 
     def _item(self) -> str:
         return self.item_kind.__name__ if self.item_kind else "values"
@@ -89,6 +113,7 @@ class Task(ABC):
     id: ClassVar[str]
     levels: ClassVar[tuple[str, ...]]
     styles: ClassVar[tuple[str, ...]] = ("direct", "cot")
+    example_styles: ClassVar[tuple[str, ...]] = ("fewshot",)  # styles that show worked examples
     knobs: ClassVar[Mapping[str, Knob]]
     description: ClassVar[str] = ""
 
@@ -146,6 +171,15 @@ class Task(ABC):
         """How many worked examples the ``fewshot`` style shows (0 if the task has none)."""
         return 0
 
+    def example_params(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The knobs worked examples are drawn with (the item's own, unless a task shows
+        smaller examples)."""
+        return params
+
+    def export_answer(self, answer: str) -> Any:
+        """The gold answer as the export writes it (JSON for structured answers)."""
+        return answer
+
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
         """Which answer class item ``index`` is drawn for (balanced tasks), else 0."""
         return 0
@@ -169,7 +203,8 @@ class Task(ABC):
         self.check_style(style)
         gen = self._generate_at(level, seed, index, resolved)
         examples: list[Generated] = []
-        if style == "fewshot":
+        if style in self.example_styles:
+            shot_params = self.example_params(resolved)
             seen = {_fingerprint(gen.problem)}
             for j in range(self.shots(resolved)):
                 # Other seeds than the item's own; never the item itself (small levels repeat).
@@ -177,7 +212,7 @@ class Task(ABC):
                     chooser = SeededChooser(
                         derive_seed(self.id, level, seed, index, "shot", j, attempt)
                     )
-                    example = self.generate(chooser, resolved, j)
+                    example = self.generate(chooser, shot_params, j)
                     if _fingerprint(example.problem) not in seen:
                         break
                 seen.add(_fingerprint(example.problem))

@@ -1,0 +1,140 @@
+"""The generator's uniqueness prover: an incremental SAT solver (python-sat) and the clue
+reduction that calls it.
+
+One solver per puzzle holds the grid's exactly-one constraints, a clause that blocks the gold
+grid, and each clue's clauses behind a selector variable. "These clues force exactly one
+solution" is then one call: the gold grid satisfies every true clue, so the clues are unique
+iff the solver finds no model under their selectors (UNSAT is a proof, not a hope).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .clues import Clue, Ref
+
+__all__ = ["Uniqueness", "reduce_clues"]
+
+# Where pos(b) may be, relative to pos(a), for each relation kind.
+_OFFSETS: dict[str, tuple[int, ...]] = {
+    "same_house": (0,),
+    "direct_left": (1,),
+    "direct_right": (-1,),
+    "side_by_side": (-1, 1),
+    "one_between": (-2, 2),
+    "two_between": (-3, 3),
+}
+
+
+class Uniqueness:
+    """Decides whether a set of true clues pins the gold grid down as the only solution."""
+
+    def __init__(self, grid: Sequence[dict[str, str]], clues: Sequence[Clue]) -> None:
+        from pysat.solvers import Solver  # 20 ms to import: only when a puzzle is built
+
+        self.n = n = len(grid)
+        self.clues = clues
+        self.index: dict[Ref, int] = {}
+        for house in grid:
+            for f, v in house.items():
+                self.index[(f, v)] = len(self.index)
+        self.solver: Any = Solver(name="minisat22")
+        add = self.solver.add_clause
+        feats = list(grid[0])
+        refs_of = {f: [(f, house[f]) for house in grid] for f in feats}
+        for refs in refs_of.values():
+            for r in refs:  # each value in exactly one house
+                add([self.var(r, h) for h in range(n)])
+                for h in range(n):
+                    for k in range(h + 1, n):
+                        add([-self.var(r, h), -self.var(r, k)])
+            for h in range(n):  # each house has exactly one value of the feature
+                add([self.var(r, h) for r in refs])
+                for i, r in enumerate(refs):
+                    for s in refs[i + 1 :]:
+                        add([-self.var(r, h), -self.var(s, h)])
+        # Any other grid differs from the gold one in some cell.
+        add([-self.var((f, house[f]), h) for h, house in enumerate(grid) for f in feats])
+        self.next_var = len(self.index) * n + 1
+        self.selector: dict[int, int] = {}
+        self.calls = 0
+
+    def var(self, ref: Ref, house: int) -> int:
+        return self.index[ref] * self.n + house + 1
+
+    def _selector(self, i: int) -> int:
+        s = self.selector.get(i)
+        if s is None:
+            s = self.selector[i] = self.next_var
+            self.next_var += 1
+            for clause in self._clauses(self.clues[i]):
+                self.solver.add_clause([*clause, -s])
+        return s
+
+    def _clauses(self, clue: Clue) -> list[list[int]]:
+        n, kind = self.n, clue.kind
+        if clue.b is None:
+            lit = self.var(clue.a, (clue.house or 1) - 1)
+            return [[lit] if kind == "found_at" else [-lit]]
+        out = []
+        for h in range(n):
+            if kind == "left_of":
+                targets: Sequence[int] = range(h + 1, n)
+            elif kind == "right_of":
+                targets = range(h)
+            else:
+                targets = [h + d for d in _OFFSETS[kind] if 0 <= h + d < n]
+            out.append([-self.var(clue.a, h), *(self.var(clue.b, t) for t in targets)])
+        return out
+
+    def unique(self, active: Sequence[int]) -> bool:
+        """Whether the clues at indices ``active`` leave the gold grid as the only solution."""
+        self.calls += 1
+        return not self.solver.solve(assumptions=[self._selector(i) for i in active])
+
+    def close(self) -> None:
+        self.solver.delete()
+
+
+def reduce_clues(check: Uniqueness, order: Sequence[int], min_clues: int = 0) -> list[int]:
+    """Remove clues in ``order`` while the rest stay unique; stop at ``min_clues`` left.
+
+    The result is exactly that of trying each clue once, in order, and dropping it when the
+    others still force one solution (a test compares the two). It costs a few solver calls per
+    clue KEPT, not per clue: between two kept clues ``kept + order[j:]`` is unique for small j
+    and not for large j, so the next kept clue is found by galloping from the short end (cheap
+    calls on small sets) and bisecting.
+    """
+    kept: list[int] = []
+    n, i = len(order), 0
+
+    def unique_after(j: int) -> bool:  # kept + order[j+1:]: order[i..j] dropped
+        return check.unique(kept + list(order[j + 1 :]))
+
+    while i < n:
+        stop = n - max(0, min_clues - len(kept))  # order[stop:] must stay for min_clues
+        if stop <= i:
+            return kept + list(order[i:])
+        if unique_after(n - 1):
+            first = n  # the kept clues alone suffice
+        else:
+            hi, step = n - 1, 1  # unique_after(hi) is False; unique_after(i - 1) is True
+            lo = i - 1
+            while hi - step > i - 1:
+                if unique_after(hi - step):
+                    lo = hi - step
+                    break
+                hi, step = hi - step, step * 2
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if unique_after(mid):
+                    lo = mid
+                else:
+                    hi = mid
+            first = hi
+        if first >= stop:
+            return kept + list(order[stop:])
+        kept.append(order[first])
+        i = first + 1
+    return kept

@@ -1,0 +1,281 @@
+"""The reference solver: reads a zebra prompt back from its TEXT and solves it by constraint
+propagation and search over house bitmasks.
+
+It shares nothing with the generator's SAT prover (pysat), so a gold grid that this solver
+also finds, alone, is checked twice. It also writes the step-by-step explanations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["Puzzle", "SolverError", "count_solutions", "parse_prompt", "solve_text", "trace"]
+
+
+class SolverError(ValueError):
+    """The text is not a puzzle this solver can read."""
+
+
+Ref = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Puzzle:
+    houses: int
+    features: dict[str, list[str]]  # first the name feature
+    clues: list[tuple[str, Ref, Ref | None, int | None]]  # kind, a, b, house (1-based)
+    texts: tuple[str, ...] = ()
+
+
+_ORD = {
+    w: i + 1
+    for i, w in enumerate(
+        "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()
+    )
+}
+# Checked in this order: the first match decides (a "just left ..., next door" is direct).
+_KIND_WORDS = (
+    ("two_between", ("two houses between", "three houses away")),
+    ("one_between", ("one house between", "two houses away")),
+    ("direct_left", ("directly left", "immediately to the left", "just left")),
+    ("direct_right", ("directly right", "immediately to the right", "just right")),
+    ("side_by_side", ("next door", "next-door", "side by side", "neighbour")),
+    ("left_of", ("left",)),
+    ("right_of", ("right",)),
+    ("same_house", ("same house",)),
+)
+
+
+def parse_prompt(prompt: str) -> Puzzle:
+    """The LAST puzzle in ``prompt`` (a one-shot prompt shows a solved one first)."""
+    starts = [m.start() for m in re.finditer(r"There are (\d+) houses", prompt)]
+    if not starts:
+        raise SolverError("no 'There are N houses' line")
+    text = prompt[starts[-1] :]
+    houses = int(re.match(r"There are (\d+) houses", text).group(1))  # type: ignore[union-attr]
+    features: dict[str, list[str]] = {}
+    for m in re.finditer(r"^- ([A-Za-z]+) \([^)]*\): (.+)$", text, re.MULTILINE):
+        features[m.group(1)] = [v.strip() for v in m.group(2).split(", ")]
+    if not features or any(len(v) != houses for v in features.values()):
+        raise SolverError("feature lines missing or of the wrong length")
+    owner = {v: f for f, vs in features.items() for v in vs}
+    mention = re.compile(
+        "|".join(
+            rf"(?<![\w-]){re.escape(v)}(?![\w-])" for v in sorted(owner, key=len, reverse=True)
+        )
+    )
+    body = text.split("Clues:", 1)[-1]
+    clues: list[tuple[str, Ref, Ref | None, int | None]] = []
+    texts = []
+    for m in re.finditer(r"^\d+\. (.+)$", body, re.MULTILINE):
+        sentence = m.group(1)
+        found = [(owner[x.group(0)], x.group(0)) for x in mention.finditer(sentence)]
+        rest = mention.sub("@", sentence).lower()
+        texts.append(sentence)
+        if len(found) == 1:
+            hm = re.search(r"house (\d+)", rest) or re.search(r"the (\w+) house", rest)
+            if hm is None:
+                raise SolverError(f"no house in clue {sentence!r}")
+            word = hm.group(1)
+            house = int(word) if word.isdigit() else _ORD.get(word)
+            if house is None:
+                raise SolverError(f"unknown house {word!r}")
+            kind = "not_at" if re.search(r"\bnot\b", rest) else "found_at"
+            clues.append((kind, found[0], None, house))
+        elif len(found) == 2:
+            # No relation word at all: "The teacher is the person who keeps a cat."
+            kind = next(
+                (k for k, words in _KIND_WORDS if any(w in rest for w in words)), "same_house"
+            )
+            clues.append((kind, found[0], found[1], None))
+        else:
+            raise SolverError(f"clue {sentence!r} names {len(found)} values")
+    if not clues:
+        raise SolverError("no clues")
+    return Puzzle(houses, features, clues, tuple(texts))
+
+
+class _State:
+    """House bitmasks per value; ``dom[i]`` has bit h set if value i may be in house h+1."""
+
+    def __init__(self, puzzle: Puzzle) -> None:
+        self.n = puzzle.houses
+        self.full = (1 << self.n) - 1
+        self.refs: list[Ref] = [(f, v) for f, vs in puzzle.features.items() for v in vs]
+        self.at = {r: i for i, r in enumerate(self.refs)}
+        self.groups = [
+            [self.at[(f, v)] for v in vs] for f, vs in puzzle.features.items()
+        ]  # one per feature
+        self.clues = [
+            (k, self.at[a], self.at[b] if b else -1, h or 0) for k, a, b, h in puzzle.clues
+        ]
+
+
+def _shift(mask: int, d: int, full: int) -> int:
+    return ((mask << d) if d >= 0 else (mask >> -d)) & full
+
+
+_OFFSETS = {
+    "same_house": (0,),
+    "direct_left": (1,),
+    "direct_right": (-1,),
+    "side_by_side": (-1, 1),
+    "one_between": (-2, 2),
+    "two_between": (-3, 3),
+}
+
+
+def _propagate(
+    s: _State, dom: list[int], log: list[tuple[int, int, str]] | None = None
+) -> bool:
+    """Narrow ``dom`` in place to a fixpoint; False on a contradiction. With ``log``, record
+    (value, house, reason) whenever a value's house becomes known."""
+    full = s.full
+    changed = True
+
+    def narrow(i: int, mask: int, why: str) -> bool:
+        nonlocal changed
+        new = dom[i] & mask
+        if new != dom[i]:
+            dom[i] = new
+            changed = True
+            if log is not None and new and new & (new - 1) == 0:
+                log.append((i, new.bit_length(), why))
+        return new != 0
+
+    while changed:
+        changed = False
+        for c, (kind, a, b, h) in enumerate(s.clues):
+            why = f"clue {c + 1}"
+            if b < 0:
+                bit = 1 << (h - 1)
+                if not narrow(a, bit if kind == "found_at" else full & ~bit, why):
+                    return False
+                continue
+            if kind == "left_of":
+                # a below b's highest house; b above a's lowest house.
+                ok = narrow(a, (1 << (dom[b].bit_length() - 1)) - 1, why) and narrow(
+                    b, full & ~((dom[a] & -dom[a]) * 2 - 1), why
+                )
+            elif kind == "right_of":
+                ok = narrow(b, (1 << (dom[a].bit_length() - 1)) - 1, why) and narrow(
+                    a, full & ~((dom[b] & -dom[b]) * 2 - 1), why
+                )
+            else:
+                offs = _OFFSETS[kind]
+                to_b = 0
+                to_a = 0
+                for d in offs:
+                    to_b |= _shift(dom[a], d, full)
+                    to_a |= _shift(dom[b], -d, full)
+                ok = narrow(b, to_b, why) and narrow(a, to_a, why)
+            if not ok:
+                return False
+        for group in s.groups:
+            for i in group:  # a placed value leaves its house to no other
+                m = dom[i]
+                if m & (m - 1) == 0:
+                    for j in group:
+                        if j != i and dom[j] & m and not narrow(j, full & ~m, "elimination"):
+                            return False
+            for bit in range(s.n):  # a house only one value can take gets it
+                mask = 1 << bit
+                holders = [i for i in group if dom[i] & mask]
+                if not holders:
+                    return False
+                if len(holders) == 1 and dom[holders[0]] != mask:
+                    narrow(holders[0], mask, "only place")
+    return True
+
+
+def _search(s: _State, dom: list[int], limit: int, out: list[list[int]]) -> None:
+    if not _propagate(s, dom):
+        return
+    best, size = -1, 99
+    for i, m in enumerate(dom):
+        c = m.bit_count()
+        if 1 < c < size:
+            best, size = i, c
+    if best < 0:
+        out.append(dom)
+        return
+    m = dom[best]
+    while m and len(out) < limit:
+        bit = m & -m
+        m ^= bit
+        child = list(dom)
+        child[best] = bit
+        _search(s, child, limit, out)
+
+
+def _grid(s: _State, dom: Sequence[int]) -> list[dict[str, str]]:
+    grid: list[dict[str, str]] = [{} for _ in range(s.n)]
+    for group in s.groups:  # feature order as listed
+        for i in group:
+            f, v = s.refs[i]
+            grid[dom[i].bit_length() - 1][f] = v
+    return grid
+
+
+def count_solutions(puzzle: Puzzle, limit: int = 2) -> list[list[dict[str, str]]]:
+    """Up to ``limit`` solutions (house 1 first): one means the clues force the grid."""
+    s = _State(puzzle)
+    out: list[list[int]] = []
+    _search(s, [s.full] * len(s.refs), limit, out)
+    return [_grid(s, d) for d in out]
+
+
+def solve_text(prompt: str) -> list[dict[str, str]]:
+    """The unique solution of the last puzzle in ``prompt``."""
+    found = count_solutions(parse_prompt(prompt))
+    if len(found) != 1:
+        raise SolverError(f"{len(found)} solutions")
+    return found[0]
+
+
+def trace(puzzle: Puzzle, phrase: Mapping[Ref, str]) -> list[str]:
+    """A human-readable deduction: each placement with the clue that forces it, and a
+    case split ("if X were in house 2, the clues would contradict") where propagation stalls."""
+    s = _State(puzzle)
+    dom = [s.full] * len(s.refs)
+    steps: list[str] = []
+    while True:
+        log: list[tuple[int, int, str]] = []
+        if not _propagate(s, dom, log):
+            raise SolverError("contradiction")
+        for i, house, why in log:
+            if why.startswith("clue"):
+                steps.append(f"By {why}, {phrase[s.refs[i]]} lives in house {house}.")
+            elif why == "elimination":
+                steps.append(
+                    f"{_cap(phrase[s.refs[i]])} is in house {house}: the other houses are taken."
+                )
+            else:
+                steps.append(f"Only {phrase[s.refs[i]]} can be in house {house}.")
+        open_ = [i for i, m in enumerate(dom) if m & (m - 1)]
+        if not open_:
+            return steps
+        i = min(open_, key=lambda k: (dom[k].bit_count(), k))
+        m, keep = dom[i], 0
+        while m:
+            bit = m & -m
+            m ^= bit
+            trial = list(dom)
+            trial[i] = bit
+            found: list[list[int]] = []
+            _search(s, trial, 1, found)
+            if found:
+                keep = bit
+            else:
+                steps.append(
+                    f"If {phrase[s.refs[i]]} lived in house {bit.bit_length()}, "
+                    "the clues would contradict each other."
+                )
+        steps.append(f"So {phrase[s.refs[i]]} lives in house {keep.bit_length()}.")
+        dom[i] = keep
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]

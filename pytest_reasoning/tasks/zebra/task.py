@@ -1,0 +1,304 @@
+"""ZebraLogic ``zebra.grid``: logic grid puzzles whose clues force exactly one solution."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from ...core import Item, Score, canonical_json
+from ...errors import InvalidArgument, UnknownLevel
+from ...rng import Chooser
+from ..base import Generated, Knob, Task
+from . import solver
+from .clues import KINDS, Clue, holds, names, render, true_clues
+from .grid import extract_grid, norm
+from .pools import FEATURES, NAME, feature, phrase
+from .sat import Uniqueness, reduce_clues
+
+__all__ = ["DEFAULT_WEIGHTS", "EASY_THRESHOLD", "MAX_FEATURES", "MAX_HOUSES", "ZebraGridTask"]
+
+MAX_HOUSES = 10  # every pool has ten values (months twelve)
+MAX_FEATURES = len(FEATURES)
+EASY_THRESHOLD = -2.334  # log10 of a random 3x3 grid's chance, as the paper rounds it
+
+# How strongly each kind of clue is KEPT: clues are removed in a weighted random order in
+# which a clue of weight w goes at rate 1/w, so heavier kinds survive more often and weight 0
+# drops the kind. Positional clues are few (N·M found_at against ~N²M² relational ones), so
+# they weigh more; with these every kind shows up at 4x4 and up (docs/tasks/zebra.md).
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "found_at": 3.0,
+    "not_at": 2.0,
+    "same_house": 1.5,
+    "direct_left": 1.0,
+    "direct_right": 1.0,
+    "side_by_side": 1.0,
+    "left_of": 1.0,
+    "right_of": 1.0,
+    "one_between": 1.0,
+    "two_between": 1.0,
+}
+
+_LEVEL = re.compile(r"(\d+)x(\d+)")
+_ATTEMPTS = 20  # fresh grids tried when max_clues rejects one
+
+
+def log10_space(houses: int, features: int) -> float:
+    """log10 of the chance that a random grid is right: ``−M·log10(N!)``."""
+    return -features * math.log10(math.factorial(houses))
+
+
+class ZebraGridTask(Task):
+    id = "zebra.grid"
+    levels = tuple(f"{n}x{m}" for n in range(2, 7) for m in range(2, 7))
+    styles = ("direct", "cot", "oneshot")
+    example_styles = ("oneshot",)
+    description = "Logic grid (zebra) puzzles with a proven unique solution; NxM = houses x features."
+    knobs: ClassVar[dict[str, Knob]] = {
+        "clue_weights": Knob(
+            "clue_weights",
+            dict,
+            "how strongly each clue kind is kept (0 drops it); unnamed kinds keep the default",
+            choices=KINDS,
+            minimum=0,
+        ),
+        "min_clues": Knob("min_clues", int, "stop removing clues at this many", minimum=0),
+        "max_clues": Knob(
+            "max_clues", int, "redraw puzzles whose minimal clue set is larger", minimum=1
+        ),
+    }
+
+    # -- levels ------------------------------------------------------------------------------
+    def check_level(self, level: str) -> None:
+        m = _LEVEL.fullmatch(level)
+        if (
+            m is None
+            or not 2 <= int(m.group(1)) <= MAX_HOUSES
+            or not 2 <= int(m.group(2)) <= MAX_FEATURES
+        ):
+            raise UnknownLevel(
+                f"unknown level {level!r} for {self.id}; expected NxM with 2 <= N <= "
+                f"{MAX_HOUSES} houses and 2 <= M <= {MAX_FEATURES} features, e.g. 4x4"
+            )
+
+    def preset(self, level: str) -> dict[str, Any]:
+        self.check_level(level)
+        n, m = map(int, level.split("x"))
+        return {"houses": n, "features": m, "clue_weights": dict(DEFAULT_WEIGHTS), "min_clues": 0}
+
+    def adapt(self, params: dict[str, Any], given: set[str]) -> None:
+        if "clue_weights" in given:  # a partial mapping changes only the kinds it names
+            params["clue_weights"] = {**DEFAULT_WEIGHTS, **params["clue_weights"]}
+
+    def check_combination(self, params: Mapping[str, Any]) -> None:
+        w = params["clue_weights"]
+        if not any(w[k] > 0 for k in ("found_at", "not_at")) and not any(
+            w[k] > 0 for k in KINDS if k not in {"same_house"}
+        ):
+            raise InvalidArgument("knob 'clue_weights': no kind left that can place a house")
+        if "max_clues" in params and params["max_clues"] < params["min_clues"]:
+            raise InvalidArgument(
+                f"knob 'max_clues': {params['max_clues']} is below min_clues "
+                f"{params['min_clues']}"
+            )
+
+    # -- generation --------------------------------------------------------------------------
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        n, m = params["houses"], params["features"]
+        weights = params["clue_weights"]
+        for _ in range(_ATTEMPTS):
+            feats = [NAME, *chooser.sample(FEATURES[1:], m - 1)]
+            columns = {
+                f.key: chooser.sample(names() if f is NAME else f.values, n) for f in feats
+            }
+            grid = [{f: columns[f][h] for f in columns} for h in range(n)]
+            kept = self._clues(grid, weights, params["min_clues"], chooser.randint(0, 2**32 - 1))
+            if len(kept) <= params.get("max_clues", len(kept)):
+                break
+        else:
+            raise InvalidArgument(
+                f"knob 'max_clues': {params['max_clues']} clues are too few for {n}x{m} "
+                f"puzzles here (the last of {_ATTEMPTS} needed {len(kept)})"
+            )
+        chooser.shuffle(kept)
+        clues, lines = [], []
+        for clue in kept:
+            stated, text = render(clue, chooser)
+            clues.append({**stated.to_dict(), "text": text})
+            lines.append(text)
+        listing = {f: sorted(columns[f], key=str.lower) for f in columns}
+        space = log10_space(n, m)
+        problem = {
+            "houses": n,
+            "features": listing,
+            "clues": clues,
+            "log10_space": round(space, 6),
+            "difficulty": "easy" if space > EASY_THRESHOLD else "hard",
+        }
+        return Generated(
+            problem=problem,
+            answer=json.dumps(grid, ensure_ascii=False),
+            body=self._body(n, listing, lines),
+        )
+
+    def _clues(
+        self, grid: list[dict[str, str]], weights: Mapping[str, float], min_clues: int, seed: int
+    ) -> list[Clue]:
+        """Every true clue, then removal in a weighted random order while exactly one
+        solution remains (proved by SAT at each step)."""
+        pool = true_clues(grid, [k for k in KINDS if weights[k] > 0])
+        rng = random.Random(seed)  # one draw from the chooser: Hypothesis shrinks the seed
+        keys = [weights[c.kind] * rng.expovariate(1.0) for c in pool]  # removal times
+        order = sorted(range(len(pool)), key=keys.__getitem__)
+        check = Uniqueness(grid, pool)
+        try:
+            if not check.unique(order):
+                raise InvalidArgument(
+                    "knob 'clue_weights': the kinds left cannot force a unique solution"
+                )
+            kept = reduce_clues(check, order, min_clues)
+        finally:
+            check.close()
+        return [pool[i] for i in sorted(kept)]
+
+    def _body(self, n: int, features: Mapping[str, Sequence[str]], lines: Sequence[str]) -> str:
+        out = [
+            f"There are {n} houses, numbered 1 to {n} from left to right. Each house is "
+            "occupied by a different person. Each house has one value of each feature below, "
+            "and no two houses share a value:"
+        ]
+        for key, values in features.items():
+            out.append(f"- {key} ({feature(key).intro.lower()}): {', '.join(values)}")
+        out.append("")
+        out.append("Clues:")
+        out.extend(f"{i}. {line}" for i, line in enumerate(lines, 1))
+        return "\n".join(out)
+
+    # -- rendering ---------------------------------------------------------------------------
+    def shots(self, params: Mapping[str, Any]) -> int:
+        return 1
+
+    def example_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        # The one-shot example is small whatever the item's size, as in the paper (2x3 there).
+        return {
+            "houses": min(3, params["houses"]),
+            "features": min(3, params["features"]),
+            "clue_weights": dict(DEFAULT_WEIGHTS),
+            "min_clues": 0,
+        }
+
+    def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
+        features = generated.problem["features"]
+        shape = _template(generated.problem["houses"], list(features))
+        if style == "direct":
+            return (
+                f"{generated.body}\n\nFind the value of every feature in every house. Answer "
+                f"with only a JSON object of this form, filled in:\n{shape}"
+            )
+        ask = (
+            "Find the value of every feature in every house. Reason step by step first, then "
+            "give your answer as a JSON object of this form, filled in:\n"
+            + json.dumps({"reasoning": "___", "solution": json.loads(shape)}, ensure_ascii=False)
+        )
+        if style == "cot" or not examples:
+            return f"{generated.body}\n\n{ask}"
+        ex = examples[0]
+        worked = json.dumps(
+            {
+                "reasoning": self.explain(ex.problem, ex.answer, json_answer=False),
+                "solution": _solution(json.loads(ex.answer)),
+            },
+            ensure_ascii=False,
+        )
+        return (
+            f"Here is an example puzzle and its solution.\n\n{ex.body}\n\n{worked}\n\n"
+            f"Now solve this puzzle the same way.\n\n{generated.body}\n\n{ask}"
+        )
+
+    def export_answer(self, answer: str) -> Any:
+        return json.loads(answer)
+
+    # -- scoring -----------------------------------------------------------------------------
+    def score(self, item: Item, response: str) -> Score:
+        problem = item.problem
+        gold: list[dict[str, str]] = json.loads(item.answer)
+        grid, failure = extract_grid(response, problem["features"], problem["houses"])
+        if grid is None:
+            return Score(False, None, failure, value=0.0)
+        right = sum(
+            norm(v) == grid[h].get(f) for h, house in enumerate(gold) for f, v in house.items()
+        )
+        cells = len(gold) * len(gold[0])
+        extracted = canonical_json(grid)
+        if right == cells:
+            return Score(True, extracted, None, value=1.0)
+        # Where the answer puts each value (a value written twice or not at all: unknown).
+        pos: dict[tuple[str, str], int] = {}
+        seen: set[tuple[str, str]] = set()
+        for f, values in problem["features"].items():
+            by_norm = {norm(v): v for v in values}
+            for h, row in enumerate(grid):
+                v = by_norm.get(row.get(f, ""))
+                if v is None:
+                    continue
+                if (f, v) in seen:
+                    pos.pop((f, v), None)
+                else:
+                    pos[(f, v)] = h + 1
+                seen.add((f, v))
+        for i, c in enumerate(problem["clues"], 1):
+            clue = Clue(c["kind"], tuple(c["a"]), tuple(c["b"]) if c["b"] else None, c["house"])  # type: ignore[arg-type]
+            if holds(clue, pos) is False:
+                return Score(
+                    False,
+                    extracted,
+                    "contradiction",
+                    value=right / cells,
+                    detail=f"breaks clue {i}: {c['text']}",
+                )
+        mode = "partial_grid" if right else "wrong_grid"
+        return Score(False, extracted, mode, value=right / cells)
+
+    # -- solving -----------------------------------------------------------------------------
+    def solve(self, item: Item) -> str:
+        return json.dumps(solver.solve_text(item.prompt), ensure_ascii=False)
+
+    def reference_response(self, item: Item) -> str:
+        grid = json.loads(self.solve(item))
+        return json.dumps({"solution": _solution(grid)}, ensure_ascii=False)
+
+    def explain(
+        self, problem: Mapping[str, Any], answer: str, *, json_answer: bool = True
+    ) -> str:
+        puzzle = _puzzle(problem)
+        names_of = {
+            (f, v): phrase(feature(f), v) for f, vs in problem["features"].items() for v in vs
+        }
+        steps = solver.trace(puzzle, names_of)
+        text = " ".join(steps)
+        if not json_answer:
+            return text
+        solution = json.dumps({"solution": _solution(json.loads(answer))}, ensure_ascii=False)
+        return f"{text}\n{solution}"
+
+
+def _solution(grid: Sequence[Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    return {f"House {h}": dict(house) for h, house in enumerate(grid, 1)}
+
+
+def _template(n: int, features: Sequence[str]) -> str:
+    return json.dumps({f"House {h}": dict.fromkeys(features, "___") for h in range(1, n + 1)})
+
+
+def _puzzle(problem: Mapping[str, Any]) -> solver.Puzzle:
+    return solver.Puzzle(
+        houses=problem["houses"],
+        features={f: list(vs) for f, vs in problem["features"].items()},
+        clues=[
+            (c["kind"], tuple(c["a"]), tuple(c["b"]) if c["b"] else None, c["house"])
+            for c in problem["clues"]
+        ],
+    )
