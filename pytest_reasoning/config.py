@@ -37,7 +37,9 @@ LEVEL_KEYS = {
     "confidence",
     "max_drop",
     "alpha",
+    "metric",
 }
+METRICS = ("accuracy", "puzzle", "cell")
 ENTRY_KEYS = LEVEL_KEYS | {"task", "id", "levels"}
 SUITE_KEYS = LEVEL_KEYS | {"name", "description", "tasks"}
 _SUITE_MARK = re.compile(r"^tasks\s*:", re.M)
@@ -55,6 +57,7 @@ class LevelSpec:
     confidence: float | None
     max_drop: float = 0.0  # regression gate against a baseline: tolerated accuracy drop
     alpha: float = 0.05  # … and its significance (Holm-corrected across levels)
+    metric: str = "accuracy"  # "cell": gate the mean partial credit (zebra's cell accuracy)
 
 
 @dataclass(frozen=True)
@@ -227,6 +230,12 @@ def _common(
         out["max_drop"] = _unit(d["max_drop"], f"{where}max_drop", path)
     if "alpha" in d:
         out["alpha"] = _unit(d["alpha"], f"{where}alpha", path, open_interval=True)
+    if "metric" in d:
+        if d["metric"] not in METRICS:
+            raise InvalidSuite(
+                path, f"{where}metric", f"expected one of {', '.join(METRICS)}, got {d['metric']!r}"
+            )
+        out["metric"] = "accuracy" if d["metric"] == "puzzle" else d["metric"]
     if "params" in d:
         out["params"] = {**out.get("params", {}), **_mapping(d["params"], f"{where}params", path)}
     return out
@@ -256,6 +265,7 @@ def parse_suite(
             "confidence": None,
             "max_drop": 0.0,
             "alpha": 0.05,
+            "metric": "accuracy",
         },
     )
     name = data.get("name", Path(path).stem)
@@ -333,6 +343,12 @@ def parse_suite(
                 task.check_style(lset["style"])
             except InvalidArgument as exc:
                 raise InvalidSuite(path, f"{owner}style", str(exc)) from None
+            if lset["metric"] == "cell" and not task.partial_credit:
+                raise InvalidSuite(
+                    path,
+                    f"{owner}metric",
+                    f"'cell' needs a task with partial credit; {task_id} scores 0 or 1",
+                )
             levels.append(
                 LevelSpec(
                     level=lv,
@@ -344,6 +360,7 @@ def parse_suite(
                     confidence=lset["confidence"],
                     max_drop=lset["max_drop"],
                     alpha=lset["alpha"],
+                    metric=lset["metric"],
                 )
             )
         entries.append(EntrySpec(id=eid, task=task_id, levels=tuple(levels)))

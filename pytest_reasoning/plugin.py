@@ -542,6 +542,7 @@ class ReasoningItem(pytest.Item):
             self.level.confidence,
             self.level.max_drop,
             self.level.alpha,
+            self.level.metric,
         ).to_dict()
         self.user_properties.append((PROPERTY, json.dumps(payload, ensure_ascii=False)))
 

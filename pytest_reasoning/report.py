@@ -55,7 +55,7 @@ def summary_rows(gates: Sequence[GateResult], store: ResultStore) -> list[list[s
                 s.spec.level,
                 str(s.n),
                 str(s.correct),
-                _fmt(s.accuracy),
+                _fmt(s.measure) + (" cell" if s.spec.metric == "cell" else ""),
                 f"[{lo:.2f}, {hi:.2f}]" if s.n else "-",
                 threshold,
                 verdict,

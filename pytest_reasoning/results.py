@@ -42,6 +42,8 @@ RESULT_FIELDS = (
     "prompt_tokens",
     "completion_tokens",
     "latency_s",
+    "score",
+    "extra",
 )
 
 
@@ -56,6 +58,7 @@ class GateSpec:
     confidence: float | None = None
     max_drop: float = 0.0
     alpha: float = 0.05
+    metric: str = "accuracy"  # or "cell": mean partial credit (zebra's cell accuracy)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +69,7 @@ class GateSpec:
             "confidence": self.confidence,
             "max_drop": self.max_drop,
             "alpha": self.alpha,
+            "metric": self.metric,
         }
 
     @classmethod
@@ -78,6 +82,7 @@ class GateSpec:
             d.get("confidence"),
             d.get("max_drop", 0.0),
             d.get("alpha", 0.05),
+            d.get("metric", "accuracy"),
         )
 
     @property
@@ -92,6 +97,7 @@ class LevelStats:
     task: str
     n: int = 0
     correct: int = 0
+    score_sum: float = 0.0  # partial credit (cell accuracy); equals ``correct`` for 0/1 tasks
     errors: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -110,6 +116,7 @@ class LevelStats:
             return
         self.n += 1
         self.correct += bool(o.correct)
+        self.score_sum += float(bool(o.correct)) if o.score is None else o.score
         if o.failure_mode:
             self.failure_modes[o.failure_mode] = self.failure_modes.get(o.failure_mode, 0) + 1
 
@@ -117,8 +124,19 @@ class LevelStats:
     def accuracy(self) -> float | None:
         return self.correct / self.n if self.n else None
 
+    @property
+    def measure(self) -> float | None:
+        """What the gate thresholds: accuracy, or mean cell accuracy under ``metric: cell``."""
+        if not self.n:
+            return None
+        return (self.score_sum if self.spec.metric == "cell" else self.correct) / self.n
+
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
-        return wilson_interval(self.correct, self.n, confidence)
+        """Wilson interval of the measure. For cell accuracy (a mean of values in [0, 1]) the
+        same formula is conservative: such a mean has variance at most mu(1-mu)/n, the
+        binomial variance Wilson assumes."""
+        hits = self.score_sum if self.spec.metric == "cell" else self.correct
+        return wilson_interval(hits, self.n, confidence)
 
     @property
     def mean_latency(self) -> float | None:
@@ -144,19 +162,19 @@ def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
         if s.n == 0:
             out.append(GateResult(s, False, f"no scored samples ({s.errors} errors)"))
             continue
-        acc = s.correct / s.n
+        acc = s.measure or 0.0
+        what = "cell accuracy" if s.spec.metric == "cell" else "accuracy"
+        count = f"{s.score_sum:.1f}/{s.n}" if s.spec.metric == "cell" else f"{s.correct}/{s.n}"
         if s.spec.confidence is not None:
             lo, _ = s.interval(s.spec.confidence)
             ok = lo >= thr
             reason = (
-                f"accuracy {acc:.3f} ({s.correct}/{s.n}), {s.spec.confidence:.0%} Wilson "
+                f"{what} {acc:.3f} ({count}), {s.spec.confidence:.0%} Wilson "
                 f"lower bound {lo:.3f} {'>=' if ok else '<'} min_accuracy {thr:g}"
             )
         else:
             ok = acc >= thr
-            reason = (
-                f"accuracy {acc:.3f} ({s.correct}/{s.n}) {'>=' if ok else '<'} min_accuracy {thr:g}"
-            )
+            reason = f"{what} {acc:.3f} ({count}) {'>=' if ok else '<'} min_accuracy {thr:g}"
         out.append(GateResult(s, ok, reason))
     return out
 

@@ -21,7 +21,7 @@ CASES = [
     ("tasks: 3\n", "s.yaml: tasks: expected a non-empty list of task entries"),
     (
         "tasks:\n  - task: dyval.nope\n    levels: [D1]\n",
-        "s.yaml: tasks[0].task: unknown task 'dyval.nope'; expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability",
+        "s.yaml: tasks[0].task: unknown task 'dyval.nope'; expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability, zebra.grid",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels: [D7]\n",
@@ -43,11 +43,11 @@ CASES = [
     ),
     (
         "colour: red\ntasks:\n" + GOOD_ENTRY,
-        "s.yaml: colour: unknown key; expected one of alpha, confidence, description, max_drop, min_accuracy, name, params, samples, seed, seeds, style, tasks",
+        "s.yaml: colour: unknown key; expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, samples, seed, seeds, style, tasks",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels:\n      D1: {min_acuracy: 0.5}\n",
-        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key; expected one of alpha, confidence, max_drop, min_accuracy, params, samples, seed, seeds, style",
+        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key; expected one of alpha, confidence, max_drop, metric, min_accuracy, params, samples, seed, seeds, style",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n    params: {depth: 0}\n",

@@ -37,9 +37,8 @@ class Knob:
 
     def check(self, value: Any) -> Any:
         """Return ``value`` normalised, or raise InvalidArgument naming this knob."""
-        expected = {list: f"list of {self._item()}", dict: "mapping"}.get(
-            self.kind, self.kind.__name__
-        )
+        names: dict[type, str] = {list: f"list of {self._item()}", dict: "mapping"}
+        expected = names.get(self.kind, self.kind.__name__)
         ok = isinstance(value, self.kind) and not (self.kind is int and isinstance(value, bool))
         if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
@@ -114,6 +113,7 @@ class Task(ABC):
     levels: ClassVar[tuple[str, ...]]
     styles: ClassVar[tuple[str, ...]] = ("direct", "cot")
     example_styles: ClassVar[tuple[str, ...]] = ("fewshot",)  # styles that show worked examples
+    partial_credit: ClassVar[bool] = False  # Score.value in (0, 1) possible: ``metric: cell``
     knobs: ClassVar[Mapping[str, Knob]]
     description: ClassVar[str] = ""
 

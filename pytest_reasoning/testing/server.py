@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import json
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -28,8 +29,8 @@ BEHAVIOURS = {
     "flaky-oracle": "like oracle, but the first request for each prompt fails with HTTP 500",
     "always-true": "<<<True>>> whatever the question",
     "echo": "the prompt, verbatim",
-    "shallow:N": "like oracle on arithmetic DAGs of depth <= N, a wrong value deeper "
-    "(a model whose difficulty frontier is known)",
+    "shallow:N": "like oracle on arithmetic DAGs of depth <= N and zebra grids of <= N houses, "
+    "wrong beyond (a model whose difficulty frontier is known)",
     "constant:TEXT": "TEXT, verbatim",
     "fail-500": "HTTP 500 every time",
     "fail-429": "HTTP 429 with Retry-After: 0 every time",
@@ -63,17 +64,39 @@ def oracle_answer(prompt: str) -> str:
         "linear equation system with two variables": linear,
     }
     found = [(prompt.rfind(header), solve) for header, solve in kinds.items() if header in prompt]
+    zebra = prompt.rfind(_ZEBRA)
+    if zebra >= 0 and all(zebra > at for at, _ in found):
+        return _zebra_answer(prompt)
     if not found:
         return "<<<N/A>>>"
     return f"<<<{max(found, key=lambda f: f[0])[1](prompt)}>>>"
 
 
+_ZEBRA = "houses, numbered 1 to"
+
+
+def _zebra_answer(prompt: str, swap: bool = False) -> str:
+    """The grid as ZebraLogic's protocol asks: JSON with a solution per house; with ``swap``
+    the first two houses' names are exchanged (a wrong, partially right grid)."""
+    from ..tasks.zebra import solver
+
+    grid = solver.solve_text(prompt)
+    if swap:
+        grid[0]["Name"], grid[1]["Name"] = grid[1]["Name"], grid[0]["Name"]
+    solution = {f"House {h}": house for h, house in enumerate(grid, 1)}
+    return "```json\n" + json.dumps({"solution": solution}, ensure_ascii=False) + "\n```"
+
+
 def shallow_answer(prompt: str, limit: int) -> str:
+    """Right up to a size: arithmetic DAGs of depth <= limit, zebra grids of <= limit houses."""
     from ..tasks.dyval import solver
 
     arithmetic = "description of an arithmetic problem" in prompt
     if arithmetic and solver.arithmetic_depth(prompt) > limit:
         return "<<<-1>>>"  # arithmetic roots are >= 1e-4: always wrong
+    houses = re.findall(r"There are (\d+) houses, numbered", prompt)
+    if houses and not arithmetic and int(houses[-1]) > limit:
+        return _zebra_answer(prompt, swap=True)
     return oracle_answer(prompt)
 
 

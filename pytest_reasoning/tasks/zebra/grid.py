@@ -69,14 +69,17 @@ def _houses(obj: Any, n: int) -> list[Any] | None:
         if len(obj) != n:
             return None
         if all(isinstance(h, dict) for h in obj):
-            order = []
-            for h in obj:  # [{"House": 2, ...}, ...] may come in any order
-                num = next((v for k, v in h.items() if _key(str(k)) == "house"), None)
-                order.append(int(num) if str(num).strip().isdigit() else None)
-            if all(o is not None for o in order) and sorted(order) == list(range(1, n + 1)):  # type: ignore[type-var]
-                return [h for _, h in sorted(zip(order, obj, strict=True), key=lambda p: p[0])]
+            # [{"House": 2, ...}, ...] may come in any order
+            order = [_house_number(h) for h in obj]
+            if sorted(o or 0 for o in order) == list(range(1, n + 1)):
+                return [h for _, h in sorted(zip(order, obj, strict=True), key=lambda p: p[0] or 0)]
         return list(obj)
     return None
+
+
+def _house_number(house: dict[Any, Any]) -> int | None:
+    num = next((v for k, v in house.items() if _key(str(k)) == "house"), None)
+    return int(num) if isinstance(num, int | str) and str(num).strip().isdigit() else None
 
 
 def extract_grid(

@@ -32,7 +32,20 @@ class Puzzle:
 _ORD = {
     w: i + 1
     for i, w in enumerate(
-        "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()
+        [
+            "first",
+            "second",
+            "third",
+            "fourth",
+            "fifth",
+            "sixth",
+            "seventh",
+            "eighth",
+            "ninth",
+            "tenth",
+            "eleventh",
+            "twelfth",
+        ]
     )
 }
 # Checked in this order: the first match decides (a "just left ..., next door" is direct).
@@ -127,9 +140,7 @@ _OFFSETS = {
 }
 
 
-def _propagate(
-    s: _State, dom: list[int], log: list[tuple[int, int, str]] | None = None
-) -> bool:
+def _propagate(s: _State, dom: list[int], log: list[tuple[int, int, str]] | None = None) -> bool:
     """Narrow ``dom`` in place to a fixpoint; False on a contradiction. With ``log``, record
     (value, house, reason) whenever a value's house becomes known."""
     full = s.full

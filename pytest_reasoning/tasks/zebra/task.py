@@ -56,7 +56,8 @@ class ZebraGridTask(Task):
     levels = tuple(f"{n}x{m}" for n in range(2, 7) for m in range(2, 7))
     styles = ("direct", "cot", "oneshot")
     example_styles = ("oneshot",)
-    description = "Logic grid (zebra) puzzles with a proven unique solution; NxM = houses x features."
+    partial_credit = True  # cell accuracy
+    description = "Logic grid puzzles with a proven unique solution; NxM = houses x features."
     knobs: ClassVar[dict[str, Knob]] = {
         "clue_weights": Knob(
             "clue_weights",
@@ -101,8 +102,7 @@ class ZebraGridTask(Task):
             raise InvalidArgument("knob 'clue_weights': no kind left that can place a house")
         if "max_clues" in params and params["max_clues"] < params["min_clues"]:
             raise InvalidArgument(
-                f"knob 'max_clues': {params['max_clues']} is below min_clues "
-                f"{params['min_clues']}"
+                f"knob 'max_clues': {params['max_clues']} is below min_clues {params['min_clues']}"
             )
 
     # -- generation --------------------------------------------------------------------------
@@ -111,9 +111,7 @@ class ZebraGridTask(Task):
         weights = params["clue_weights"]
         for _ in range(_ATTEMPTS):
             feats = [NAME, *chooser.sample(FEATURES[1:], m - 1)]
-            columns = {
-                f.key: chooser.sample(names() if f is NAME else f.values, n) for f in feats
-            }
+            columns = {f.key: chooser.sample(names() if f is NAME else f.values, n) for f in feats}
             grid = [{f: columns[f][h] for f in columns} for h in range(n)]
             kept = self._clues(grid, weights, params["min_clues"], chooser.randint(0, 2**32 - 1))
             if len(kept) <= params.get("max_clues", len(kept)):
@@ -250,7 +248,7 @@ class ZebraGridTask(Task):
                     pos[(f, v)] = h + 1
                 seen.add((f, v))
         for i, c in enumerate(problem["clues"], 1):
-            clue = Clue(c["kind"], tuple(c["a"]), tuple(c["b"]) if c["b"] else None, c["house"])  # type: ignore[arg-type]
+            clue = Clue(c["kind"], tuple(c["a"]), tuple(c["b"]) if c["b"] else None, c["house"])
             if holds(clue, pos) is False:
                 return Score(
                     False,
@@ -270,9 +268,7 @@ class ZebraGridTask(Task):
         grid = json.loads(self.solve(item))
         return json.dumps({"solution": _solution(grid)}, ensure_ascii=False)
 
-    def explain(
-        self, problem: Mapping[str, Any], answer: str, *, json_answer: bool = True
-    ) -> str:
+    def explain(self, problem: Mapping[str, Any], answer: str, *, json_answer: bool = True) -> str:
         puzzle = _puzzle(problem)
         names_of = {
             (f, v): phrase(feature(f), v) for f, vs in problem["features"].items() for v in vs
