@@ -46,6 +46,7 @@ __all__ = [
     "problems",
     "reachability_problems",
     "reasoning_settings",
+    "zebra_problems",
 ]
 
 T = TypeVar("T")
@@ -149,8 +150,9 @@ def _items(
     try:
         generated = task.generate(chooser, resolved, index)
         examples = []
-        if style == "fewshot":
-            examples = [task.generate(chooser, resolved, j) for j in range(task.shots(resolved))]
+        if style in task.example_styles:
+            shot = task.example_params(resolved)
+            examples = [task.generate(chooser, shot, j) for j in range(task.shots(resolved))]
     except InvalidArgument:
         # A generator's rejection loop ran dry on these draws (e.g. every coefficient shrunk
         # to 0: no unique solution). The knobs were valid, so this draw is just invalid.
@@ -293,3 +295,17 @@ def max_sum_path_problems(
 ) -> SearchStrategy[Item]:
     """``dyval.max_sum_path`` items: the largest path sum between two nodes."""
     return problems("dyval.max_sum_path", **_given(**locals()))
+
+
+def zebra_problems(
+    *,
+    level: str | SearchStrategy[str] | None = None,
+    style: str = "direct",
+    clue_weights: Knob[dict[str, float]] = None,
+    min_clues: Knob[int] = None,
+    max_clues: Knob[int] = None,
+) -> SearchStrategy[Item]:
+    """``zebra.grid`` items: logic grid puzzles with one solution (``level`` is ``NxM``, e.g.
+    ``st.sampled_from(["3x3", "4x4"])``). Shrinks towards the first feature kinds and names
+    and the first removal order."""
+    return problems("zebra.grid", **_given(**locals()))
