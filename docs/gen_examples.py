@@ -6,14 +6,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.tasks.dyval import TASKS
+from pytest_reasoning.tasks.zebra.clues import TEMPLATES
 
 BEGIN, END = "<!-- BEGIN GENERATED EXAMPLES -->", "<!-- END GENERATED EXAMPLES -->"
-PAGE = Path(__file__).resolve().parent / "tasks" / "dyval.md"
+TASKS_DIR = Path(__file__).resolve().parent / "tasks"
 
 
 def dyval_examples() -> str:
@@ -33,24 +36,63 @@ def dyval_examples() -> str:
     return "\n".join(parts)
 
 
-def render(text: str) -> str:
+def zebra_examples() -> str:
+    task = get_task("zebra.grid")
+    parts = [
+        "### Clue templates\n",
+        "`{A}` and `{B}` name values the same way every time (`Eric`, `the person who keeps a "
+        "cat`, `the teacher`, `the jazz fan`); `{H}` is `house 3` or `the third house`.\n",
+        "| kind | wordings |",
+        "|---|---|",
+    ]
+    for kind, templates in TEMPLATES.items():
+        parts.append(f"| `{kind}` | " + "<br>".join(templates) + " |")
+    parts.append("")
+    for level, label in (("2x3", "easy"), ("4x4", "hard"), ("6x6", "hard, the largest size")):
+        item = task.make_item(level, 1, 0)
+        answer = json.dumps(json.loads(item.answer), ensure_ascii=False)
+        open_ = " open" if level == "2x3" else ""
+        parts.append(
+            f"<details{open_}><summary>{level} ({label}; {len(item.problem['clues'])} clues)"
+            f"</summary>\n\n```text\n{item.prompt}\n```\n\nGold answer:\n\n```json\n{answer}\n```"
+            f"\n\n</details>\n"
+        )
+    item = task.make_item("3x3", 1, 0, style="oneshot")
+    parts.append(
+        "<details><summary>3x3 in the <code>oneshot</code> style (the paper's protocol)</summary>"
+        f"\n\n```text\n{item.prompt}\n```\n\n</details>\n"
+    )
+    item = task.make_item("4x4", 1, 0)
+    parts.append(f"Steps (`--with-steps`, the 4x4 above):\n\n```text\n{task.steps(item)}\n```\n")
+    return "\n".join(parts)
+
+
+PAGES: dict[str, Callable[[], str]] = {"dyval.md": dyval_examples, "zebra.md": zebra_examples}
+
+
+def render(text: str, examples: str) -> str:
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
-    return f"{head}{BEGIN}\n{dyval_examples()}{END}{tail}"
+    return f"{head}{BEGIN}\n{examples}{END}{tail}"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
-    current = PAGE.read_text(encoding="utf-8")
-    wanted = render(current)
-    if args.check:
+    stale = []
+    for name, make in PAGES.items():
+        page = TASKS_DIR / name
+        current = page.read_text(encoding="utf-8")
+        wanted = render(current, make())
         if current != wanted:
-            sys.stderr.write(f"{PAGE} is out of date: run python docs/gen_examples.py\n")
-            return 1
-        return 0
-    PAGE.write_text(wanted, encoding="utf-8")
+            stale.append(page)
+            if not args.check:
+                page.write_text(wanted, encoding="utf-8")
+    if args.check and stale:
+        for page in stale:
+            sys.stderr.write(f"{page} is out of date: run python docs/gen_examples.py\n")
+        return 1
     return 0
 
 

@@ -74,19 +74,17 @@ class Uniqueness:
 
     def _clauses(self, clue: Clue) -> list[list[int]]:
         n, kind = self.n, clue.kind
+        a = self.index[clue.a] * n + 1  # var(a, h) = a + h
         if clue.b is None:
-            lit = self.var(clue.a, (clue.house or 1) - 1)
+            lit = a + (clue.house or 1) - 1
             return [[lit] if kind == "found_at" else [-lit]]
-        out = []
-        for h in range(n):
-            if kind == "left_of":
-                targets: Sequence[int] = range(h + 1, n)
-            elif kind == "right_of":
-                targets = range(h)
-            else:
-                targets = [h + d for d in _OFFSETS[kind] if 0 <= h + d < n]
-            out.append([-self.var(clue.a, h), *(self.var(clue.b, t) for t in targets)])
-        return out
+        b = self.index[clue.b] * n + 1
+        if kind == "left_of":
+            return [[-(a + h), *range(b + h + 1, b + n)] for h in range(n)]
+        if kind == "right_of":
+            return [[-(a + h), *range(b, b + h)] for h in range(n)]
+        offsets = _OFFSETS[kind]
+        return [[-(a + h), *(b + h + d for d in offsets if 0 <= h + d < n)] for h in range(n)]
 
     def unique(self, active: Sequence[int]) -> bool:
         """Whether the clues at indices ``active`` leave the gold grid as the only solution."""

@@ -150,7 +150,10 @@ class ZebraGridTask(Task):
         order = sorted(range(len(pool)), key=keys.__getitem__)
         check = Uniqueness(grid, pool)
         try:
-            if not check.unique(order):
+            # found_at (or not_at) clues of every value pin the grid down on their own: only
+            # without both must the full pool be proved unique (and encoding it all is slow).
+            positional = weights["found_at"] > 0 or weights["not_at"] > 0
+            if not positional and not check.unique(order):
                 raise InvalidArgument(
                     "knob 'clue_weights': the kinds left cannot force a unique solution"
                 )
