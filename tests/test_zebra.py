@@ -466,3 +466,48 @@ def test_cell_metric_needs_partial_credit(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*s.yaml: tasks?0?.metric: 'cell' needs a task with partial credit; dyval.arithmetic*"]
     )
+
+
+def test_frontier_over_houses(fake_server: Any, tmp_path: Any) -> None:
+    """``houses`` is a knob, so the difficulty frontier can be searched over grid size: the
+    fake ``shallow:3`` model solves up to three houses."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "f.json"
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "pytest_reasoning.cli", "frontier",
+            "--llm", "openai/shallow:3", "--llm-api-base", fake_server.url,
+            "--task", "zebra.grid", "--level", "4x3", "--knob", "houses", "--min", "2",
+            "--max", "6", "--cache", "off", "--json", str(out),
+        ],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["value"] == 3
+
+
+def test_export_is_byte_identical_across_hash_seeds() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import hashlib, io\n"
+        "from pytest_reasoning.cli import export_items\n"
+        "out = io.StringIO()\n"
+        "export_items('zebra.grid', '5x4', 6, 3, {'clue_weights': {'left_of': 2}}, 'oneshot', True, out)\n"
+        "print(hashlib.sha256(out.getvalue().encode()).hexdigest())\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+            text=True,
+        ).stdout
+        for seed in ("0", "4242")
+    }
+    assert len(outputs) == 1

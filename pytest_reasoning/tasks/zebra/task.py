@@ -59,6 +59,11 @@ class ZebraGridTask(Task):
     partial_credit = True  # cell accuracy
     description = "Logic grid puzzles with a proven unique solution; NxM = houses x features."
     knobs: ClassVar[dict[str, Knob]] = {
+        # The level names the size; these override it (for frontier searches over size).
+        "houses": Knob("houses", int, "houses (N)", minimum=2, maximum=MAX_HOUSES),
+        "features": Knob(
+            "features", int, "features (M), the name included", minimum=2, maximum=MAX_FEATURES
+        ),
         "clue_weights": Knob(
             "clue_weights",
             dict,
