@@ -83,7 +83,9 @@ class Score:
     extracted: str | None
     failure_mode: str | None = None
     value: float | None = None  # partial credit where a task has it; else 1.0 / 0.0
-    detail: str | None = None  # why, in words (the clue a zebra answer breaks)
+    # Per-sample facts for diagnosis, copied into the results row's ``extra``: the clue a
+    # zebra answer breaks (``detail``), FLenQA's predicted label and CoT checks, ...
+    extra: dict[str, JSON] = field(default_factory=dict)
 
     @property
     def score(self) -> float:

@@ -86,7 +86,7 @@ def score_reply(item: Item, model: str, reply: Reply) -> Outcome:
         failure_mode=s.failure_mode,
         error=None,
         score=s.score,
-        extra={"detail": s.detail} if s.detail else {},
+        extra=dict(s.extra),
         **common,
     )
 

@@ -18,10 +18,11 @@ def _tasks() -> dict[str, Task]:
     from importlib.metadata import entry_points
 
     from .tasks.dyval import TASKS as DYVAL
+    from .tasks.flenqa import TASKS as FLENQA
     from .tasks.zebra import TASKS as ZEBRA
 
     found: dict[str, Task] = {}
-    for cls in (*DYVAL, *ZEBRA):
+    for cls in (*DYVAL, *FLENQA, *ZEBRA):
         found[cls.id] = cls()
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         obj = ep.load()

@@ -270,9 +270,10 @@ def test_cell_accuracy_and_contradiction_names_the_clue() -> None:
     else:
         pytest.fail("no name swap contradicted a clue in 50 puzzles")
     assert s.value == pytest.approx(14 / 16)
-    assert s.detail is not None and s.detail.startswith("breaks clue ")
-    number = int(s.detail.split()[2].rstrip(":"))
-    assert item.problem["clues"][number - 1]["text"] in s.detail
+    detail = str(s.extra["detail"])
+    assert detail.startswith("breaks clue ")
+    number = int(detail.split()[2].rstrip(":"))
+    assert item.problem["clues"][number - 1]["text"] in detail
 
 
 def test_partial_grid_when_no_given_clue_is_broken() -> None:

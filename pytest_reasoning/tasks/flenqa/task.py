@@ -1,0 +1,436 @@
+"""FLenQA: the same True/False reasoning padded to any length (``flenqa.monorel``,
+``flenqa.people_in_rooms``, ``flenqa.ruletaker``).
+
+A base instance is two key paragraphs (each opens with a key sentence and continues on its
+topic with no fact that bears on the question) and a question needing both. The level is the
+target length in cl100k tokens; padding of the chosen kind fills the rest, with the key
+paragraphs at the chosen position.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any, ClassVar
+
+from ...core import Item, Score
+from ...errors import InvalidArgument, UnknownLevel
+from ...rng import Chooser, SeededChooser
+from ..base import Generated, Knob, Task
+from . import corpus, solver
+from .tokens import count
+from .vocab import (
+    CONCLUSIONS,
+    CONDITIONS,
+    PERSON_BANK,
+    PROPERTY_GROUPS,
+    RELATIONS,
+    ROOM_BANK,
+    ROOMS,
+    task_words,
+)
+
+__all__ = ["TOLERANCE", "FlenqaTask", "MonoRelTask", "PeopleInRoomsTask", "RuleTakerTask"]
+
+TOLERANCE = 70  # a sample "has length N" when its prompt measures N ± 70 tokens
+KEY_TOKENS = 100  # a key paragraph continues until about this long
+INTRO = "Read the text below, then answer the question about it."
+DIRECT = "Answer with True or False only."
+COT = "Show your steps, then answer True or False.\nLet's think step by step."
+PADDINGS = ("duplicate", "similar", "different")
+POSITIONS = ("first", "middle", "last", "random")
+_VERDICT = re.compile(r"\b(true|false)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Base:
+    """A base instance: the reasoning every length variant shares."""
+
+    keys: tuple[str, str]
+    paragraphs: tuple[tuple[str, ...], tuple[str, ...]]  # sentences, the key sentence first
+    question: str
+    logic: dict[str, Any]
+    answer: str
+    entities: frozenset[str]  # words that mark a mention of this instance's people or room
+
+
+@cache
+def _names() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Faker's en_US first and last names (sorted; task words left out)."""
+    from faker.providers.person.en_US import Provider
+
+    banned = task_words()
+
+    def keep(names: Any) -> tuple[str, ...]:
+        return tuple(sorted({n for n in names if n.isalpha() and n.lower() not in banned}))
+
+    first = keep(set(Provider.first_names_male) | set(Provider.first_names_female))
+    return first, keep(Provider.last_names)
+
+
+_count = lru_cache(maxsize=100_000)(count)
+
+
+def _people(chooser: Chooser, k: int) -> list[tuple[str, str]]:
+    """``k`` people with distinct first and distinct last names."""
+    first, last = _names()
+    return list(zip(chooser.sample(first, k), chooser.sample(last, k), strict=True))
+
+
+def _continue(key: str, bank: Sequence[str], slot: str, value: str, chooser: Chooser) -> tuple[str, ...]:
+    """A key paragraph: the key sentence, then bank sentences about ``value`` until about
+    KEY_TOKENS long."""
+    out = [key]
+    size = _count(key)
+    for template in chooser.sample(bank, len(bank)):
+        if size >= KEY_TOKENS - 8:
+            break
+        sentence = template.replace(slot, value)
+        out.append(sentence)
+        size += _count(sentence) + 1
+    return tuple(out)
+
+
+def _mentions(text: str, words: frozenset[str]) -> bool:
+    return any(re.search(rf"\b{re.escape(w)}\b", text) for w in words)
+
+
+class FlenqaTask(Task):
+    levels = ("250", "500", "1000", "2000", "3000")
+    styles = ("direct", "cot")
+    knobs: ClassVar[dict[str, Knob]] = {
+        "target_tokens": Knob(
+            "target_tokens", int, "prompt length in cl100k tokens (the level)", minimum=100,
+            maximum=128_000,
+        ),
+        "padding": Knob("padding", str, "what fills the length", choices=PADDINGS),
+        "position": Knob(
+            "position", str, "where the key paragraphs sit in the padding", choices=POSITIONS
+        ),
+        "padding_corpus": Knob(
+            "padding_corpus", str, "prose for 'different' padding: kjv, pydoc or a .txt path"
+        ),
+    }  # fmt: skip
+
+    # -- levels ------------------------------------------------------------------------------
+    def check_level(self, level: str) -> None:
+        if not level.isdigit() or not 100 <= int(level) <= 128_000:
+            raise UnknownLevel(
+                f"unknown level {level!r} for {self.id}; expected a length in tokens, e.g. "
+                + ", ".join(self.levels)
+            )
+
+    def preset(self, level: str) -> dict[str, Any]:
+        self.check_level(level)
+        return {
+            "target_tokens": int(level),
+            "padding": "different",
+            "position": "random",
+            "padding_corpus": "kjv",
+        }
+
+    def stratum(self, params: Mapping[str, Any], index: int) -> int:
+        return index % 2  # labels alternate: exactly balanced in every batch of even size
+
+    # -- the base instance -------------------------------------------------------------------
+    @abstractmethod
+    def base(self, chooser: Chooser, label: bool) -> Base:
+        """A base instance whose answer is ``label``."""
+
+    # -- generation --------------------------------------------------------------------------
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        label = self.stratum(params, index) == 0
+        base = self.base(chooser, label)
+        target, padding = params["target_tokens"], params["padding"]
+        position = "first" if padding == "duplicate" else params["position"]
+        u1, u2 = sorted((chooser.random(), chooser.random()))  # random position's cuts
+        material = SeededChooser(chooser.randint(0, 2**63 - 1))
+        if padding == "different":
+            corpus.sentences(params["padding_corpus"])  # a bad path fails before any work
+        source = self._padding(base, padding, params["padding_corpus"], material)
+
+        fixed = self._measure(base, [], position, u1, u2)
+        if fixed > target + TOLERANCE:
+            raise InvalidArgument(
+                f"target_tokens {target}: this instance alone is {fixed} tokens; ask for at "
+                f"least {fixed - TOLERANCE + 10}"
+            )
+        # Pick the padding by summed sentence counts (each sentence counted once, cached; a
+        # joining space merges into the next word's token), then measure the whole prompt and
+        # step a sentence at a time towards the target: the two styles' prompts straddle it.
+        pool: list[tuple[str, int]] = []
+        sizes = [0]
+        aim = target - fixed - _cot_extra() // 2
+        while sizes[-1] < aim + 100:
+            pool.append(next(source))
+            sizes.append(sizes[-1] + _count(pool[-1][0]))
+        k = min(range(len(sizes)), key=lambda i: abs(sizes[i] - aim))
+
+        def miss(k: int) -> int:
+            while k > len(pool):
+                pool.append(next(source))
+            tokens = self._measure(base, pool[:k], position, u1, u2)
+            return abs(tokens + _cot_extra() // 2 - target)
+
+        best = miss(k)
+        for step in (1, -1):
+            while k + step >= 0 and (trial := miss(k + step)) < best:
+                k, best = k + step, trial
+        text = self._text(base, pool[:k], position, u1, u2)
+        body = f"{INTRO}\n\n{text}\n\nQuestion: {base.question}"
+        problem = {
+            "key_sentences": list(base.keys),
+            "question": base.question,
+            "padding": padding,
+            "position": position,
+            "target_tokens": target,
+            "tokens": count(f"{body}\n{DIRECT}"),
+            "logic": base.logic,
+        }
+        return Generated(problem=problem, answer=base.answer, body=body)
+
+    def _measure(
+        self, base: Base, pad: Sequence[tuple[str, int]], position: str, u1: float, u2: float
+    ) -> int:
+        text = self._text(base, pad, position, u1, u2)
+        return count(f"{INTRO}\n\n{text}\n\nQuestion: {base.question}\n{DIRECT}")
+
+    def _text(
+        self, base: Base, pad: Sequence[tuple[str, int]], position: str, u1: float, u2: float
+    ) -> str:
+        """Padding sentences grouped into their paragraphs, the key paragraphs placed."""
+        k1, k2 = (" ".join(p) for p in base.paragraphs)
+        n = len(pad)
+        if position == "first":
+            parts: list[Any] = [k1, k2, pad]
+        elif position == "last":
+            parts = [pad, k1, k2]
+        elif position == "middle":
+            half = n // 2
+            parts = [pad[:half], k1, k2, pad[half:]]
+        else:
+            a, b = int(u1 * (n + 1)), int(u2 * (n + 1))
+            parts = [pad[:a], k1, pad[a:b], k2, pad[b:]]
+        paragraphs: list[str] = []
+        for part in parts:
+            if isinstance(part, str):
+                paragraphs.append(part)
+                continue
+            current: list[str] = []
+            last = None
+            for sentence, para in part:
+                if para != last and current:
+                    paragraphs.append(" ".join(current))
+                    current = []
+                current.append(sentence)
+                last = para
+            if current:
+                paragraphs.append(" ".join(current))
+        return "\n\n".join(paragraphs)
+
+    def _padding(
+        self, base: Base, kind: str, corpus_name: str, chooser: Chooser
+    ) -> Iterator[tuple[str, int]]:
+        """An endless stream of (sentence, paragraph number) to pad with."""
+        para = 0
+        if kind == "duplicate":
+            while True:  # the key paragraphs again, alternately
+                for paragraph in base.paragraphs:
+                    for sentence in paragraph:
+                        yield sentence, para
+                    para += 1
+        if kind == "similar":
+            while True:  # key paragraphs of other instances that name none of ours
+                other = self.base(chooser, chooser.random() < 0.5)
+                if other.entities & base.entities:
+                    continue
+                for paragraph in chooser.sample(list(other.paragraphs), 2):
+                    if _mentions(" ".join(paragraph), base.entities):
+                        continue
+                    for sentence in paragraph:
+                        yield sentence, para
+                    para += 1
+        paragraphs = corpus.sentences(corpus_name)
+        start = chooser.randint(0, len(paragraphs) - 1)
+        for step in range(10 * len(paragraphs)):  # a contiguous run, wrapping round
+            for sentence in paragraphs[(start + step) % len(paragraphs)]:
+                if not _mentions(sentence, base.entities):
+                    yield sentence, para
+            para += 1
+        raise InvalidArgument(f"knob 'padding_corpus': {corpus_name!r} ran out of prose")
+
+    # -- rendering and scoring ---------------------------------------------------------------
+    def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
+        return f"{generated.body}\n{COT if style == 'cot' else DIRECT}"
+
+    def score(self, item: Item, response: str) -> Score:
+        p = item.problem
+        extra: dict[str, Any] = {
+            "padding": p["padding"],
+            "position": p["position"],
+            "target_tokens": p["target_tokens"],
+        }
+        verdicts = list(_VERDICT.finditer(response))
+        if item.style == "cot":
+            low = response.lower()
+            extra["coverage"] = all(k.lower() in low for k in p["key_sentences"])
+            extra["answer_first"] = _answer_first(response, verdicts)
+        if not verdicts:
+            return Score(False, None, "no_answer", extra=extra)
+        predicted = verdicts[-1].group(1).capitalize()
+        extra["predicted"] = predicted
+        correct = predicted == item.answer
+        return Score(correct, predicted, None if correct else "wrong_label", extra=extra)
+
+    def solve(self, item: Item) -> str:
+        return solver.solve(self.id, item.prompt)
+
+    def reference_response(self, item: Item) -> str:
+        return self.solve(item)
+
+    def explain(self, problem: Mapping[str, Any], answer: str) -> str:
+        k1, k2 = problem["key_sentences"]
+        return f"The text says: {k1} It also says: {k2} {self.reasoning(problem)} Answer: {answer}"
+
+    @abstractmethod
+    def reasoning(self, problem: Mapping[str, Any]) -> str:
+        """One sentence combining the two key facts."""
+
+
+def _answer_first(response: str, verdicts: Sequence[re.Match[str]]) -> bool:
+    """A chain-of-thought that states True/False in its first sentence, then reasons."""
+    if not verdicts:
+        return False
+    first = re.search(r"[.!?\n]", response.strip())
+    end = first.end() if first else len(response)
+    rest = response.strip()[end:]
+    return verdicts[0].start() < end + (len(response) - len(response.lstrip())) and len(
+        rest.split()
+    ) >= 5
+
+
+@cache
+def _cot_extra() -> int:
+    """How many tokens longer the cot instruction is than the direct one."""
+    return count(f"x\n{COT}") - count(f"x\n{DIRECT}")
+
+
+def _full(person: tuple[str, str]) -> str:
+    return f"{person[0]} {person[1]}"
+
+
+class MonoRelTask(FlenqaTask):
+    id = "flenqa.monorel"
+    description = "Two comparisons on one monotone scale; is a third comparison implied? (True/False)"
+
+    def base(self, chooser: Chooser, label: bool) -> Base:
+        rel, converse = chooser.choice(RELATIONS)
+        people = _people(chooser, 3)
+        a, b, c = (_full(p) for p in people)
+        sentences = []
+        for (x, y), (px, py) in (((a, b), people[:2]), ((b, c), people[1:])):
+            if chooser.random() < 0.5:
+                key, subject = f"{x} is {rel} than {y}.", px
+            else:
+                key, subject = f"{y} is {converse} than {x}.", py
+            sentences.append((key, subject))
+        order = [0, 1] if chooser.random() < 0.5 else [1, 0]
+        picked = chooser.sample(PERSON_BANK, len(PERSON_BANK))
+        half = len(picked) // 2
+        paragraphs = [
+            _continue(sentences[i][0], picked[:half] if j == 0 else picked[half:], "{name}",
+                      sentences[i][1][0], chooser)
+            for j, i in enumerate(order)
+        ]  # fmt: skip
+        query = [a, c] if label else [c, a]
+        return Base(
+            keys=(paragraphs[0][0], paragraphs[1][0]),
+            paragraphs=(paragraphs[0], paragraphs[1]),
+            question=f"Is {query[0]} {rel} than {query[1]}?",
+            logic={"facts": [[a, b], [b, c]], "relation": rel, "query": query},
+            answer=str(label),
+            entities=frozenset(w for p in people for w in p),
+        )
+
+    def reasoning(self, problem: Mapping[str, Any]) -> str:
+        (a, b), (_, c) = problem["logic"]["facts"]
+        rel = problem["logic"]["relation"]
+        return f"So {a} is {rel} than {b}, who is {rel} than {c}; hence {a} is {rel} than {c}."
+
+
+class PeopleInRoomsTask(FlenqaTask):
+    id = "flenqa.people_in_rooms"
+    description = "A person is in a room, the room has a property; is the person in a room with it?"
+
+    def base(self, chooser: Chooser, label: bool) -> Base:
+        person = _people(chooser, 1)[0]
+        name = _full(person)
+        room = chooser.choice(ROOMS)
+        group = chooser.choice(PROPERTY_GROUPS)
+        prop = chooser.choice(group)
+        asked = prop if label else next(p for p in group if p != prop)
+        k1 = _continue(f"{name} is in the {room}.", PERSON_BANK, "{name}", person[0], chooser)
+        k2 = _continue(f"The {room} is {prop}.", ROOM_BANK, "{room}", room, chooser)
+        first, second = (k1, k2) if chooser.random() < 0.5 else (k2, k1)
+        article = "an" if asked[0] in "aeiou" else "a"
+        return Base(
+            keys=(first[0], second[0]),
+            paragraphs=(first, second),
+            question=f"Is {name} in {article} {asked} room?",
+            logic={"person": name, "room": room, "room_property": prop, "query_property": asked},
+            answer=str(label),
+            entities=frozenset([*person, *room.split()]),
+        )
+
+    def reasoning(self, problem: Mapping[str, Any]) -> str:
+        g = problem["logic"]
+        return (
+            f"So {g['person']} is in the {g['room']}, which is {g['room_property']}, and a "
+            f"room that is {g['room_property']} is {'' if g['room_property'] == g['query_property'] else 'not '}"
+            f"{g['query_property']}."
+        )
+
+
+class RuleTakerTask(FlenqaTask):
+    id = "flenqa.ruletaker"
+    description = "A rule with two conditions and two facts about one person: can the conclusion be derived?"
+
+    def base(self, chooser: Chooser, label: bool) -> Base:
+        person = _people(chooser, 1)[0]
+        name = _full(person)
+        c1, c2, other = chooser.sample(CONDITIONS, 3)
+        then = chooser.choice(CONCLUSIONS)
+        facts = [c1, c2] if label else [chooser.choice((c1, c2)), other]
+        chooser.shuffle(facts)
+        picked = chooser.sample(PERSON_BANK, len(PERSON_BANK))
+        half = len(picked) // 2
+        k1 = _continue(f"{name} is {facts[0]}.", picked[:half], "{name}", person[0], chooser)
+        k2 = _continue(f"{name} is {facts[1]}.", picked[half:], "{name}", person[0], chooser)
+        question = (
+            f'Given the rule "If a person is {c1} and {c2}, then the person is {then}", can '
+            f'"{name} is {then}" be derived from the rule and the facts in the text?'
+        )
+        return Base(
+            keys=(k1[0], k2[0]),
+            paragraphs=(k1, k2),
+            question=question,
+            logic={
+                "rule": {"if": [c1, c2], "then": then},
+                "facts": [f"{name} is {f}" for f in facts],
+                "query": f"{name} is {then}",
+            },
+            answer=str(label),
+            entities=frozenset(person),
+        )
+
+    def reasoning(self, problem: Mapping[str, Any]) -> str:
+        g = problem["logic"]
+        needed = g["rule"]["if"]
+        have = [f.rsplit(" is ", 1)[1] for f in g["facts"]]
+        missing = [c for c in needed if c not in have]
+        if not missing:
+            return f"Both conditions of the rule hold, so {g['query']} follows."
+        return f"The text never says the person is {missing[0]}, so the rule does not apply."
