@@ -773,7 +773,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(STATE, None)
     if state is None or state.store is None or not state.store.levels:
         return
-    from .report import summary_table
+    from .report import length_table, summary_table
 
     tr = terminalreporter
     tr.section("reasoning summary")
@@ -790,6 +790,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for g in failed:
             s = g.stats
             tr.write_line(f"  FAILED {s.model} {s.spec.entry} {s.spec.level}: {g.reason}", red=True)
+    lengths = length_table(state.store.outcomes)
+    if lengths:
+        tr.write_sep("-", "accuracy by input length (FLenQA)")
+        for line in lengths.splitlines():
+            tr.write_line(line)
     if state.comparisons:
         _comparison_summary(tr, state.comparisons)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 
 from .comparison import Comparison
+from .core import Outcome
 from .results import GateResult, LevelStats, ResultStore
 
-__all__ = ["markdown_summary", "summary_rows", "summary_table"]
+__all__ = ["length_table", "markdown_summary", "summary_rows", "summary_table"]
 
 HEADERS = (
     "model",
@@ -77,6 +79,52 @@ def summary_table(gates: Sequence[GateResult], store: ResultStore) -> str:
     )
 
 
+def length_rows(outcomes: Iterable[Outcome]) -> tuple[list[str], list[list[str]]]:
+    """FLenQA's figure 1 as a table: accuracy per target length for each (model, task,
+    padding, position), then the label bias (share of False answers against the balanced
+    truth's 0.50) and, for chain-of-thought, the answer-first and key-sentence coverage shares.
+    Empty when no FLenQA sample was answered."""
+    cells: dict[tuple[str, str, str, str], dict[int, list[bool]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    flags: dict[tuple[str, str, str, str], list[Outcome]] = defaultdict(list)
+    lengths: set[int] = set()
+    for o in outcomes:
+        if not o.task.startswith("flenqa.") or o.error is not None or "padding" not in o.extra:
+            continue
+        key = (o.model, o.task, str(o.extra["padding"]), str(o.extra["position"]))
+        length = int(o.extra["target_tokens"])
+        lengths.add(length)
+        cells[key][length].append(bool(o.correct))
+        flags[key].append(o)
+    order = sorted(lengths)
+    headers = ["model", "task", "padding", "position", *map(str, order)]
+    headers += ["False share", "answer first", "coverage"]
+    rows = []
+    for key in sorted(cells):
+        row = list(key)
+        for length in order:
+            hits = cells[key].get(length, [])
+            row.append(f"{sum(hits) / len(hits):.2f} ({len(hits)})" if hits else "-")
+        outs = flags[key]
+        said = [o.extracted for o in outs if o.extracted in ("True", "False")]
+        row.append(f"{said.count('False') / len(said):.2f}" if said else "-")
+        cot = [o for o in outs if "coverage" in o.extra]
+        for flag in ("answer_first", "coverage"):
+            row.append(f"{sum(bool(o.extra[flag]) for o in cot) / len(cot):.2f}" if cot else "-")
+        rows.append(row)
+    return headers, rows
+
+
+def length_table(outcomes: Iterable[Outcome], fmt: str = "simple") -> str:
+    from tabulate import tabulate
+
+    headers, rows = length_rows(outcomes)
+    if not rows:
+        return ""
+    return str(tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True))
+
+
 def markdown_summary(
     gates: Sequence[GateResult], store: ResultStore, comparisons: Sequence[Comparison]
 ) -> str:
@@ -98,6 +146,9 @@ def markdown_summary(
             )
         ),
     ]
+    lengths = length_table(store.outcomes, "github")
+    if lengths:
+        parts += ["", "### Accuracy by input length (FLenQA)", "", lengths]
     if comparisons:
         rows = [
             [

@@ -67,12 +67,17 @@ def oracle_answer(prompt: str) -> str:
     zebra = prompt.rfind(_ZEBRA)
     if zebra >= 0 and all(zebra > at for at, _ in found):
         return _zebra_answer(prompt)
+    if _FLENQA in prompt and all(prompt.rfind(_FLENQA) > at for at, _ in found):
+        from ..tasks.flenqa import solver as flenqa
+
+        return f"The answer is {flenqa.solve_any(prompt)}."
     if not found:
         return "<<<N/A>>>"
     return f"<<<{max(found, key=lambda f: f[0])[1](prompt)}>>>"
 
 
 _ZEBRA = "houses, numbered 1 to"
+_FLENQA = "Read the text below, then answer the question about it."
 
 
 def _zebra_answer(prompt: str, swap: bool = False) -> str:

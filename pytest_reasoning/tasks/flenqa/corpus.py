@@ -71,7 +71,7 @@ def _kjv() -> list[tuple[str, ...]]:
 def _pydoc() -> list[tuple[str, ...]]:
     from pydoc_data.topics import topics
 
-    out = []
+    out: list[tuple[str, ...]] = []
     for key in sorted(topics):
         for block in re.split(r"\n\s*\n", topics[key]):
             lines = block.splitlines()
@@ -95,7 +95,7 @@ def _files(corpus: str) -> list[tuple[str, ...]]:
             f"knob 'padding_corpus': expected kjv, pydoc or a .txt file or folder; "
             f"no such path {corpus!r}"
         )
-    out = []
+    out: list[tuple[str, ...]] = []
     for f in files:
         try:
             text = f.read_text(encoding="utf-8", errors="replace")

@@ -11,7 +11,7 @@ import re
 
 from .vocab import PROPERTY_GROUPS, RELATIONS
 
-__all__ = ["SolverError", "solve"]
+__all__ = ["SolverError", "solve", "solve_any"]
 
 _NAME = r"[A-Z][a-z]+ [A-Z][A-Za-z]+"
 
@@ -38,6 +38,16 @@ def solve(task: str, prompt: str) -> str:
     if task == "flenqa.ruletaker":
         return str(_ruletaker(text, question))
     raise SolverError(f"unknown task {task}")
+
+
+def solve_any(prompt: str) -> str:
+    """Like :func:`solve`, the task told by the question's shape."""
+    _, question = _question(prompt)
+    if question.startswith("Given the rule"):
+        return solve("flenqa.ruletaker", prompt)
+    if re.fullmatch(r"Is .* in an? \w+ room\?", question):
+        return solve("flenqa.people_in_rooms", prompt)
+    return solve("flenqa.monorel", prompt)
 
 
 def _monorel(text: str, question: str) -> bool:
@@ -80,7 +90,7 @@ def _rooms(text: str, question: str) -> bool:
     said = set(re.findall(rf"The {re.escape(where[0])} is ({'|'.join(group)})\.", text))
     if len(said) != 1:
         raise SolverError(f"the {where[0]} has {len(said)} values of {group}")
-    return said.pop() == asked
+    return bool(said.pop() == asked)
 
 
 def _ruletaker(text: str, question: str) -> bool:

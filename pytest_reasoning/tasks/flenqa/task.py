@@ -80,7 +80,9 @@ def _people(chooser: Chooser, k: int) -> list[tuple[str, str]]:
     return list(zip(chooser.sample(first, k), chooser.sample(last, k), strict=True))
 
 
-def _continue(key: str, bank: Sequence[str], slot: str, value: str, chooser: Chooser) -> tuple[str, ...]:
+def _continue(
+    key: str, bank: Sequence[str], slot: str, value: str, chooser: Chooser
+) -> tuple[str, ...]:
     """A key paragraph: the key sentence, then bank sentences about ``value`` until about
     KEY_TOKENS long."""
     out = [key]
@@ -144,7 +146,7 @@ class FlenqaTask(Task):
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
         label = self.stratum(params, index) == 0
         base = self.base(chooser, label)
-        target, padding = params["target_tokens"], params["padding"]
+        target, padding = int(params["target_tokens"]), str(params["padding"])
         position = "first" if padding == "duplicate" else params["position"]
         u1, u2 = sorted((chooser.random(), chooser.random()))  # random position's cuts
         material = SeededChooser(chooser.randint(0, 2**63 - 1))
@@ -307,9 +309,10 @@ def _answer_first(response: str, verdicts: Sequence[re.Match[str]]) -> bool:
     first = re.search(r"[.!?\n]", response.strip())
     end = first.end() if first else len(response)
     rest = response.strip()[end:]
-    return verdicts[0].start() < end + (len(response) - len(response.lstrip())) and len(
-        rest.split()
-    ) >= 5
+    return (
+        verdicts[0].start() < end + (len(response) - len(response.lstrip()))
+        and len(rest.split()) >= 5
+    )
 
 
 @cache
@@ -324,7 +327,9 @@ def _full(person: tuple[str, str]) -> str:
 
 class MonoRelTask(FlenqaTask):
     id = "flenqa.monorel"
-    description = "Two comparisons on one monotone scale; is a third comparison implied? (True/False)"
+    description = (
+        "Two comparisons on one monotone scale; is a third comparison implied? (True/False)"
+    )
 
     def base(self, chooser: Chooser, label: bool) -> Base:
         rel, converse = chooser.choice(RELATIONS)
@@ -387,16 +392,18 @@ class PeopleInRoomsTask(FlenqaTask):
 
     def reasoning(self, problem: Mapping[str, Any]) -> str:
         g = problem["logic"]
+        same = g["room_property"] == g["query_property"]
         return (
-            f"So {g['person']} is in the {g['room']}, which is {g['room_property']}, and a "
-            f"room that is {g['room_property']} is {'' if g['room_property'] == g['query_property'] else 'not '}"
-            f"{g['query_property']}."
+            f"So {g['person']} is in the {g['room']}, which is {g['room_property']}, and a room "
+            f"that is {g['room_property']} is {'' if same else 'not '}{g['query_property']}."
         )
 
 
 class RuleTakerTask(FlenqaTask):
     id = "flenqa.ruletaker"
-    description = "A rule with two conditions and two facts about one person: can the conclusion be derived?"
+    description = (
+        "A rule with two conditions and two facts about one person: can the conclusion be derived?"
+    )
 
     def base(self, chooser: Chooser, label: bool) -> Base:
         person = _people(chooser, 1)[0]

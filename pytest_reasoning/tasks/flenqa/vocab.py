@@ -63,7 +63,8 @@ PERSON_BANK: tuple[str, ...] = (
     "A few years ago {name} took up the piano again after a long break from lessons.",
     "{name} has a habit of humming old songs while cooking dinner.",
     "Friends say that {name} always remembers birthdays, even the ones nobody else does.",
-    "{name} once spent a whole summer travelling by train from one end of the country to the other.",
+    "{name} once spent a whole summer travelling by train from one end of the country to the "
+    "other.",
     "These days {name} is reading a long novel about a family of sailors.",
     "{name} collects postcards from every city visited and pins the best ones above the desk.",
     "In the evenings {name} often phones an old school friend to talk about nothing in particular.",
