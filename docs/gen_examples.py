@@ -67,7 +67,41 @@ def zebra_examples() -> str:
     return "\n".join(parts)
 
 
-PAGES: dict[str, Callable[[], str]] = {"dyval.md": dyval_examples, "zebra.md": zebra_examples}
+def flenqa_examples() -> str:
+    from pytest_reasoning.tasks.flenqa import TASKS as FLENQA
+
+    parts = []
+    for cls in FLENQA:
+        task = get_task(cls.id)
+        item = task.make_item("250", 1, 0)
+        parts.append(
+            f"### `{task.id}`\n\n{task.description}\n\n<details open><summary>250 tokens "
+            f"({item.problem['tokens']} measured; answer: <code>{item.answer}</code>)</summary>"
+            f"\n\n```text\n{item.prompt}\n```\n\n</details>\n"
+        )
+    task = get_task("flenqa.people_in_rooms")
+    for padding, position in (
+        ("duplicate", "first"),
+        ("similar", "middle"),
+        ("different", "random"),
+    ):
+        item = task.make_item("500", 1, 1, {"padding": padding, "position": position}, "cot")
+        parts.append(
+            f"<details><summary><code>flenqa.people_in_rooms</code> at 500 tokens, padding "
+            f"<code>{padding}</code>, position <code>{position}</code>, style <code>cot</code> "
+            f"({item.problem['tokens']} tokens measured)</summary>\n\n```text\n{item.prompt}"
+            f"\n```\n\n</details>\n"
+        )
+    item = task.make_item("500", 1, 1)
+    parts.append(f"Steps (`--with-steps`):\n\n```text\n{task.steps(item)}\n```\n")
+    return "\n".join(parts)
+
+
+PAGES: dict[str, Callable[[], str]] = {
+    "dyval.md": dyval_examples,
+    "flenqa.md": flenqa_examples,
+    "zebra.md": zebra_examples,
+}
 
 
 def render(text: str, examples: str) -> str:

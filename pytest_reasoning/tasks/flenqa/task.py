@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from ...core import Item, Score
 from ...errors import InvalidArgument, UnknownLevel
-from ...rng import Chooser, SeededChooser
+from ...rng import Chooser, SeededChooser, derive_seed
 from ..base import Generated, Knob, Task
 from . import corpus, solver
 from .tokens import count
@@ -71,7 +71,7 @@ def _names() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return first, keep(Provider.last_names)
 
 
-_count = lru_cache(maxsize=100_000)(count)
+_count = lru_cache(maxsize=200_000)(count)
 
 
 def _people(chooser: Chooser, k: int) -> list[tuple[str, str]]:
@@ -144,8 +144,28 @@ class FlenqaTask(Task):
 
     # -- generation --------------------------------------------------------------------------
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        return self._build(chooser, chooser, params, index)
+
+    def _generate_at(
+        self, level: str, seed: int, index: int, params: Mapping[str, Any]
+    ) -> Generated:
+        # The paper's point is the SAME reasoning at every length: the base instance comes
+        # from (task, seed, index) alone; the padding from the length and kind as well (so
+        # positions share one padding text, and only the key paragraphs move).
+        base = SeededChooser(derive_seed(self.id, "base", seed, index))
+        pad = SeededChooser(
+            derive_seed(
+                self.id, params["target_tokens"], params["padding"], params["padding_corpus"],
+                seed, index,
+            )
+        )  # fmt: skip
+        return self._build(base, pad, params, index)
+
+    def _build(
+        self, base_chooser: Chooser, chooser: Chooser, params: Mapping[str, Any], index: int
+    ) -> Generated:
         label = self.stratum(params, index) == 0
-        base = self.base(chooser, label)
+        base = self.base(base_chooser, label)
         target, padding = int(params["target_tokens"]), str(params["padding"])
         position = "first" if padding == "duplicate" else params["position"]
         u1, u2 = sorted((chooser.random(), chooser.random()))  # random position's cuts
@@ -154,84 +174,103 @@ class FlenqaTask(Task):
             corpus.sentences(params["padding_corpus"])  # a bad path fails before any work
         source = self._padding(base, padding, params["padding_corpus"], material)
 
-        fixed = self._measure(base, [], position, u1, u2)
-        if fixed > target + TOLERANCE:
-            raise InvalidArgument(
-                f"target_tokens {target}: this instance alone is {fixed} tokens; ask for at "
-                f"least {fixed - TOLERANCE + 10}"
-            )
-        # Pick the padding by summed sentence counts (each sentence counted once, cached; a
-        # joining space merges into the next word's token), then measure the whole prompt and
-        # step a sentence at a time towards the target: the two styles' prompts straddle it.
-        pool: list[tuple[str, int]] = []
-        sizes = [0]
-        aim = target - fixed - _cot_extra() // 2
-        while sizes[-1] < aim + 100:
-            pool.append(next(source))
-            sizes.append(sizes[-1] + _count(pool[-1][0]))
-        k = min(range(len(sizes)), key=lambda i: abs(sizes[i] - aim))
+        head, tail = _count(f"{INTRO}\n\n"), _count(f"Question: {base.question}\n{DIRECT}")
 
-        def miss(k: int) -> int:
+        def measure(k: int) -> int:
+            """The direct prompt's length with k padding sentences, from cached counts."""
             while k > len(pool):
                 pool.append(next(source))
-            tokens = self._measure(base, pool[:k], position, u1, u2)
-            return abs(tokens + _cot_extra() // 2 - target)
+            return head + _tokens(self._paragraphs(base, pool[:k], position, u1, u2)) + tail
 
-        best = miss(k)
-        for step in (1, -1):
-            while k + step >= 0 and (trial := miss(k + step)) < best:
-                k, best = k + step, trial
-        text = self._text(base, pool[:k], position, u1, u2)
-        body = f"{INTRO}\n\n{text}\n\nQuestion: {base.question}"
+        pool: list[tuple[str, int]] = []
+        fixed = measure(0)
+        if fixed > target + TOLERANCE:
+            raise InvalidArgument(
+                f"knob 'target_tokens': {target} is too short; this instance alone is {fixed} "
+                f"tokens, so ask for at least {fixed - TOLERANCE}"
+            )
+        # First guess from the sentences' own counts, then a sentence at a time towards the
+        # target, so that the two styles' prompts straddle it.
+        aim = target - fixed - _cot_extra() // 2
+        k, size = 0, 0
+        while True:
+            if k >= len(pool):
+                pool.append(next(source))
+            step = _count(" " + pool[k][0])
+            if abs(size + step - aim) >= abs(size - aim):
+                break
+            k, size = k + 1, size + step
+        best = abs(measure(k) + _cot_extra() // 2 - target)
+        for d in (1, -1):
+            while k + d >= 0 and (trial := abs(measure(k + d) + _cot_extra() // 2 - target)) < best:
+                k, best = k + d, trial
+
+        def render(k: int) -> str:
+            paragraphs = self._paragraphs(base, pool[:k], position, u1, u2)
+            text = "\n\n".join(" ".join(p) for p in paragraphs)
+            return f"{INTRO}\n\n{text}\n\nQuestion: {base.question}"
+
+        body = render(k)
+        tokens = count(f"{body}\n{DIRECT}")  # the one whole-prompt encode
+        if tokens != measure(k):  # the pieces did not add up (odd text): step on exact counts
+            for _ in range(60):
+                if tokens + _cot_extra() < target - TOLERANCE:
+                    k += 1
+                elif tokens > target + TOLERANCE and k > 0:
+                    k -= 1
+                else:
+                    break
+                measure(k)  # extends the pool
+                body = render(k)
+                tokens = count(f"{body}\n{DIRECT}")
         problem = {
             "key_sentences": list(base.keys),
             "question": base.question,
             "padding": padding,
             "position": position,
             "target_tokens": target,
-            "tokens": count(f"{body}\n{DIRECT}"),
+            "tokens": tokens,
             "logic": base.logic,
         }
         return Generated(problem=problem, answer=base.answer, body=body)
 
-    def _measure(
+    def _paragraphs(
         self, base: Base, pad: Sequence[tuple[str, int]], position: str, u1: float, u2: float
-    ) -> int:
-        text = self._text(base, pad, position, u1, u2)
-        return count(f"{INTRO}\n\n{text}\n\nQuestion: {base.question}\n{DIRECT}")
-
-    def _text(
-        self, base: Base, pad: Sequence[tuple[str, int]], position: str, u1: float, u2: float
-    ) -> str:
-        """Padding sentences grouped into their paragraphs, the key paragraphs placed."""
-        k1, k2 = (" ".join(p) for p in base.paragraphs)
+    ) -> list[Sequence[str]]:
+        """The text as paragraphs of sentences: padding in its own paragraphs (a cut may split
+        one), the key paragraphs placed."""
+        k1, k2 = base.paragraphs
         n = len(pad)
         if position == "first":
             parts: list[Any] = [k1, k2, pad]
         elif position == "last":
             parts = [pad, k1, k2]
-        elif position == "middle":
-            half = n // 2
+        elif position == "middle":  # split where half the padding's tokens are before
+            sizes = [_count(" " + sentence) for sentence, _ in pad]
+            half, before, total = 0, 0, sum(sizes)
+            while half < n and abs(before + sizes[half] - total / 2) < abs(before - total / 2):
+                before += sizes[half]
+                half += 1
             parts = [pad[:half], k1, k2, pad[half:]]
         else:
             a, b = int(u1 * (n + 1)), int(u2 * (n + 1))
             parts = [pad[:a], k1, pad[a:b], k2, pad[b:]]
-        paragraphs: list[str] = []
+        out: list[Sequence[str]] = []
         for part in parts:
-            if isinstance(part, str):
-                paragraphs.append(part)
+            if part is k1 or part is k2:
+                out.append(part)
                 continue
             current: list[str] = []
             last = None
             for sentence, para in part:
                 if para != last and current:
-                    paragraphs.append(" ".join(current))
+                    out.append(current)
                     current = []
                 current.append(sentence)
                 last = para
             if current:
-                paragraphs.append(" ".join(current))
-        return "\n\n".join(paragraphs)
+                out.append(current)
+        return out
 
     def _padding(
         self, base: Base, kind: str, corpus_name: str, chooser: Chooser
@@ -313,6 +352,22 @@ def _answer_first(response: str, verdicts: Sequence[re.Match[str]]) -> bool:
         verdicts[0].start() < end + (len(response) - len(response.lstrip()))
         and len(rest.split()) >= 5
     )
+
+
+def _tokens(paragraphs: Sequence[Sequence[str]]) -> int:
+    """Exact cl100k length of the paragraphs, each followed by a blank line, from cached
+    per-sentence counts. cl100k's pre-tokenizer starts a token at each " word" and never
+    carries one across a newline run (a final "." and the newlines may share one token, so the
+    last sentence is counted with them): the pieces add up. A test checks this against
+    encoding the whole prompt."""
+    total = 0
+    for p in paragraphs:
+        if len(p) == 1:
+            total += _count(p[0] + "\n\n")
+            continue
+        total += _count(p[0]) + sum(_count(" " + s) for s in p[1:-1])
+        total += _count(" " + p[-1] + "\n\n")
+    return total
 
 
 @cache

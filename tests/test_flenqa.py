@@ -1,0 +1,297 @@
+"""FLenQA: key sentences verbatim at the requested position, every length within ±70 cl100k
+tokens in both styles, exactly balanced labels, gold answers that agree with an independent
+reading of ``logic`` and of the prompt text, padding that never names the sample's entities,
+and the same bytes for the same seed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_reasoning.core import Item
+from pytest_reasoning.errors import InvalidArgument, UnknownLevel
+from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.flenqa import TASKS
+from pytest_reasoning.tasks.flenqa.task import COT, DIRECT, INTRO, TOLERANCE
+from pytest_reasoning.tasks.flenqa.tokens import count
+from pytest_reasoning.tasks.flenqa.vocab import PERSON_BANK, PROPERTY_GROUPS, ROOM_BANK, task_words
+
+IDS = [cls.id for cls in TASKS]
+
+
+def logic_answer(task: str, logic: dict[str, Any]) -> bool:
+    """The gold label from ``logic`` alone, by definition."""
+    if task == "flenqa.monorel":
+        (a, b), (b2, c) = logic["facts"]
+        assert b == b2
+        order = [a, b, c]  # a REL b REL c: REL holds left to right, and only so
+        x, y = logic["query"]
+        return order.index(x) < order.index(y)
+    if task == "flenqa.people_in_rooms":
+        groups = [g for g in PROPERTY_GROUPS if logic["room_property"] in g]
+        assert len(groups) == 1 and logic["query_property"] in groups[0]
+        return bool(logic["room_property"] == logic["query_property"])
+    have = {f.rsplit(" is ", 1)[1] for f in logic["facts"]}
+    return set(logic["rule"]["if"]) <= have and logic["query"].endswith(logic["rule"]["then"])
+
+
+def paragraphs(item: Item) -> list[str]:
+    text = item.prompt.split(INTRO + "\n\n", 1)[1].rsplit("\n\nQuestion: ", 1)[0]
+    return text.split("\n\n")
+
+
+def key_index(paras: list[str], key: str) -> int:
+    hits = [i for i, p in enumerate(paras) if p.startswith(key)]
+    assert hits, key
+    return hits[0]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(IDS),
+    st.sampled_from(["duplicate", "similar", "different"]),
+    st.sampled_from(["first", "middle", "last", "random"]),
+    st.sampled_from([250, 500, 1000, 2000, 3000]) | st.integers(320, 3500),
+    st.integers(0, 10**6),
+    st.integers(0, 30),
+)
+def test_generated_items_keep_every_promise(
+    task_id: str, padding: str, position: str, target: int, seed: int, index: int
+) -> None:
+    task = get_task(task_id)
+    params = {"padding": padding, "position": position, "target_tokens": target}
+    item = task.make_item("1000", seed, index, params)
+    p = item.problem
+    # Lengths: both styles' prompts within the tolerance, and `tokens` is the direct one's.
+    assert p["tokens"] == count(item.prompt)
+    cot = task.make_item("1000", seed, index, params, style="cot")
+    for prompt in (item.prompt, cot.prompt):
+        assert abs(count(prompt) - target) <= TOLERANCE, (count(prompt), target)
+    assert item.prompt.endswith(DIRECT) and cot.prompt.endswith(COT)
+    # Gold: from logic by definition, and by the reference solver from the text.
+    assert item.answer == str(logic_answer(task_id, p["logic"]))
+    assert task.solve(item) == item.answer
+    # Key sentences verbatim, each opening a paragraph, at the requested position.
+    paras = paragraphs(item)
+    k1, k2 = p["key_sentences"]
+    i, j = key_index(paras, k1), key_index(paras, k2)
+    if padding == "duplicate":
+        assert p["position"] == "first" and (i, j) == (0, 1)
+        # Nothing but the key paragraphs again (the last copy may stop at a sentence).
+        assert all(paras[0].startswith(x) or paras[1].startswith(x) for x in paras)
+        return
+    assert i < j
+    if position == "first":
+        assert (i, j) == (0, 1)
+    elif position == "last":
+        assert (i, j) == (len(paras) - 2, len(paras) - 1)
+    elif position == "middle":
+        assert j == i + 1
+        before, after = sum(map(count, paras[:i])), sum(map(count, paras[j + 1 :]))
+        assert abs(before - after) <= 150  # halves, to a sentence or paragraph
+    # Padding never names the sample's people or room.
+    names = _entities(task_id, p["logic"])
+    for k, para in enumerate(paras):
+        if k not in (i, j):
+            for name in names:
+                assert not re.search(rf"\b{re.escape(name)}\b", para), (name, para[:80])
+
+
+def _entities(task_id: str, logic: dict[str, Any]) -> set[str]:
+    if task_id == "flenqa.monorel":
+        people = {n for pair in logic["facts"] for n in pair}
+    elif task_id == "flenqa.people_in_rooms":
+        people = {logic["person"]}
+        return {w for n in people for w in n.split()} | set(logic["room"].split())
+    else:
+        people = {logic["query"].rsplit(" is ", 1)[0]}
+    return {w for n in people for w in n.split()}
+
+
+@pytest.mark.parametrize("task_id", IDS)
+def test_labels_are_exactly_balanced(task_id: str) -> None:
+    task = get_task(task_id)
+    answers = [task.make_item("500", 3, i).answer for i in range(20)]
+    assert answers.count("True") == answers.count("False") == 10
+
+
+@pytest.mark.parametrize("task_id", IDS)
+def test_same_address_same_bytes(task_id: str) -> None:
+    task = get_task(task_id)
+    a = task.make_item("2000", 9, 4, {"padding": "similar"})
+    b = task.make_item("2000", 9, 4, {"padding": "similar"})
+    assert a.to_dict() == b.to_dict()
+    assert task.make_item("2000", 10, 4, {"padding": "similar"}).prompt != a.prompt
+
+
+def test_export_is_byte_identical_across_hash_seeds() -> None:
+    code = (
+        "import hashlib, io\n"
+        "from pytest_reasoning.cli import export_items\n"
+        "for t in ('flenqa.monorel', 'flenqa.people_in_rooms', 'flenqa.ruletaker'):\n"
+        "    out = io.StringIO()\n"
+        "    export_items(t, '1000', 4, 2, {'padding': 'different'}, 'cot', True, out)\n"
+        "    print(hashlib.sha256(out.getvalue().encode()).hexdigest())\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+            text=True,
+        ).stdout
+        for seed in ("0", "777")
+    }
+    assert len(outputs) == 1 and len(next(iter(outputs)).split()) == 3
+
+
+def test_the_same_problem_at_every_length() -> None:
+    """Length variants of one address share the base instance: only the padding changes."""
+    task = get_task("flenqa.people_in_rooms")
+    items = [task.make_item(level, 5, 3) for level in task.levels]
+    assert len({json.dumps(i.problem["logic"]) for i in items}) == 1
+    assert len({i.answer for i in items}) == 1
+    assert [i.problem["tokens"] for i in items] == sorted(i.problem["tokens"] for i in items)
+
+
+def test_banks_say_nothing_that_bears_on_a_question() -> None:
+    banned = task_words()
+    for sentence in PERSON_BANK + ROOM_BANK:
+        words = set(
+            re.findall(r"[a-z]+", sentence.lower().replace("{name}", "").replace("{room}", ""))
+        )
+        assert not words & banned, sentence
+
+
+def test_tokenizer_is_cl100k_without_importing_litellm() -> None:
+    code = (
+        "import sys\n"
+        "from pytest_reasoning.tasks.flenqa.tokens import count, encoder\n"
+        "print(encoder().name, count('hello world'), 'litellm' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["cl100k_base", "2", "False"]
+
+
+def test_too_short_a_target_names_the_knob() -> None:
+    with pytest.raises(
+        InvalidArgument, match=r"knob 'target_tokens': 100 is too short; this instance alone is \d+"
+    ):
+        get_task("flenqa.monorel").make_item("100", 1, 0)
+
+
+@pytest.mark.parametrize("level", ["D1", "4x4", "99", "-5", "1e3"])
+def test_unknown_levels(level: str) -> None:
+    with pytest.raises(UnknownLevel, match="expected a length in tokens"):
+        get_task("flenqa.ruletaker").make_item(level, 1, 0)
+
+
+def test_corpora(tmp_path: Any) -> None:
+    task = get_task("flenqa.monorel")
+    item = task.make_item("1500", 1, 0, {"padding_corpus": "pydoc", "position": "first"})
+    assert abs(item.problem["tokens"] - 1500) <= TOLERANCE
+    book = tmp_path / "book.txt"
+    book.write_text(
+        " ".join(f"The lighthouse keeper counted wave number {i} that night." for i in range(400))
+    )
+    own = task.make_item("1000", 1, 0, {"padding_corpus": str(book)})
+    assert "lighthouse keeper" in own.prompt
+    with pytest.raises(
+        InvalidArgument,
+        match=re.escape(
+            "knob 'padding_corpus': expected kjv, pydoc or a .txt file or folder; no such path"
+        ),
+    ):
+        task.make_item("1000", 1, 0, {"padding_corpus": str(tmp_path / "missing")})
+
+
+# -- scoring ----------------------------------------------------------------------------------
+ITEM = get_task("flenqa.monorel").make_item("250", 1, 0)  # gold True
+COT_ITEM = get_task("flenqa.monorel").make_item("250", 1, 0, style="cot")
+
+
+@pytest.mark.parametrize(
+    ("response", "correct", "mode", "predicted"),
+    [
+        ("True", True, None, "True"),
+        ("It is false... no wait, TRUE.", True, None, "True"),
+        ("The answer is true, or maybe False", False, "wrong_label", "False"),
+        ("I cannot tell.", False, "no_answer", None),
+        ("untrue", False, "no_answer", None),
+    ],
+)
+def test_last_true_or_false_wins(
+    response: str, correct: bool, mode: str | None, predicted: str | None
+) -> None:
+    s = get_task("flenqa.monorel").score(ITEM, response)
+    assert (s.correct, s.failure_mode, s.extra.get("predicted")) == (correct, mode, predicted)
+    assert s.extra["padding"] == "different" and s.extra["target_tokens"] == 250
+
+
+def test_cot_flags() -> None:
+    task = get_task("flenqa.monorel")
+    k1, k2 = COT_ITEM.problem["key_sentences"]
+    steps = f"First, {k1.lower()} Second, {k2} So the answer is True."
+    good = task.score(COT_ITEM, steps)
+    assert good.extra["coverage"] is True and good.extra["answer_first"] is False
+    early = task.score(COT_ITEM, f"True. Because {k1} and then we see that the chain holds.")
+    assert early.extra["answer_first"] is True and early.extra["coverage"] is False
+    assert "coverage" not in task.score(ITEM, "True").extra  # direct answers have no steps
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_scoring_never_raises(response: str) -> None:
+    s = get_task("flenqa.ruletaker").score(COT_ITEM, response)
+    assert s.failure_mode in (None, "no_answer", "wrong_label")
+
+
+# -- through the plugin ----------------------------------------------------------------------
+SUITE = """\
+name: f
+seed: 2
+samples: 4
+tasks:
+  - task: flenqa.monorel
+    levels:
+      250: {min_accuracy: 0.9}
+      1000: {min_accuracy: 0.9}
+    params: {padding: similar, position: middle}
+  - task: flenqa.people_in_rooms
+    style: cot
+    levels: [500]
+"""
+
+
+@pytest.mark.parametrize(("model", "ok"), [("openai/oracle", True), ("openai/always-true", False)])
+def test_length_table_over_http(
+    pytester: pytest.Pytester, fake_server: Any, model: str, ok: bool
+) -> None:
+    pytester.makefile(".yaml", f=SUITE)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--llm", model, "--llm-api-base", fake_server.url,
+        "--reasoning-cache", "off",
+    )  # fmt: skip
+    out = result.stdout.str()
+    assert (result.ret == pytest.ExitCode.OK) is ok, out
+    assert "accuracy by input length (FLenQA)" in out
+    if ok:
+        result.stdout.fnmatch_lines(
+            ["*oracle*flenqa.monorel*similar*middle*1.00 (4)*1.00 (4)*0.50*-*-*"]
+        )
+    else:  # always True on balanced labels: half right, no False answers at all
+        result.stdout.fnmatch_lines(
+            ["*always-true*flenqa.monorel*similar*middle*0.50 (4)*0.50 (4)*0.00*"]
+        )
+        result.stdout.fnmatch_lines(
+            ["*always-true*people_in_rooms*different*random*0.50 (4)*0.00*0.00*0.00*"]
+        )
