@@ -37,6 +37,7 @@ __all__ = ["TOLERANCE", "FlenqaTask", "MonoRelTask", "PeopleInRoomsTask", "RuleT
 
 TOLERANCE = 70  # a sample "has length N" when its prompt measures N ± 70 tokens
 KEY_TOKENS = 100  # a key paragraph continues until about this long
+MAX_SENTENCE = 60  # longest padding sentence, in tokens (the tuning step; see _padding)
 INTRO = "Read the text below, then answer the question about it."
 DIRECT = "Answer with True or False only."
 COT = "Show your steps, then answer True or False.\nLet's think step by step."
@@ -298,7 +299,11 @@ class FlenqaTask(Task):
         start = chooser.randint(0, len(paragraphs) - 1)
         for step in range(10 * len(paragraphs)):  # a contiguous run, wrapping round
             for sentence in paragraphs[(start + step) % len(paragraphs)]:
-                if not _mentions(sentence, base.entities):
+                # Sentences are the unit the length is tuned in: a very long one could leave
+                # the best cut more than the tolerance away, so those are skipped.
+                if _count(" " + sentence) <= MAX_SENTENCE and not _mentions(
+                    sentence, base.entities
+                ):
                     yield sentence, para
             para += 1
         raise InvalidArgument(f"knob 'padding_corpus': {corpus_name!r} ran out of prose")
