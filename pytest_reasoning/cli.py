@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from .errors import ReasoningError
 from .registry import get_task, task_ids
+from .results import read_results
 
 __all__ = ["export_items", "main"]
 
@@ -125,7 +126,48 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--max-calls", type=int, help="for the whole search")
     fr.add_argument("--cache", default=".reasoning_cache", help="response cache ('off': none)")
     fr.add_argument("--json", help="also write the result as JSON to this file")
+    rb = sub.add_parser(
+        "robustness",
+        help="does a model ranking survive other weightings of the items? (needs [analysis])",
+    )
+    rb.add_argument("results", nargs="+", help="results files (JSONL) of two or more models")
+    rb.add_argument("--out", help="folder for robustness.json and the PNG plots")
+    rb.add_argument("--permutations", type=int, default=1000)
+    rb.add_argument("--samples", type=int, default=100_000, help="random weightings")
+    rb.add_argument("--seed", type=int, default=0)
     return ap
+
+
+def robustness_command(args: argparse.Namespace) -> int:
+    if args.permutations < 1 or args.samples < 1:
+        raise ReasoningError("--permutations and --samples: must be >= 1")
+    try:
+        from . import robustness
+    except ImportError as exc:
+        raise ReasoningError(
+            f"robustness needs the analysis extra (pip install 'pytest-reasoning[analysis]'): {exc}"
+        ) from None
+    rows: list[dict[str, Any]] = []
+    for path in args.results:
+        try:
+            rows.extend(read_results(path))
+        except OSError as exc:
+            raise ReasoningError(f"{path}: cannot read: {exc.strerror}") from None
+        except (ValueError, KeyError) as exc:
+            raise ReasoningError(f"{path}: not a results file ({exc})") from None
+    matrix = robustness.build_matrix(rows)
+    try:
+        analysis = robustness.analyze(
+            matrix, permutations=args.permutations, samples=args.samples, seed=args.seed
+        )
+    except ValueError as exc:
+        raise ReasoningError(str(exc)) from None
+    for line in robustness.summary_lines(analysis):
+        print(line)
+    if args.out:
+        for path in robustness.write_outputs(analysis, args.out):
+            print(f"wrote {path}")
+    return 0
 
 
 def plan_command(args: argparse.Namespace) -> int:
@@ -241,6 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return plan_command(args)
         if args.command == "frontier":
             return frontier_command(args)
+        if args.command == "robustness":
+            return robustness_command(args)
         if args.command == "tasks":
             for tid in task_ids():
                 t = get_task(tid)

@@ -306,6 +306,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="model calls one test may make through the llm fixture (default 200; "
         "cached answers are free)",
     )
+    g.addoption(
+        "--reasoning-robustness",
+        dest="reasoning_robustness",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="DIR",
+        help="when two or more models answered the same items, test whether their ranking "
+        "survives other weightings of the items (seed 004); with DIR, also write JSON and "
+        "PNG plots there (needs the [analysis] extra)",
+    )
     parser.addini("reasoning_llm", "models to evaluate (as --llm)", type="linelist")
     parser.addini("reasoning_llm_api_base", "as --llm-api-base")
     parser.addini("reasoning_llm_baseline", "as --llm-baseline")
@@ -797,6 +808,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             tr.write_line(line)
     if state.comparisons:
         _comparison_summary(tr, state.comparisons)
+    wanted = config.getoption("reasoning_robustness", None)
+    if wanted is not None:
+        _robustness_summary(tr, state.store, wanted)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:  # GitHub Actions renders this file on the run's page
         from .report import markdown_summary
@@ -818,6 +832,32 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             "wrong answers)",
             yellow=True,
         )
+
+
+def _robustness_summary(tr: Any, store: ResultStore, out: str) -> None:
+    """The distributional-robustness analysis over the models that answered the same items."""
+    tr.write_sep("-", "robustness of the ranking to the items' weights (seed 004)")
+    rows = [o.to_dict() for o in store.outcomes]
+    if len({r["model"] for r in rows}) < 2:
+        tr.write_line("reasoning: robustness needs two or more models; skipped")
+        return
+    try:
+        from . import robustness
+    except ImportError as exc:
+        tr.write_line(
+            f"reasoning: robustness needs the [analysis] extra ({exc}); skipped", yellow=True
+        )
+        return
+    try:
+        analysis = robustness.analyze(robustness.build_matrix(rows))
+    except ValueError as exc:
+        tr.write_line(f"reasoning: robustness skipped: {exc}", yellow=True)
+        return
+    for line in robustness.summary_lines(analysis):
+        tr.write_line(line)
+    if out:
+        for path in robustness.write_outputs(analysis, out):
+            tr.write_line(f"reasoning: wrote {path}")
 
 
 def _comparison_summary(tr: Any, comparisons: Sequence[Comparison]) -> None:
