@@ -135,7 +135,51 @@ def build_parser() -> argparse.ArgumentParser:
     rb.add_argument("--permutations", type=int, default=1000)
     rb.add_argument("--samples", type=int, default=100_000, help="random weightings")
     rb.add_argument("--seed", type=int, default=0)
+    rp = sub.add_parser("report", help="an HTML report (plots, tables, failing samples)")
+    rp.add_argument("results", nargs="+", help="results files (JSONL)")
+    rp.add_argument("--out", required=True, help="folder for index.html, summary.json, PNGs")
+    rp.add_argument("--baseline", help="a model in the files to compare the others against")
     return ap
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from .comparison import baseline_answers, compare
+    from .core import Outcome
+    from .htmlreport import build_report
+    from .results import GateSpec
+
+    rows = _read_all(args.results)
+    comparisons = []
+    if args.baseline:
+        models = {r["model"] for r in rows}
+        if args.baseline not in models:
+            raise ReasoningError(
+                f"--baseline: {args.baseline!r} is not in the files; they hold "
+                + ", ".join(sorted(models))
+            )
+        outcomes = [Outcome.from_dict(r) for r in rows]
+        base = baseline_answers(o for o in outcomes if o.model == args.baseline)
+        comparisons = compare(
+            ((o, GateSpec("", o.task, o.level)) for o in outcomes if o.model != args.baseline),
+            base,
+            args.baseline,
+        )
+    report = build_report(rows, args.out, comparisons=comparisons)
+    for path in report.files:
+        print(f"wrote {path}")
+    return 0
+
+
+def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            rows.extend(read_results(path))
+        except OSError as exc:
+            raise ReasoningError(f"{path}: cannot read: {exc.strerror}") from None
+        except (ValueError, KeyError) as exc:
+            raise ReasoningError(f"{path}: not a results file ({exc})") from None
+    return rows
 
 
 def robustness_command(args: argparse.Namespace) -> int:
@@ -147,15 +191,7 @@ def robustness_command(args: argparse.Namespace) -> int:
         raise ReasoningError(
             f"robustness needs the analysis extra (pip install 'pytest-reasoning[analysis]'): {exc}"
         ) from None
-    rows: list[dict[str, Any]] = []
-    for path in args.results:
-        try:
-            rows.extend(read_results(path))
-        except OSError as exc:
-            raise ReasoningError(f"{path}: cannot read: {exc.strerror}") from None
-        except (ValueError, KeyError) as exc:
-            raise ReasoningError(f"{path}: not a results file ({exc})") from None
-    matrix = robustness.build_matrix(rows)
+    matrix = robustness.build_matrix(_read_all(args.results))
     try:
         analysis = robustness.analyze(
             matrix, permutations=args.permutations, samples=args.samples, seed=args.seed
@@ -285,6 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return frontier_command(args)
         if args.command == "robustness":
             return robustness_command(args)
+        if args.command == "report":
+            return report_command(args)
         if args.command == "tasks":
             for tid in task_ids():
                 t = get_task(tid)

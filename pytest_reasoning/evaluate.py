@@ -86,7 +86,11 @@ def score_reply(item: Item, model: str, reply: Reply) -> Outcome:
         failure_mode=s.failure_mode,
         error=None,
         score=s.score,
-        extra=dict(s.extra),
+        # Enough to rebuild the prompt later (report drill-downs) without storing it.
+        extra={
+            **s.extra,
+            "address": {"index": item.index, "style": item.style, "params": item.params},
+        },
         **common,
     )
 

@@ -307,6 +307,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "cached answers are free)",
     )
     g.addoption(
+        "--reasoning-report",
+        dest="reasoning_report",
+        metavar="DIR",
+        help="write an HTML report (index.html with plots, tables and failing samples, "
+        "summary.json, PNGs) to DIR after the run",
+    )
+    g.addoption(
         "--reasoning-robustness",
         dest="reasoning_robustness",
         nargs="?",
@@ -811,6 +818,32 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     wanted = config.getoption("reasoning_robustness", None)
     if wanted is not None:
         _robustness_summary(tr, state.store, wanted)
+    report_dir = config.getoption("reasoning_report", None)
+    if report_dir:
+        from .htmlreport import build_report
+
+        extra = []
+        if wanted:  # the robustness plots join the report
+            for name in ("rank_changes", "win_probability", "accuracy_ranges"):
+                path = os.path.join(wanted, f"{name}.png")
+                if os.path.exists(path):
+                    extra.append((f"Robustness: {name.replace('_', ' ')}", path))
+        try:
+            report = build_report(
+                [o.to_dict() for o in state.store.outcomes],
+                report_dir,
+                gates=state.gates or [],
+                comparisons=state.comparisons or [],
+                extra_images=extra,
+            )
+        except Exception as exc:  # a report must never turn a run's verdict into a crash
+            tr.write_line(
+                f"reasoning: could not write the report to {report_dir}: "
+                f"{type(exc).__name__}: {exc}",
+                red=True,
+            )
+        else:
+            tr.write_line(f"reasoning: report {os.path.join(report.out, 'index.html')}")
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:  # GitHub Actions renders this file on the run's page
         from .report import markdown_summary

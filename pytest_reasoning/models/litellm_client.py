@@ -18,7 +18,7 @@ from typing import Any
 from ..core import Reply
 from .base import ChatRequest, redact
 
-__all__ = ["LiteLLMClient", "RetryPolicy", "import_litellm"]
+__all__ = ["LiteLLMClient", "RetryPolicy", "cost_usd", "import_litellm"]
 
 _NO_RETRY_STATUS = {400, 401, 403, 404, 422}
 
@@ -30,6 +30,19 @@ def import_litellm() -> ModuleType:
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     return litellm
+
+
+def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """What a call cost by LiteLLM's bundled price map (offline); None for unpriced models
+    (local servers, ``reference``, custom endpoints)."""
+    litellm = import_litellm()
+    try:
+        prompt, completion = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+    except Exception:  # LiteLLM raises several types for an unknown model
+        return None
+    return float(prompt) + float(completion)
 
 
 @dataclass(frozen=True)
