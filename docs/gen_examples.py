@@ -1,4 +1,6 @@
-"""Rewrite the generated example sections of docs/tasks/*.md from the generators.
+"""Rewrite the generated sections of the docs from the code: the example prompts of
+docs/tasks/*.md (from the generators), the suite key table of docs/suites.md (from the
+schema) and docs/cli.md (from the argument parser).
 
 ``python docs/gen_examples.py`` rewrites; ``--check`` exits 1 if a page is out of date.
 """
@@ -16,7 +18,7 @@ from pytest_reasoning.tasks.dyval import TASKS
 from pytest_reasoning.tasks.zebra.clues import TEMPLATES
 
 BEGIN, END = "<!-- BEGIN GENERATED EXAMPLES -->", "<!-- END GENERATED EXAMPLES -->"
-TASKS_DIR = Path(__file__).resolve().parent / "tasks"
+DOCS = Path(__file__).resolve().parent
 
 
 def dyval_examples() -> str:
@@ -97,10 +99,37 @@ def flenqa_examples() -> str:
     return "\n".join(parts)
 
 
+def suite_keys() -> str:
+    from pytest_reasoning.config import KEY_DOCS
+
+    lines = ["| key | where | type | meaning |", "|---|---|---|---|"]
+    for key, (where, kind, meaning) in KEY_DOCS.items():
+        lines.append(f"| `{key}` | {where} | {kind} | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
+def cli_reference() -> str:
+    import os
+
+    from pytest_reasoning.cli import build_parser
+
+    os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: fix it, or the page drifts
+    parser = build_parser()
+    parts = ["```text", parser.format_help().rstrip(), "```", ""]
+    sub = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
+    assert isinstance(sub.choices, dict)
+    for name, command in sub.choices.items():
+        parts += [f"## `pytest-reasoning {name}`", "", "```text", command.format_help().rstrip()]
+        parts += ["```", ""]
+    return "\n".join(parts)
+
+
 PAGES: dict[str, Callable[[], str]] = {
-    "dyval.md": dyval_examples,
-    "flenqa.md": flenqa_examples,
-    "zebra.md": zebra_examples,
+    "tasks/dyval.md": dyval_examples,
+    "tasks/flenqa.md": flenqa_examples,
+    "tasks/zebra.md": zebra_examples,
+    "suites.md": suite_keys,
+    "cli.md": cli_reference,
 }
 
 
@@ -116,7 +145,7 @@ def main() -> int:
     args = ap.parse_args()
     stale = []
     for name, make in PAGES.items():
-        page = TASKS_DIR / name
+        page = DOCS / name
         current = page.read_text(encoding="utf-8")
         wanted = render(current, make())
         if current != wanted:

@@ -40,6 +40,48 @@ LEVEL_KEYS = {
     "metric",
 }
 METRICS = ("accuracy", "puzzle", "cell")
+
+# Every key a suite may use: (where, type, meaning). docs/suites.md's table is generated from
+# this (docs/gen_examples.py), and a test checks it covers exactly the keys the parser accepts.
+KEY_DOCS: dict[str, tuple[str, str, str]] = {
+    "name": ("suite", "string", "a label (default: the file name)"),
+    "description": ("suite", "string", "a label"),
+    "tasks": ("suite", "non-empty list", "task entries"),
+    "task": ("entry", "task id", "see `pytest-reasoning tasks`"),
+    "id": (
+        "entry",
+        "`[A-Za-z0-9_.-]+`",
+        "item-id prefix, unique in the file (default: the task id)",
+    ),
+    "levels": ("entry", "list, or mapping level → overrides", "the task's levels"),
+    "samples": ("any", f"integer 0..{MAX_SAMPLES}", "samples per level and seed (default 10)"),
+    "seed": ("any", "integer", "the generation seed (default 1; not with `seeds`)"),
+    "seeds": ("any", "non-empty list of integers", "several generation seeds"),
+    "style": ("any", "string", "prompt style offered by the task (default `direct`)"),
+    "params": ("any", "mapping", "task knobs, merged down the layers (see the task's page)"),
+    "min_accuracy": ("any", "number in [0, 1] or null", "gate threshold"),
+    "confidence": (
+        "any",
+        "number in (0, 1) or null",
+        "gate on the Wilson lower bound at this confidence",
+    ),
+    "max_drop": (
+        "any",
+        "number in [0, 1], default 0",
+        "regression gate against a baseline: the accuracy drop tolerated",
+    ),
+    "alpha": (
+        "any",
+        "number in (0, 1), default 0.05",
+        "that gate's significance (Holm-corrected across levels)",
+    ),
+    "metric": (
+        "any",
+        "`accuracy` (default), `puzzle` (the same), `cell`",
+        "what `min_accuracy` thresholds: the share of correct samples, or the mean partial "
+        "credit (`cell`: zebra's cell accuracy; tasks with partial credit only)",
+    ),
+}
 ENTRY_KEYS = LEVEL_KEYS | {"task", "id", "levels"}
 SUITE_KEYS = LEVEL_KEYS | {"name", "description", "tasks"}
 _SUITE_MARK = re.compile(r"^tasks\s*:", re.M)

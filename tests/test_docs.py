@@ -16,3 +16,9 @@ def test_generated_task_examples_are_current() -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_suite_key_table_covers_exactly_the_keys_the_parser_accepts() -> None:
+    from pytest_reasoning.config import ENTRY_KEYS, KEY_DOCS, SUITE_KEYS
+
+    assert set(KEY_DOCS) == SUITE_KEYS | ENTRY_KEYS
