@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-__all__ = ["Item", "Outcome", "Reply", "Score", "canonical_json", "sha256_text"]
+__all__ = ["Item", "Outcome", "Reply", "Score", "canonical_json", "level_key", "sha256_text"]
 
 JSON = Any
 
@@ -19,6 +20,11 @@ JSON = Any
 def canonical_json(obj: JSON) -> str:
     """Compact JSON with sorted keys: the byte form used for hashing and cache keys."""
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def level_key(level: str) -> tuple[Any, ...]:
+    """Levels in reading order: 500 before 1000, 4x4 before 10x10, D2 before D10."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", level))
 
 
 def sha256_text(text: str) -> str:

@@ -13,25 +13,20 @@ import html
 import json
 import math
 import os
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .comparison import Comparison
+from .core import level_key
 from .results import GateResult
 from .stats import wilson_interval
 
-__all__ = ["Report", "build_report", "level_key"]
+__all__ = ["Report", "build_report"]
 
 DRILL = 3  # failing samples shown per (model, task, level)
 TOP = 10  # rows in the slowest / most expensive tables
-
-
-def level_key(level: str) -> tuple[Any, ...]:
-    """Levels in reading order: 500 before 1000, 4x4 before 10x10, D2 before D10."""
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", level))
 
 
 @dataclass

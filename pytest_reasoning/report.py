@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from .comparison import Comparison
-from .core import Outcome
+from .core import Outcome, level_key
 from .results import GateResult, LevelStats, ResultStore
 
 __all__ = ["length_table", "markdown_summary", "summary_rows", "summary_table"]
@@ -33,17 +31,12 @@ def _fmt(x: float | None, spec: str = ".3f") -> str:
     return "-" if x is None else format(x, spec)
 
 
-def _natural(level: str) -> tuple[Any, ...]:
-    """Levels in reading order: 500 before 1000, 4x4 before 10x10, D2 before D10."""
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", level))
-
-
 def summary_rows(gates: Sequence[GateResult], store: ResultStore) -> list[list[str]]:
     by_stats = {id(g.stats): g for g in gates}
     rows = []
     levels: list[LevelStats] = sorted(
         store.levels.values(),
-        key=lambda s: (s.model, s.spec.suite, s.spec.entry, _natural(s.spec.level)),
+        key=lambda s: (s.model, s.spec.suite, s.spec.entry, level_key(s.spec.level)),
     )
     for s in levels:
         gate = by_stats.get(id(s))

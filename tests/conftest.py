@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -37,3 +40,28 @@ tasks:
 def mini_suite(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makefile(".yaml", mini=SUITE)
     return pytester
+
+
+def export_digests(exports: list[tuple[object, ...]]) -> list[str]:
+    """SHA-256 of ``export_items(*args)`` for each argument tuple, computed in child processes
+    under two PYTHONHASHSEEDs; fails unless both give the same bytes."""
+    code = (
+        "import hashlib, io, sys\n"
+        "from pytest_reasoning.cli import export_items\n"
+        f"for args in {exports!r}:\n"
+        "    out = io.StringIO()\n"
+        "    export_items(*args, out)\n"
+        "    print(hashlib.sha256(out.getvalue().encode()).hexdigest())\n"
+    )
+    outputs = [
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+            text=True,
+        ).stdout
+        for seed in ("0", "4242")
+    ]
+    assert outputs[0] == outputs[1]
+    return outputs[0].split()

@@ -20,6 +20,7 @@ from ...core import Item, Score
 from ...errors import InvalidArgument, UnknownLevel
 from ...rng import Chooser, SeededChooser, derive_seed
 from ..base import Generated, Knob, Task
+from ..names import first_names, last_names
 from . import corpus, solver
 from .tokens import count
 from .vocab import (
@@ -60,16 +61,9 @@ class Base:
 
 @cache
 def _names() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Faker's en_US first and last names (sorted; task words left out)."""
-    from faker.providers.person.en_US import Provider
-
-    banned = task_words()
-
-    def keep(names: Any) -> tuple[str, ...]:
-        return tuple(sorted({n for n in names if n.isalpha() and n.lower() not in banned}))
-
-    first = keep(set(Provider.first_names_male) | set(Provider.first_names_female))
-    return first, keep(Provider.last_names)
+    """First and last names, minus task words."""
+    banned = frozenset(task_words())
+    return first_names(banned), last_names(banned)
 
 
 _count = lru_cache(maxsize=200_000)(count)

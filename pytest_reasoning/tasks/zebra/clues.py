@@ -13,6 +13,7 @@ from functools import cache
 from typing import NamedTuple
 
 from ...rng import Chooser
+from ..names import first_names
 from .pools import FEATURES, feature, phrase
 
 __all__ = [
@@ -203,13 +204,9 @@ def _name(ref: Ref) -> str:
 
 @cache
 def names() -> tuple[str, ...]:
-    """First names from Faker's en_US data, sorted (the same on every machine with the same
-    Faker), minus any that is also a word of a value, a phrase or a template (May, Rose)."""
-    from faker.providers.person.en_US import Provider
-
+    """First names, minus any that is also a word of a value, a phrase or a template."""
     text = " ".join(" ".join(t) for t in TEMPLATES.values()) + " ".join(_ORDINALS)
     for f in FEATURES:
         text += " " + " ".join(f.values) + " " + f.noun + " " + f.intro
     banned = {w.lower() for w in re.findall(r"[A-Za-z]+", text)} | {"an"}
-    found = set(Provider.first_names_male) | set(Provider.first_names_female)
-    return tuple(sorted(n for n in found if n.isalpha() and n.lower() not in banned))
+    return first_names(frozenset(banned))

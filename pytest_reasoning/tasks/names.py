@@ -1,0 +1,34 @@
+"""People's names for generated problems: Faker's en_US name lists, read as data.
+
+The items' own seeded streams draw from these sorted tuples (Faker's random generator is never
+used), so the same seed gives the same names on every machine with the same Faker version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+
+__all__ = ["first_names", "last_names"]
+
+
+@cache
+def _lists() -> tuple[frozenset[str], frozenset[str]]:
+    from faker.providers.person.en_US import Provider
+
+    first = set(Provider.first_names_male) | set(Provider.first_names_female)
+    return frozenset(first), frozenset(Provider.last_names)
+
+
+def _keep(names: Iterable[str], banned: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(n for n in names if n.isalpha() and n.lower() not in banned))
+
+
+def first_names(banned: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """Alphabetic first names, sorted, minus those that are (lower-cased) ``banned`` words: a
+    name that is also a task word (May, Rose) would make a problem ambiguous."""
+    return _keep(_lists()[0], banned)
+
+
+def last_names(banned: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    return _keep(_lists()[1], banned)
