@@ -59,3 +59,30 @@ def test_every_scorer_survives_arbitrary_text(text: str) -> None:
         score = task.score(item, text)
         assert score.correct in (True, False)
         assert score.correct or score.failure_mode
+
+
+# -- supply chain ---------------------------------------------------------------------------
+@pytest.mark.parametrize("version", ["1.82.7", "1.82.8", "1.107.0", "1.107.12"])
+def test_compromised_litellm_releases_are_refused(version: str) -> None:
+    from pytest_reasoning.errors import ReasoningError
+    from pytest_reasoning.models.litellm_client import check_litellm_version
+
+    with pytest.raises(ReasoningError, match=f"litellm {version} is a compromised release"):
+        check_litellm_version(version)
+
+
+def test_installed_litellm_is_the_pinned_safe_release() -> None:
+    from importlib.metadata import version
+    from pathlib import Path
+
+    import tomllib
+
+    from pytest_reasoning.models.litellm_client import check_litellm_version
+
+    installed = version("litellm")
+    check_litellm_version(installed)  # fails the suite if a compromised release is installed
+    for fine in ("1.82.6", "1.106.2", "1.108.0", "1.10.7"):
+        check_litellm_version(fine)
+    deps = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    pins = [d for d in deps["project"]["dependencies"] if d.startswith("litellm")]
+    assert pins == ["litellm==1.106.2"] and installed == "1.106.2"

@@ -16,14 +16,43 @@ from types import ModuleType
 from typing import Any
 
 from ..core import Reply
+from ..errors import ReasoningError
 from .base import ChatRequest, redact
 
-__all__ = ["LiteLLMClient", "RetryPolicy", "cost_usd", "import_litellm"]
+__all__ = [
+    "COMPROMISED_LITELLM",
+    "LiteLLMClient",
+    "RetryPolicy",
+    "check_litellm_version",
+    "cost_usd",
+    "import_litellm",
+]
+
+# Releases published by an attacker (supply-chain compromise): never import them.
+COMPROMISED_LITELLM = ("1.82.7", "1.82.8", "1.107.*")
 
 _NO_RETRY_STATUS = {400, 401, 403, 404, 422}
 
 
+def check_litellm_version(version: str) -> None:
+    """Refuse a compromised litellm release (one-line ReasoningError)."""
+    for bad in COMPROMISED_LITELLM:
+        if version == bad or (bad.endswith(".*") and version.startswith(bad[:-1])):
+            raise ReasoningError(
+                f"litellm {version} is a compromised release ({bad}); install the pinned "
+                "litellm==1.106.2 (pip install -e .) and rotate any keys it could have seen"
+            )
+
+
 def import_litellm() -> ModuleType:
+    from importlib.metadata import PackageNotFoundError, version
+
+    # Checked from the package metadata BEFORE the import: a malicious release does its harm
+    # when imported.
+    try:
+        check_litellm_version(version("litellm"))
+    except PackageNotFoundError:
+        raise ReasoningError("litellm is not installed (pip install -e .)") from None
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
