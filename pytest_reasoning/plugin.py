@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -357,12 +358,31 @@ class _XdistHooks:
         node.workerinput["reasoning_seed_source"] = self.state.seed_source
 
 
+def _check_cache(config: pytest.Config, state: _State) -> None:
+    """An unusable cache directory stops the run before any (paid) call, in one line: answers
+    that cannot be cached could be lost."""
+    cache = _opt(config, "reasoning_cache", str) or ".reasoning_cache"
+    if cache.lower() in ("off", "none", "0") or set(state.models) <= {"reference"}:
+        return
+    from .models.cache import ResponseCache
+
+    path = config.rootpath / cache
+    try:
+        ResponseCache(path).close()
+    except (OSError, sqlite3.Error) as exc:
+        raise pytest.UsageError(
+            f"--reasoning-cache: cannot use {path} ({type(exc).__name__}: {exc}); give a "
+            "writable folder, or 'off' to run without a cache"
+        ) from None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "reasoning: a generated reasoning sample")
     if not _opt_list(config, "reasoning_llm"):
         return
     state = _State(config)
     config.stash[STATE] = state
+    _check_cache(config, state)
     if state.is_worker:
         workerinput = config.workerinput  # type: ignore[attr-defined]
         state.local_url = workerinput.get("reasoning_local_url")

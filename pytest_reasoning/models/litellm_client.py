@@ -32,6 +32,9 @@ __all__ = [
 COMPROMISED_LITELLM = ("1.82.7", "1.82.8", "1.107.*")
 
 _NO_RETRY_STATUS = {400, 401, 403, 404, 422}
+# Longest reply kept (characters): answers are short, and a runaway or hostile endpoint must
+# not fill the cache, the results file and memory. Longer replies are errors, not retried.
+MAX_RESPONSE_CHARS = 1_000_000
 
 
 def check_litellm_version(version: str) -> None:
@@ -163,6 +166,10 @@ class LiteLLMClient:
         content = resp.choices[0].message.content if resp.choices else None
         if not content:
             raise _EmptyReply("endpoint returned an empty completion")
+        if len(content) > MAX_RESPONSE_CHARS:
+            raise _TooLarge(
+                f"response too large: {len(content):,} characters (limit {MAX_RESPONSE_CHARS:,})"
+            )
         usage = getattr(resp, "usage", None)
         return Reply(
             content=content,
@@ -178,6 +185,8 @@ class LiteLLMClient:
                 return await self._call_once(request)
             except asyncio.CancelledError:
                 raise
+            except _TooLarge as exc:
+                return Reply(content=None, error=f"{exc} (not retried)")
             except Exception as exc:
                 status = _status(exc)
                 last = redact(f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
@@ -189,6 +198,10 @@ class LiteLLMClient:
 
     async def aclose(self) -> None:
         return None
+
+
+class _TooLarge(RuntimeError):
+    """A reply over MAX_RESPONSE_CHARS."""
 
 
 class _EmptyReply(RuntimeError):

@@ -14,6 +14,8 @@ import hashlib
 import json
 import random
 import re
+import socket
+import struct
 import threading
 import time
 from collections import Counter
@@ -22,7 +24,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["BEHAVIOURS", "FakeOpenAIServer", "oracle_answer"]
+__all__ = [
+    "ALL_FAULTS",
+    "BEHAVIOURS",
+    "EXTRA_FAULTS",
+    "FAULT_KINDS",
+    "FakeOpenAIServer",
+    "oracle_answer",
+]
 
 BEHAVIOURS = {
     "oracle": "the correct answer, found by the tasks' independent solvers from the prompt",
@@ -39,6 +48,10 @@ BEHAVIOURS = {
 }
 
 FAULT_KINDS = ("429", "500", "503", "html", "empty", "truncated")
+# Opt-in, slower kinds: a reset connection, a 429 asking for a 1 s wait, a reply that hangs
+# for ``hang_s`` (past a client's timeout), and a 10 MB reply.
+EXTRA_FAULTS = ("reset", "429-wait", "hang", "huge")
+ALL_FAULTS = FAULT_KINDS + EXTRA_FAULTS
 
 
 def oracle_answer(prompt: str) -> str:
@@ -114,7 +127,20 @@ class _State:
     requests: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     seen: set[str] = field(default_factory=set)
+    hang_s: float = 3.0
+    last_at: dict[str, float] = field(default_factory=dict)  # per prompt: last request time
+    gaps: list[float] = field(default_factory=list)  # seconds between a prompt's requests
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _stats(st: _State) -> dict[str, Any]:
+    with st.lock:
+        return {
+            "requests": dict(st.requests),
+            "total": sum(st.requests.values()),
+            "faults": dict(st.faults),
+            "gaps": [round(g, 3) for g in st.gaps],
+        }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -145,15 +171,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         st = self.server.state
         if self.path.rstrip("/") == "/stats":
-            with st.lock:
-                self._json(
-                    200,
-                    {
-                        "requests": dict(st.requests),
-                        "total": sum(st.requests.values()),
-                        "faults": dict(st.faults),
-                    },
-                )
+            self._json(200, _stats(st))
         elif self.path.rstrip("/").endswith("/models"):
             self._json(
                 200,
@@ -178,10 +196,14 @@ class _Handler(BaseHTTPRequestHandler):
                     st.fault_rate = float(cfg["fault_rate"])
                 if "fault_kinds" in cfg:
                     st.fault_kinds = tuple(cfg["fault_kinds"])
+                if "hang_s" in cfg:
+                    st.hang_s = float(cfg["hang_s"])
                 if cfg.get("reset"):
                     st.requests.clear()
                     st.faults.clear()
                     st.seen.clear()
+                    st.gaps.clear()
+                    st.last_at.clear()
             self._json(200, {"ok": True})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -199,6 +221,10 @@ class _Handler(BaseHTTPRequestHandler):
             key = hashlib.sha256(f"{model}\x00{prompt}".encode()).hexdigest()
             first_time = key not in st.seen
             st.seen.add(key)
+            now = time.monotonic()
+            if key in st.last_at:
+                st.gaps.append(now - st.last_at[key])
+            st.last_at[key] = now
             latency = st.latency_s
         if latency:
             time.sleep(latency)
@@ -244,6 +270,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._completion("fault", "", "")
         elif kind == "truncated":
             self._send(200, b'{"id": "x", "choices": [{"mess')
+        elif kind == "429-wait":
+            self._json(429, {"error": {"message": "rate limited"}}, {"Retry-After": "1"})
+        elif kind == "reset":  # RST instead of a reply: linger 0, then close
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+        elif kind == "hang":
+            time.sleep(self.server.state.hang_s)
+            self._completion("fault", "", "late")
+        elif kind == "huge":
+            self._completion("fault", "", "x" * 10_000_000)
         else:
             return False
         return True
@@ -305,13 +342,9 @@ class FakeOpenAIServer:
         return f"http://{host!s}:{port}/v1"
 
     def stats(self) -> dict[str, Any]:
-        st = self._server.state
-        with st.lock:
-            return {
-                "requests": dict(st.requests),
-                "total": sum(st.requests.values()),
-                "faults": dict(st.faults),
-            }
+        """Requests per model, faults injected per kind, and the seconds between successive
+        requests for the same prompt (retries: how long the client waited)."""
+        return _stats(self._server.state)
 
     def configure(self, **cfg: Any) -> None:
         st = self._server.state
