@@ -203,7 +203,14 @@ class ResultStore:
         if self.path is not None:
             if self._fh is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                torn = (
+                    self.path.exists()
+                    and self.path.stat().st_size > 0
+                    and not _ends_with_newline(self.path)
+                )
                 self._fh = self.path.open("a", encoding="utf-8")
+                if torn:  # a killed run's half-written last row: start ours on a fresh line
+                    self._fh.write("\n")
             row = outcome.to_dict()
             ordered = {k: row[k] for k in RESULT_FIELDS}
             self._fh.write(json.dumps(ordered, ensure_ascii=False) + "\n")
@@ -219,12 +226,24 @@ class ResultStore:
         return sum(s.errors for s in self.levels.values())
 
 
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"
+
+
 def read_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Rows of a results file, last row winning per (item_id, model)."""
+    """Rows of a results file, last row winning per (item_id, model). A line that is not a
+    whole row (the last row of a killed run, cut mid-write) is skipped."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     with open(path, encoding="utf-8") as fh:
         for line in fh:
-            if line.strip():
+            if not line.strip():
+                continue
+            try:
                 row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict) and "item_id" in row and "model" in row:
                 rows[(row["item_id"], row["model"])] = row
     yield from rows.values()

@@ -116,3 +116,55 @@ def test_servers_bind_to_loopback_on_an_ephemeral_port() -> None:
     with FakeOpenAIServer() as a, FakeOpenAIServer() as b:
         assert a.url.startswith("http://127.0.0.1:") and b.url.startswith("http://127.0.0.1:")
         assert a.url != b.url
+
+
+KILL_SUITE = """\
+seed: 9
+samples: 60
+tasks:
+  - {task: dyval.arithmetic, levels: [D1, D2]}
+"""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_run_killed_halfway_loses_nothing_and_the_rerun_asks_only_for_the_rest(
+    pytester: pytest.Pytester, tmp_path: Path, workers: str
+) -> None:
+    """SIGKILL to the whole process group (pytest and its xdist workers) once some rows are
+    written: the cache stays sound, the rerun calls the endpoint only for prompts not cached,
+    and the results file reads as one row per item (a torn last row is skipped)."""
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+
+    from pytest_reasoning.results import read_results
+
+    pytester.makefile(".yaml", k=KILL_SUITE)
+    res, cache = tmp_path / "r.jsonl", tmp_path / "cache"
+    with FakeOpenAIServer(latency_s=0.05) as server:
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "k.yaml",
+               "--llm", "openai/oracle", "--llm-api-base", server.url, "-n", workers,
+               "--reasoning-cache", str(cache), f"--reasoning-results={res}",
+               "--reasoning-concurrency", "2"]  # fmt: skip
+        proc = subprocess.Popen(cmd, cwd=pytester.path, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if res.exists() and res.read_text().count("\n") >= 30:
+                break
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        db = sqlite3.connect(cache / "responses.sqlite3")
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        cached = db.execute("SELECT count(*) FROM responses").fetchone()[0]
+        db.close()
+        assert 30 <= cached < 120  # killed halfway, with every answer received so far cached
+        before = server.stats()["total"]
+        done = subprocess.run(cmd, cwd=pytester.path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout[-2000:]
+        assert server.stats()["total"] - before == 120 - cached  # only what was missing
+    rows = list(read_results(res))
+    assert len(rows) == 120 and all(r["correct"] is True for r in rows)

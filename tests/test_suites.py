@@ -125,3 +125,38 @@ def test_non_suite_yaml_is_ignored(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", workflow="on: push\njobs: {}\n")
     result = pytester.runpytest("--llm", "reference")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+# -- fuzzed suites ------------------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_KEYS = ["tasks", "task", "levels", "samples", "seed", "seeds", "style", "params", "min_accuracy",
+         "confidence", "max_drop", "alpha", "metric", "id", "name", "colour", "D1", "4x4", "250"]  # fmt: skip
+_SCALARS = (
+    st.none() | st.booleans() | st.integers(-10, 10**7) | st.floats(allow_nan=True)
+    | st.sampled_from(["dyval.arithmetic", "zebra.grid", "flenqa.monorel", "D1", "D9", "4x4",
+                       "250", "cot", "oneshot", "cell", "", "x" * 300])
+)  # fmt: skip
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from(_KEYS), kids, max_size=5)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(_KEYS), _VALUES, max_size=6) | _VALUES)
+def test_fuzzed_suites_are_valid_or_fail_in_one_line(data: object) -> None:
+    """Arbitrary shapes and values, wrong types, unknown keys, tasks, levels and knobs, huge
+    counts, out-of-range thresholds: a suite is accepted or rejected with exactly one line
+    naming the file — never another exception."""
+    from pytest_reasoning.config import parse_suite
+
+    try:
+        parse_suite(data, "f.yaml", samples=1)
+    except InvalidSuite as exc:
+        text = str(exc)
+        assert text.startswith("f.yaml: ") and "\n" not in text, text

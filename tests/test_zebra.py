@@ -355,9 +355,11 @@ def test_steps_end_with_the_solution() -> None:
         (
             "4x4",
             {"clue_weights": {"found_at": "x"}},
-            "knob 'clue_weights.found_at': expected a number",
+            "knob 'clue_weights.found_at': expected a finite number",
         ),
         ("4x4", {"clue_weights": [1]}, "knob 'clue_weights': expected mapping"),
+        ("4x4", {"clue_weights": {"left_of": float("nan")}}, "expected a finite number, got nan"),
+        ("4x4", {"clue_weights": {"left_of": float("inf")}}, "expected a finite number, got inf"),
         ("4x4", {"min_clues": 5, "max_clues": 4}, "knob 'max_clues': 4 is below min_clues 5"),
         ("4x4", {"clue_weights": dict.fromkeys(KINDS, 0)}, "every kind is weighted 0"),
     ],

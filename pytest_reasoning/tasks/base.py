@@ -8,6 +8,7 @@ solver written apart from its generator (the built-in ``reference`` model).
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from abc import ABC, abstractmethod
 from array import array
@@ -42,6 +43,8 @@ class Knob:
         ok = isinstance(value, self.kind) and not (self.kind is int and isinstance(value, bool))
         if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
+        if ok and self.kind is float and not math.isfinite(value):
+            raise InvalidArgument(f"knob '{self.name}': expected a finite number, got {value!r}")
         if not ok:
             raise InvalidArgument(f"knob '{self.name}': expected {expected}, got {value!r}")
         if self.kind is dict:
@@ -79,8 +82,10 @@ class Knob:
                     f"knob '{self.name}': unknown key {k!r}; expected any of "
                     + ", ".join(map(str, self.choices))
                 )
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                raise InvalidArgument(f"knob '{self.name}.{k}': expected a number, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise InvalidArgument(
+                    f"knob '{self.name}.{k}': expected a finite number, got {v!r}"
+                )
             if self.minimum is not None and v < self.minimum:
                 raise InvalidArgument(
                     f"knob '{self.name}.{k}': must be >= {self.minimum:g}, got {v}"
