@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .comparison import Comparison
-from .core import level_key
-from .results import GateResult
+from .core import Outcome, level_key
+from .results import GateResult, GateSpec, LevelStats
 from .stats import wilson_interval
 
 __all__ = ["Report", "build_report"]
@@ -31,24 +31,31 @@ TOP = 10  # rows in the slowest / most expensive tables
 
 @dataclass
 class Cell:
-    """One (model, task, level) of the results."""
+    """One (model, task, level): the gates' own LevelStats, plus its failing rows."""
 
-    model: str
-    task: str
-    level: str
-    n: int = 0
-    correct: int = 0
-    score: float = 0.0
-    errors: int = 0
-    modes: Counter[str] = field(default_factory=Counter)
+    stats: LevelStats
     failing: list[dict[str, Any]] = field(default_factory=list)
 
+    model = property(lambda self: self.stats.model)
+    task = property(lambda self: self.stats.task)
+    level = property(lambda self: self.stats.spec.level)
+    n = property(lambda self: self.stats.n)
+    correct = property(lambda self: self.stats.correct)
+    errors = property(lambda self: self.stats.errors)
+    score = property(lambda self: self.stats.score_sum)
+    accuracy = property(lambda self: self.stats.accuracy)
+
     @property
-    def accuracy(self) -> float | None:
-        return self.correct / self.n if self.n else None
+    def modes(self) -> Counter[str]:
+        """Failure modes; wrong answers a scorer gave no mode count as ``wrong``."""
+        modes = Counter(self.stats.failure_modes)
+        unlabelled = self.n - self.correct - sum(modes.values())
+        if unlabelled > 0:
+            modes["wrong"] += unlabelled
+        return modes
 
     def to_dict(self) -> dict[str, Any]:
-        lo, hi = wilson_interval(self.correct, self.n)
+        lo, hi = self.stats.interval(0.95)
         return {
             "model": self.model,
             "task": self.task,
@@ -71,19 +78,15 @@ class Report:
 
 
 def _cells(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], Cell]:
+    """Results rows aggregated the way gates aggregate them (``LevelStats``)."""
     cells: dict[tuple[str, str, str], Cell] = {}
     for r in rows:
         key = (str(r["model"]), str(r["task"]), str(r["level"]))
-        c = cells.setdefault(key, Cell(*key))
-        if r.get("error") is not None or r.get("correct") is None:
-            c.errors += 1
-            continue
-        c.n += 1
-        c.correct += bool(r["correct"])
-        c.score += float(r["score"]) if r.get("score") is not None else float(bool(r["correct"]))
-        if not r["correct"]:
-            c.modes[str(r.get("failure_mode") or "wrong")] += 1
-            c.failing.append(dict(r))
+        if key not in cells:
+            cells[key] = Cell(LevelStats(key[0], GateSpec("", key[1], key[2]), key[1]))
+        cells[key].stats.add(Outcome.from_dict(dict(r)))
+        if r.get("error") is None and r.get("correct") is False:
+            cells[key].failing.append(dict(r))
     return cells
 
 

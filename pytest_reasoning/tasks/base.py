@@ -266,10 +266,17 @@ class Task(ABC):
         """Item ``index`` of its batch: raw draw ``index``, or with ``unique`` the
         ``index``-th distinct problem of the raw draws (a duplicate draw is skipped)."""
         if not params.get("unique", False):
-            chooser = SeededChooser(derive_seed(self.id, level, seed, index))
-            return self.generate(chooser, params, index)
+            return self.draw(level, seed, index, params, index)
         with self._batch_lock:
             return self._batch(level, seed, params).get(self, level, seed, index, params)
+
+    def draw(
+        self, level: str, seed: int, raw: int, params: Mapping[str, Any], index: int
+    ) -> Generated:
+        """Raw draw ``raw`` of a (level, seed) batch, built as item ``index``: every item's
+        randomness starts here. Override to key the randomness differently (FLenQA keeps one
+        base problem across lengths)."""
+        return self.generate(SeededChooser(derive_seed(self.id, level, seed, raw)), params, index)
 
     def _batch(self, level: str, seed: int, params: Mapping[str, Any]) -> _Batch:
         """This process's record of one batch (call with the lock held); LRU-bounded."""
@@ -365,8 +372,7 @@ class _Batch:
         self, task: Task, level: str, seed: int, index: int, params: Mapping[str, Any]
     ) -> Generated:
         if index < len(self.raw):
-            chooser = SeededChooser(derive_seed(task.id, level, seed, self.raw[index]))
-            return task.generate(chooser, params, index)
+            return task.draw(level, seed, self.raw[index], params, index)
         while True:
             k = len(self.raw)
             stratum = task.stratum(params, k)
@@ -375,7 +381,7 @@ class _Batch:
             for attempt in range(patience):
                 j = self.next_raw
                 self.next_raw += 1
-                gen = task.generate(SeededChooser(derive_seed(task.id, level, seed, j)), params, k)
+                gen = task.draw(level, seed, j, params, k)
                 fp = _fingerprint(gen.problem)
                 if fp not in self.seen:
                     self.seen.add(fp)

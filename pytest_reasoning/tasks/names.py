@@ -9,13 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
+# Imported with the task modules (on the main thread, at collection), not lazily: Faker is a
+# pytest plugin, so pytest's assertion rewriter compiles its modules on import, and CPython
+# 3.11 can fail such a compile ("AST constructor recursion depth mismatch") when it runs on
+# the evaluator's prefetch thread while the main thread compiles too. It cost one item in a
+# loaded run of tests/test_reliability.py. Under pytest, faker itself is already loaded.
+from faker.providers.person.en_US import Provider
+
 __all__ = ["first_names", "last_names"]
 
 
 @cache
 def _lists() -> tuple[frozenset[str], frozenset[str]]:
-    from faker.providers.person.en_US import Provider
-
     first = set(Provider.first_names_male) | set(Provider.first_names_female)
     return frozenset(first), frozenset(Provider.last_names)
 

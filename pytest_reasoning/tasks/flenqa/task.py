@@ -141,17 +141,17 @@ class FlenqaTask(Task):
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
         return self._build(chooser, chooser, params, index)
 
-    def _generate_at(
-        self, level: str, seed: int, index: int, params: Mapping[str, Any]
+    def draw(
+        self, level: str, seed: int, raw: int, params: Mapping[str, Any], index: int
     ) -> Generated:
         # The paper's point is the SAME reasoning at every length: the base instance comes
         # from (task, seed, index) alone; the padding from the length and kind as well (so
         # positions share one padding text, and only the key paragraphs move).
-        base = SeededChooser(derive_seed(self.id, "base", seed, index))
+        base = SeededChooser(derive_seed(self.id, "base", seed, raw))
         pad = SeededChooser(
             derive_seed(
                 self.id, params["target_tokens"], params["padding"], params["padding_corpus"],
-                seed, index,
+                seed, raw,
             )
         )  # fmt: skip
         return self._build(base, pad, params, index)
