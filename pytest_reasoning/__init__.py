@@ -14,6 +14,7 @@ from .errors import (
     InvalidSuite,
     ModelCallFailed,
     ReasoningError,
+    StorageFailed,
     UnknownLevel,
     UnknownTask,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "Reply",
     "Score",
     "SeededChooser",
+    "StorageFailed",
     "Task",
     "UnknownLevel",
     "UnknownTask",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -164,21 +165,42 @@ def report_command(args: argparse.Namespace) -> int:
             base,
             args.baseline,
         )
-    report = build_report(rows, args.out, comparisons=comparisons)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ReasoningError(f"--out: {args.out} exists and is not a folder")
+    try:
+        report = build_report(rows, args.out, comparisons=comparisons)
+    except OSError as exc:
+        raise ReasoningError(
+            f"--out: cannot write {exc.filename or args.out}: {exc.strerror}"
+        ) from None
     for path in report.files:
         print(f"wrote {path}")
     return 0
+
+
+# The fields every consumer of a results file relies on (older files lack score and extra).
+_NEEDED = ("item_id", "model", "task", "level", "correct", "error")
 
 
 def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in paths:
         try:
-            rows.extend(read_results(path))
+            found = list(read_results(path))
         except OSError as exc:
             raise ReasoningError(f"{path}: cannot read: {exc.strerror}") from None
         except (ValueError, KeyError) as exc:
             raise ReasoningError(f"{path}: not a results file ({exc})") from None
+        if not found:
+            raise ReasoningError(f"{path}: no result rows (expected a --reasoning-results file)")
+        for row in found:
+            missing = [k for k in _NEEDED if k not in row]
+            if missing:
+                raise ReasoningError(
+                    f"{path}: row {row['item_id']!r} lacks {', '.join(missing)}: not a "
+                    "--reasoning-results file"
+                )
+        rows.extend(found)
     return rows
 
 
@@ -255,6 +277,8 @@ def frontier_command(args: argparse.Namespace) -> int:
     from .evaluate import EvalConfig, Evaluator
     from .frontier import find_frontier
 
+    if args.json:  # before the search spends calls, not after
+        _check_writable("--json", os.path.dirname(os.path.abspath(args.json)))
     with contextlib.ExitStack() as stack:
         local_url = local_identity = None
         if args.llm == "local":
@@ -307,9 +331,19 @@ def frontier_command(args: argparse.Namespace) -> int:
     )
     print(f"frontier: {result.summary()}")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(result.to_dict(), fh, indent=2)
+        try:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(result.to_dict(), fh, indent=2)
+        except OSError as exc:
+            raise ReasoningError(f"--json: cannot write {args.json}: {exc.strerror}") from None
     return 0
+
+
+def _check_writable(option: str, folder: str) -> None:
+    if not os.path.isdir(folder):
+        raise ReasoningError(f"{option}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK):
+        raise ReasoningError(f"{option}: cannot write in {folder}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -333,7 +367,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.ExitStack() as stack:
             out = sys.stdout
             if args.output != "-":
-                out = stack.enter_context(open(args.output, "w", encoding="utf-8", newline="\n"))
+                try:
+                    out = stack.enter_context(
+                        open(args.output, "w", encoding="utf-8", newline="\n")
+                    )
+                except OSError as exc:
+                    raise ReasoningError(
+                        f"--output: cannot write {args.output}: {exc.strerror}"
+                    ) from None
             export_items(
                 args.task,
                 args.level,

@@ -8,6 +8,7 @@ __all__ = [
     "InvalidSuite",
     "ModelCallFailed",
     "ReasoningError",
+    "StorageFailed",
     "UnknownLevel",
     "UnknownTask",
 ]
@@ -49,3 +50,8 @@ class CallBudgetExceeded(ReasoningError):
 
 class ModelCallFailed(ReasoningError):
     """A model call failed after its retries (infrastructure, not a wrong answer)."""
+
+
+class StorageFailed(ReasoningError):
+    """The response cache or the results file could not be written (disk full, read-only,
+    removed): the run stops calling models, since answers it cannot keep would be lost."""

@@ -11,6 +11,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import os
+import sqlite3
 import threading
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
@@ -110,6 +111,8 @@ class Evaluator:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        # The first failed cache write (disk full, read-only): no call is made after it.
+        self.storage_error: str | None = None
 
     @property
     def cache(self) -> ResponseCache | None:
@@ -185,7 +188,12 @@ class Evaluator:
         async with sem:
             reply = await client.acomplete(request)
         if self.cache is not None:
-            self.cache.put(request, reply)  # first thing after the answer arrives
+            try:
+                self.cache.put(request, reply)  # first thing after the answer arrives
+            except (OSError, sqlite3.Error) as exc:
+                # The reply is still scored and written to the results; the run stops.
+                if self.storage_error is None:
+                    self.storage_error = f"cannot write the response cache {self.cache.path}: {exc}"
         return reply
 
     # -- public API --------------------------------------------------------------------------
@@ -211,6 +219,9 @@ class Evaluator:
             elif cached is not None:
                 fut = concurrent.futures.Future()
                 fut.set_result(cached)
+            elif self.storage_error is not None:  # an answer we could not keep: do not pay
+                fut = concurrent.futures.Future()
+                fut.set_result(Reply(content=None, error=f"not asked: {self.storage_error}"))
             else:
                 fut = self._run(self._call(model, self._client(model), request))
                 self._inflight[request.key] = fut

@@ -12,7 +12,7 @@ import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import pytest
 
@@ -405,6 +405,13 @@ def pytest_configure(config: pytest.Config) -> None:
         results = _opt(config, "reasoning_results", str)
         _load_baseline(state)
         state.store = ResultStore(results)
+        if results:
+            try:  # fail before any (paid) call, like the cache
+                state.store.open()
+            except OSError as exc:
+                raise pytest.UsageError(
+                    f"--reasoning-results: cannot write {results} ({type(exc).__name__}: {exc})"
+                ) from None
         config.pluginmanager.register(_Controller(state), "reasoning-controller")
 
 
@@ -421,13 +428,30 @@ class _Controller:
         if data is None or self.state.store is None:
             return
         from .core import Outcome
+        from .errors import StorageFailed
         from .results import GateSpec
 
         spec = GateSpec.from_dict(data["gate"])
-        self.state.store.add(Outcome.from_dict(data), spec)
+        try:
+            self.state.store.add(Outcome.from_dict(data), spec)
+        except StorageFailed as exc:
+            _stop_for_storage(str(exc))
+        if data.get("storage_error"):
+            _stop_for_storage(str(data["storage_error"]))
         if data.get("repeat"):
             key = (spec.entry, spec.level, str(data["model"]))
             self.state.repeats[key] = self.state.repeats.get(key, 0) + 1
+
+
+def _stop_for_storage(message: str) -> NoReturn:
+    """Disk full or read-only mid-run: stop (exit status 2, interrupted) rather than pay for
+    answers that cannot be kept. Everything written before the failure stays usable."""
+    pytest.exit(
+        f"pytest-reasoning: {message}; stopped asking the model (answers it cannot keep would "
+        "be paid for twice); everything saved before is intact: free space or fix the path, "
+        "then rerun",
+        returncode=pytest.ExitCode.INTERRUPTED,
+    )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -569,6 +593,8 @@ class ReasoningItem(pytest.Item):
             evaluator.prefetch(self._ahead(state, evaluator))
         outcome = evaluator.answer(self.build(), self.model)
         payload = outcome.to_dict()
+        if evaluator.storage_error is not None:
+            payload["storage_error"] = evaluator.storage_error
         task = get_task(self.entry.task)
         if task.is_repeat(self.level.level, self.seed, self.index, self.level.params):
             payload["repeat"] = True
@@ -817,6 +843,14 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     tr.section("reasoning summary")
     for line in summary_table(state.gates or [], state.store).splitlines():
         tr.write_line(line)
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        saved = f" (in {state.store.path})" if state.store.path else ""
+        tr.write_line(
+            f"reasoning: INTERRUPTED: gates not decided; {len(state.store.outcomes)} answers "
+            f"recorded{saved}; rerun the same command: cached answers are not asked again",
+            yellow=True,
+            bold=True,
+        )
     failed = [g for g in state.gates if g.passed is False]
     if failed:
         tr.write_line(

@@ -5,6 +5,7 @@ Gates are decided once, by the process that saw every outcome (the xdist control
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .core import Outcome
+from .errors import StorageFailed
 from .stats import wilson_interval
 
 __all__ = [
@@ -201,25 +203,36 @@ class ResultStore:
             self.levels[key] = LevelStats(outcome.model, spec, outcome.task)
         self.levels[key].add(outcome)
         if self.path is not None:
-            if self._fh is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                torn = (
-                    self.path.exists()
-                    and self.path.stat().st_size > 0
-                    and not _ends_with_newline(self.path)
-                )
-                self._fh = self.path.open("a", encoding="utf-8")
-                if torn:  # a killed run's half-written last row: start ours on a fresh line
-                    self._fh.write("\n")
             row = outcome.to_dict()
             ordered = {k: row[k] for k in RESULT_FIELDS}
-            self._fh.write(json.dumps(ordered, ensure_ascii=False) + "\n")
-            self._fh.flush()
+            try:
+                fh = self.open()
+                fh.write(json.dumps(ordered, ensure_ascii=False) + "\n")
+                fh.flush()
+            except OSError as exc:
+                raise StorageFailed(f"cannot write the results file {self.path}: {exc}") from None
+
+    def open(self) -> IO[str]:
+        """The results file, opened for appending (call early to fail before any model call)."""
+        if self._fh is None:
+            assert self.path is not None
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            torn = (
+                self.path.exists()
+                and self.path.stat().st_size > 0
+                and not _ends_with_newline(self.path)
+            )
+            self._fh = self.path.open("a", encoding="utf-8")
+            if torn:  # a killed run's half-written last row: start ours on a fresh line
+                self._fh.write("\n")
+        return self._fh
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            # A failed write was already reported; the rows before it are on disk.
+            with contextlib.suppress(OSError):
+                fh.close()
 
     @property
     def errors(self) -> int:

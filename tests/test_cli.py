@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,157 @@ def test_export_list_knob_from_the_command_line(capsys: pytest.CaptureFixture[st
         row = json.loads(line)
         assert row["params"]["ops"] == ["+", "-"]
         assert {n["op"] for n in row["problem"]["nodes"]} <= {"+", "-", None}
+
+
+# Every command with bad arguments: (argv, words the one line must contain). ``{tmp}`` is a
+# folder holding ``afile`` (a plain file), ``bad.jsonl`` (JSON but no result rows),
+# ``half.jsonl`` (a row missing fields) and ``ok.jsonl`` (one valid row).
+BAD = [
+    ([], "required: command"),
+    (["nope"], "invalid choice: 'nope'"),
+    (["tasks", "--nope"], "unrecognized arguments: --nope"),
+    (["export"], "required: task, --level"),
+    (["export", "dyval.arithmetic", "--level", "D1", "--count", "-1"], "--count: must be >= 0"),
+    (["export", "dyval.arithmetic", "--level", "D1", "--count", "x"], "invalid int value: 'x'"),
+    (["export", "dyval.arithmetic", "--level", "D1", "--seed", "x"], "--seed: invalid int"),
+    (["export", "dyval.arithmetic", "--level", "D1", "--style", "nope"], "style 'nope'"),
+    (["export", "zebra.grid", "--level", "9x99"], "unknown level '9x99' for zebra.grid"),
+    (["export", "flenqa.monorel", "--level", "50"], "unknown level '50' for flenqa.monorel"),
+    (["export", "dyval.arithmetic", "--level", "D1", "--param", "depth=x"], "expected int"),
+    (["export", "dyval.arithmetic", "--level", "D1", "--param", "nope=1"], "unknown knob 'nope'"),
+    (
+        ["export", "dyval.arithmetic", "--level", "D1", "--output", "{tmp}/afile/x.jsonl"],
+        "--output: cannot write {tmp}/afile/x.jsonl: Not a directory",
+    ),
+    (["plan", "--drop", "0.05"], "required: --baseline-accuracy"),
+    (["plan", "--drop", "2", "--baseline-accuracy", "0.8"], "0 < drop < baseline accuracy"),
+    (["plan", "--drop", "0.05", "--baseline-accuracy", "0.8", "--power", "0"], "--power"),
+    (["plan", "--drop", "0.05", "--baseline-accuracy", "0.8", "--levels", "0"], "--levels"),
+    (
+        ["plan", "--drop", "0.05", "--baseline-accuracy", "0.8", "--discordance", "0.01"],
+        "--discordance: must be in [drop, 1]",
+    ),
+    (["frontier", "--llm", "reference"], "required: --task, --knob, --min, --max"),
+    (
+        [
+            "frontier",
+            "--llm",
+            "reference",
+            "--task",
+            "dyval.arithmetic",
+            "--knob",
+            "order",
+            "--min",
+            "1",
+            "--max",
+            "3",
+        ],
+        "'order' is not a numeric knob",
+    ),
+    (
+        [
+            "frontier",
+            "--llm",
+            "reference",
+            "--task",
+            "dyval.arithmetic",
+            "--knob",
+            "depth",
+            "--min",
+            "5",
+            "--max",
+            "3",
+        ],
+        "--min: 5 is above --max 3",
+    ),
+    (
+        [
+            "frontier",
+            "--llm",
+            "reference",
+            "--task",
+            "dyval.nope",
+            "--knob",
+            "depth",
+            "--min",
+            "1",
+            "--max",
+            "3",
+        ],
+        "unknown task 'dyval.nope'",
+    ),
+    (
+        [
+            "frontier",
+            "--llm",
+            "reference",
+            "--task",
+            "dyval.arithmetic",
+            "--knob",
+            "depth",
+            "--min",
+            "1",
+            "--max",
+            "3",
+            "--target",
+            "2",
+        ],
+        "--target: expected a fraction in (0, 1)",
+    ),
+    (
+        [
+            "frontier",
+            "--llm",
+            "reference",
+            "--task",
+            "dyval.arithmetic",
+            "--knob",
+            "depth",
+            "--min",
+            "1",
+            "--max",
+            "3",
+            "--json",
+            "{tmp}/afile/x.json",
+        ],
+        "--json: {tmp}/afile is not a folder",
+    ),
+    (["robustness"], "required: results"),
+    (["robustness", "{tmp}/missing.jsonl", "{tmp}/ok.jsonl"], "missing.jsonl: cannot read"),
+    (["robustness", "{tmp}/bad.jsonl", "{tmp}/ok.jsonl"], "bad.jsonl: no result rows"),
+    (["robustness", "{tmp}/ok.jsonl", "{tmp}/ok.jsonl"], "needs at least 2 models"),
+    (["robustness", "{tmp}/ok.jsonl", "--permutations", "-5"], "--permutations and --samples"),
+    (["report", "{tmp}/ok.jsonl"], "required: --out"),
+    (["report", "{tmp}/half.jsonl", "--out", "{tmp}/o"], "row 'x' lacks task, level"),
+    (["report", "{tmp}/ok.jsonl", "--out", "{tmp}/afile"], "--out: {tmp}/afile exists and is"),
+    (["report", "{tmp}/ok.jsonl", "--out", "{tmp}/o", "--baseline", "m2"], "--baseline: 'm2'"),
+]
+
+
+def test_every_command_is_in_the_bad_arguments_table() -> None:
+    from pytest_reasoning.cli import build_parser
+
+    commands = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert commands == {argv[0] for argv, _ in BAD if argv and argv[0] in commands}
+
+
+@pytest.mark.parametrize(("argv", "words"), BAD, ids=[" ".join(a)[:60] for a, _ in BAD])
+def test_bad_arguments_of_every_command_exit_2_in_one_line(
+    argv: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "bad.jsonl").write_text('{"a": 1}\n')
+    (tmp_path / "half.jsonl").write_text('{"item_id": "x", "model": "m"}\n')
+    row = {"item_id": "i", "model": "m", "task": "dyval.arithmetic", "level": "D1",
+           "correct": True, "error": None}  # fmt: skip
+    (tmp_path / "ok.jsonl").write_text(json.dumps(row) + "\n")
+    try:  # argparse's own errors exit; ours return the status
+        code: object = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("pytest-reasoning"), err
+    assert words.replace("{tmp}", str(tmp_path)) in lines[0], lines[0]
+    assert not (tmp_path / "o").exists()  # a refused report writes nothing

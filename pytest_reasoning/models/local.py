@@ -79,6 +79,9 @@ class LocalServer:
                 str(self.model_file),
                 str(self.n_ctx),
             ],
+            # Our end of its stdin is its lifeline: when this process dies, even by SIGKILL,
+            # the child reads end-of-file and exits instead of lingering with the model loaded.
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -112,12 +115,18 @@ class LocalServer:
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        proc.terminate()
+        _close_stdin(proc)  # the child exits at end of file
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
     def __enter__(self) -> LocalServer:
         self.start()
@@ -125,6 +134,11 @@ class LocalServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _close_stdin(proc: subprocess.Popen[str]) -> None:
+    if proc.stdin is not None and not proc.stdin.closed:
+        proc.stdin.close()
 
 
 def _serve(model_file: str, n_ctx: int) -> None:
@@ -142,8 +156,8 @@ def _serve(model_file: str, n_ctx: int) -> None:
     p.port = 0
     server = xllamacpp.Server(p)
     print(server.listening_address, flush=True)
-    # The parent closes our stdin-less pipe on exit; block until terminated.
-    threading.Event().wait()
+    sys.stdin.read()  # until terminated, or until the parent is gone (end of file)
+    os._exit(0)  # the server's threads would otherwise keep the process alive
 
 
 if __name__ == "__main__":
