@@ -19,10 +19,11 @@ def _tasks() -> dict[str, Task]:
 
     from .tasks.dyval import TASKS as DYVAL
     from .tasks.flenqa import TASKS as FLENQA
+    from .tasks.musr import TASKS as MUSR
     from .tasks.zebra import TASKS as ZEBRA
 
     found: dict[str, Task] = {}
-    for cls in (*DYVAL, *FLENQA, *ZEBRA):
+    for cls in (*DYVAL, *FLENQA, *MUSR, *ZEBRA):
         found[cls.id] = cls()
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         obj = ep.load()

@@ -118,6 +118,8 @@ class Task(ABC):
     levels: ClassVar[tuple[str, ...]]
     styles: ClassVar[tuple[str, ...]] = ("direct", "cot")
     example_styles: ClassVar[tuple[str, ...]] = ("fewshot",)  # styles that show worked examples
+    # Other names a paper uses for a style (MuSR's "regular" is our "direct").
+    style_aliases: ClassVar[Mapping[str, str]] = {}
     partial_credit: ClassVar[bool] = False  # Score.value in (0, 1) possible: ``metric: cell``
     knobs: ClassVar[Mapping[str, Knob]]
     description: ClassVar[str] = ""
@@ -157,7 +159,7 @@ class Task(ABC):
         """Raise InvalidArgument for knob values that are fine alone but impossible together."""
 
     def check_style(self, style: str) -> None:
-        if style not in self.styles:
+        if style not in self.styles and style not in self.style_aliases:
             raise InvalidArgument(
                 f"style {style!r} is not offered by {self.id}; expected one of "
                 + ", ".join(self.styles)
@@ -206,6 +208,7 @@ class Task(ABC):
         """
         resolved = self.resolve_params(level, params)
         self.check_style(style)
+        style = self.style_aliases.get(style, style)
         gen = self._generate_at(level, seed, index, resolved)
         examples: list[Generated] = []
         if style in self.example_styles:

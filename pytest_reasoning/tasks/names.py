@@ -16,7 +16,7 @@ from functools import cache
 # loaded run of tests/test_reliability.py. Under pytest, faker itself is already loaded.
 from faker.providers.person.en_US import Provider
 
-__all__ = ["first_names", "last_names"]
+__all__ = ["first_names", "gendered_first_names", "last_names"]
 
 
 @cache
@@ -37,3 +37,13 @@ def first_names(banned: frozenset[str] = frozenset()) -> tuple[str, ...]:
 
 def last_names(banned: frozenset[str] = frozenset()) -> tuple[str, ...]:
     return _keep(_lists()[1], banned)
+
+
+@cache
+def gendered_first_names(banned: frozenset[str] = frozenset()) -> tuple[tuple[str, str], ...]:
+    """``(name, "f" | "m")`` for names on exactly one of Faker's lists, sorted: stories need
+    pronouns, and a name on both lists would leave them to chance."""
+    female = {n for n in Provider.first_names_female if n.isalpha()}
+    male = {n for n in Provider.first_names_male if n.isalpha()}
+    pairs = [(n, "f") for n in female - male] + [(n, "m") for n in male - female]
+    return tuple(sorted(p for p in pairs if p[0].lower() not in banned))

@@ -1,0 +1,394 @@
+"""MuSR's three domains as tasks: ``musr.murder_mystery``, ``musr.object_placement`` and
+``musr.team_allocation`` (levels L1-L3), multiple choice, four prompt styles."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from ...core import Item, Score
+from ...rng import Chooser
+from ..base import Generated, Knob, Task
+from ..names import gendered_first_names
+from . import solver
+from .murder import generate_murder
+from .placement import generate_placement
+from .story import Story, describe_allocation, murder_story, placement_story, teams_story
+from .teams import generate_teams
+from .trees import Node
+
+__all__ = [
+    "MurderMysteryTask",
+    "MusrTask",
+    "ObjectPlacementTask",
+    "TeamAllocationTask",
+    "extract_choice",
+]
+
+STYLES = ("direct", "cot", "cot+", "1shot-cot+")
+
+# Our own words for each domain's reasoning strategy (the cot+ styles).
+STRATEGY = {
+    "murder": "How to reason: a murderer needs three things — the means (access to the weapon "
+    "and the ability to use it), a motive (a reason to want the victim dead) and the "
+    "opportunity (a chance to be at the scene at the time, unseen). Exactly one suspect has all "
+    "three; the other has at most two and may have done something that only looks bad. Check "
+    "each suspect for each of the three, using everyday knowledge to connect the facts.",
+    "placement": "How to reason: a person believes an item is where they last saw it being put. "
+    "If they never saw it move, they believe it is still where it was at the start; whoever "
+    "moves an item knows where they put it. For each move of the item, decide from the story "
+    "whether the person could have seen it: were they beside the mover and free, or busy, "
+    "away, or on the phone?",
+    "teams": "How to reason: score each possible allocation. Add how well each person would do "
+    "the job they are given, judged from their experience, and how well the two people sharing "
+    "a job would cooperate, judged from their history together. Choose the allocation with the "
+    "highest total.",
+}
+_ANSWER_LINE = "End your response with a line of the form 'ANSWER: <number>'."
+
+
+class MusrTask(Task):
+    """What the three domains share: levels, styles, rendering and multiple-choice scoring."""
+
+    domain: ClassVar[str]
+    question: ClassVar[str]
+    levels = ("L1", "L2", "L3")
+    styles = STYLES
+    style_aliases: ClassVar[Mapping[str, str]] = {"regular": "direct"}  # the paper's name
+    example_styles = ("1shot-cot+",)
+    depth_knob = Knob(
+        "depth", int, "reasoning-tree depth (inference steps per gold fact)", minimum=1, maximum=3
+    )
+
+    def preset(self, level: str) -> dict[str, Any]:
+        self.check_level(level)
+        return dict(self.presets[level])
+
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]]
+
+    # -- generation --------------------------------------------------------------------------
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        facts, story, options, answer = self.build(chooser, params)
+        problem = {**self.export(facts), "story": story.text, "chapters": story.chapters,
+                   "choices": options, "answer_index": answer}  # fmt: skip
+        body = (
+            f"{story.text}\n\n{self.ask(facts)}\n\nPick one of the following choices:\n"
+            + "\n".join(f"{n} - {self.option_text(facts, o)}" for n, o in enumerate(options, 1))
+        )
+        return Generated(problem, self.option_text(facts, options[answer]), body,
+                         {"explanation": self.reasoning(facts)})  # fmt: skip
+
+    def build(
+        self, ch: Chooser, params: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], Story, list[Any], int]:
+        raise NotImplementedError
+
+    def export(self, facts: Mapping[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def ask(self, facts: Mapping[str, Any]) -> str:
+        return self.question
+
+    def option_text(self, facts: Mapping[str, Any], option: Any) -> str:
+        return str(option)
+
+    def reasoning(self, facts: Mapping[str, Any]) -> list[str]:
+        return []
+
+    def shots(self, params: Mapping[str, Any]) -> int:
+        return 1
+
+    def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
+        parts = []
+        if style == "1shot-cot+":
+            for ex in examples:
+                steps = " ".join(ex.extra.get("explanation", []))
+                number = ex.problem["answer_index"] + 1
+                parts.append(f"Here is a solved example.\n\n{ex.body}\n\nReasoning: {steps}\nANSWER: {number}\n\n"
+                             "Now the story to solve.")  # fmt: skip
+        parts.append(generated.body)
+        if style in ("cot+", "1shot-cot+"):
+            parts.append(STRATEGY[self.domain])
+        if style == "direct":
+            parts.append("Answer with the number of your choice. " + _ANSWER_LINE)
+        else:
+            parts.append("Think it through step by step, then give your choice. " + _ANSWER_LINE)
+        return "\n\n".join(parts)
+
+    # -- scoring -----------------------------------------------------------------------------
+    def aliases(self, problem: Mapping[str, Any]) -> list[list[str]]:
+        """Texts that name each option in a reply (the option text first)."""
+        return [[str(o)] for o in problem["choices"]]
+
+    def score(self, item: Item, response: str) -> Score:
+        problem = item.problem
+        aliases = self.aliases(problem)
+        got = extract_choice(response, aliases)
+        gold = int(problem["answer_index"])
+        extra: dict[str, Any] = {"chance": round(1 / len(aliases), 4)}
+        if got is None:
+            return Score(False, None, "no_answer", extra=extra)
+        extra["choice"] = got + 1
+        if got == gold:
+            return Score(True, aliases[got][0], extra=extra)
+        return Score(False, aliases[got][0], self.failure(problem, got), extra=extra)
+
+    def failure(self, problem: Mapping[str, Any], got: int) -> str:
+        return "wrong_choice"
+
+    def reference_response(self, item: Item) -> str:
+        return f"ANSWER: {self.solve_index(item.problem) + 1}"
+
+    def solve(self, item: Item) -> str:
+        return self.aliases(item.problem)[self.solve_index(item.problem)][0]
+
+    def solve_index(self, problem: Mapping[str, Any]) -> int:
+        raise NotImplementedError
+
+    def explain(self, problem: Mapping[str, Any], answer: str) -> str:
+        steps = problem.get("explanation") or []
+        return " ".join([*steps, f"ANSWER: {int(problem['answer_index']) + 1}"])
+
+
+def _names() -> tuple[tuple[str, str], ...]:
+    # Names that are also story words would read oddly ("Will", "Page").
+    return gendered_first_names(_BANNED_NAMES)
+
+
+_BANNED_NAMES = frozenset({"will", "page", "grant", "june", "may", "april", "august", "rose",
+                           "summer", "autumn", "dawn", "hope", "faith", "joy", "mark", "bill",
+                           "art", "chase", "cash", "guy", "sky", "river", "iris"})  # fmt: skip
+
+
+class MurderMysteryTask(MusrTask):
+    id = "musr.murder_mystery"
+    domain = "murder"
+    question = "Who is the most likely murderer?"
+    description = (
+        "MuSR murder mysteries: two suspects, find the one with means, motive and opportunity."
+    )
+    knobs: ClassVar[dict[str, Knob]] = {"depth": MusrTask.depth_knob}
+    presets = {"L1": {"depth": 1}, "L2": {"depth": 2}, "L3": {"depth": 3}}
+
+    def build(
+        self, ch: Chooser, params: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], Story, list[Any], int]:
+        facts = generate_murder(ch, params["depth"], _names())
+        story = murder_story(facts, ch)
+        options = [s["name"] for s in facts["suspects"]]
+        return facts, story, options, facts["murderer"]
+
+    def export(self, facts: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "victim": facts["victim"], "scene": facts["scene"], "time": facts["time"],
+            "weapon": facts["weapon"], "detective": facts["detective"],
+            "suspects": [{"name": s["name"], "means": s["means"], "motive": s["motive"],
+                          "opportunity": s["opportunity"],
+                          "trees": {k: t.to_dict() for k, t in s["trees"].items()}}
+                         for s in facts["suspects"]],
+            "explanation": self.reasoning(facts),
+        }  # fmt: skip
+
+    def reasoning(self, facts: Mapping[str, Any]) -> list[str]:
+        steps: list[str] = []
+        for s in facts["suspects"]:
+            for tree in s["trees"].values():
+                steps += tree.explain()
+            have = [e for e in ("means", "motive", "opportunity") if s[e]]
+            steps.append(f"{s['name']} has {', '.join(have)}" + (" — all three." if len(have) == 3 else
+                         f", but not {next(e for e in ('means', 'motive', 'opportunity') if not s[e])}."))  # fmt: skip
+        return steps
+
+    def solve_index(self, problem: Mapping[str, Any]) -> int:
+        return solver.solve_murder(problem)
+
+    def failure(self, problem: Mapping[str, Any], got: int) -> str:
+        return "accused_innocent"
+
+
+class ObjectPlacementTask(MusrTask):
+    id = "musr.object_placement"
+    domain = "placement"
+    question = ""
+    description = "MuSR object placements: where does a person believe an item is, after moves they may not have seen?"
+    knobs: ClassVar[dict[str, Knob]] = {
+        "depth": MusrTask.depth_knob,
+        "people": Knob("people", int, "people in the story", minimum=2, maximum=5),
+        "items": Knob("items", int, "items that start in places", minimum=1, maximum=5),
+        "moves": Knob("moves", int, "moves told in the story", minimum=1, maximum=12),
+        "see_prob": Knob(
+            "see_prob", float, "chance each other person sees a move", minimum=0.0, maximum=1.0
+        ),
+    }
+    presets = {
+        "L1": {"depth": 1, "people": 3, "items": 2, "moves": 3, "see_prob": 0.33},
+        "L2": {"depth": 2, "people": 3, "items": 3, "moves": 4, "see_prob": 0.33},
+        "L3": {"depth": 3, "people": 4, "items": 3, "moves": 5, "see_prob": 0.33},
+    }
+
+    def build(
+        self, ch: Chooser, params: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], Story, list[Any], int]:
+        facts = generate_placement(ch, params["depth"], params["people"], params["items"],
+                                   params["moves"], params["see_prob"], _names())  # fmt: skip
+        story = placement_story(facts, ch)
+        options = list(facts["choices"])
+        return facts, story, options, options.index(facts["answer"])
+
+    def ask(self, facts: Mapping[str, Any]) -> str:
+        q = facts["query"]
+        return f"Which location is the most likely place {q['person']} would look to find {q['item']}, given the story?"
+
+    def export(self, facts: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "setting": facts["setting"], "people": facts["people"], "roles": facts["roles"],
+            "start": facts["start"],
+            "moves": [{"person": m["person"], "item": m["item"], "to": m["to"],
+                       "seen_by": m["seen_by"],
+                       "trees": {k: t.to_dict() for k, t in m["trees"].items()}}
+                      for m in facts["moves"]],
+            "query": facts["query"], "true_place": facts["true_place"],
+            "explanation": self.reasoning(facts),
+        }  # fmt: skip
+
+    def reasoning(self, facts: Mapping[str, Any]) -> list[str]:
+        who, item = facts["query"]["person"], facts["query"]["item"]
+        where = facts["locations"]
+        start = facts["start"][item]
+        steps = [f"At the start, {item} was {where[start]} {start}."]
+        for m in facts["moves"]:
+            if m["item"] != item:
+                continue
+            if m["person"] == who:
+                steps.append(f"{who} moved {item} {where[m['to']]} {m['to']} personally.")
+                continue
+            tree: Node = m["trees"][who]
+            steps += tree.explain()
+        steps.append(f"So {who} would look {where[facts['answer']]} {facts['answer']}.")
+        return steps
+
+    def solve_index(self, problem: Mapping[str, Any]) -> int:
+        return solver.solve_placement(problem)
+
+    def aliases(self, problem: Mapping[str, Any]) -> list[list[str]]:
+        return [[o, o.removeprefix("the ")] for o in problem["choices"]]
+
+    def failure(self, problem: Mapping[str, Any], got: int) -> str:
+        picked = problem["choices"][got]
+        if picked == problem["true_place"]:
+            return "true_location"  # where the item is, not where the person thinks it is
+        if picked == problem["start"][problem["query"]["item"]]:
+            return "start_location"
+        return "other_location"
+
+
+class TeamAllocationTask(MusrTask):
+    id = "musr.team_allocation"
+    domain = "teams"
+    question = ("Given the story, how would you uniquely allocate each person to make sure both "
+                "jobs are done as well as possible?")  # fmt: skip
+    description = "MuSR team allocations: give two jobs to three people by skill and teamwork."
+    knobs: ClassVar[dict[str, Knob]] = {
+        "depth": MusrTask.depth_knob,
+        "margin": Knob(
+            "margin", int, "points the best allocation beats every other by", minimum=1, maximum=4
+        ),
+    }
+    presets = {
+        "L1": {"depth": 1, "margin": 2},
+        "L2": {"depth": 2, "margin": 2},
+        "L3": {"depth": 3, "margin": 2},
+    }
+
+    def build(
+        self, ch: Chooser, params: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], Story, list[Any], int]:
+        facts = generate_teams(ch, params["depth"], params["margin"], _names())
+        story = teams_story(facts, ch)
+        options = [[list(g) for g in o] for o in facts["options"]]
+        best = [list(g) for g in facts["best"]]
+        return facts, story, options, options.index(best)
+
+    def option_text(self, facts: Mapping[str, Any], option: Any) -> str:
+        return describe_allocation(facts["tasks"], option)
+
+    def export(self, facts: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "people": facts["people"], "tasks": facts["tasks"], "skills": facts["skills"],
+            "teamwork": [{"pair": k.split(" & "), "score": v} for k, v in facts["teamwork"].items()],
+            "teamwork_by_pair": facts["teamwork"], "margin": facts["margin"],
+            "trees": {p: [t.to_dict() for t in ts] for p, ts in facts["trees"].items()},
+            "explanation": self.reasoning(facts),
+        }  # fmt: skip
+
+    def reasoning(self, facts: Mapping[str, Any]) -> list[str]:
+        steps = [line for ts in facts["trees"].values() for t in ts for line in t.explain()]
+        steps.append(
+            f"The best allocation is {describe_allocation(facts['tasks'], facts['best'])}."
+        )
+        return steps
+
+    def aliases(self, problem: Mapping[str, Any]) -> list[list[str]]:
+        return [[describe_allocation(problem["tasks"], o)] for o in problem["choices"]]
+
+    def solve_index(self, problem: Mapping[str, Any]) -> int:
+        teams = {**problem, "teamwork": problem["teamwork_by_pair"]}
+        return solver.solve_teams(teams)
+
+    def export_answer(self, answer: str) -> Any:
+        # "the bake sale: Ann and Bo; the raffle: Cy" → {"the bake sale": ["Ann", "Bo"], ...}
+        out: dict[str, list[str]] = {}
+        for part in answer.split("; "):
+            task, _, people = part.rpartition(": ")
+            out[task] = re.split(r", and |, | and ", people)
+        return out
+
+    def failure(self, problem: Mapping[str, Any], got: int) -> str:
+        return "suboptimal"
+
+
+_NUMBER = re.compile(
+    r"^\W*(?:(?:choice|option|number|no\.?|#)\s*)?\(?(\d+)\)?(?![\d.]\d)", re.IGNORECASE
+)
+_MARKER = re.compile(r"answer\s*(?:is|:|=|-)?\s*(?::)?", re.IGNORECASE)
+
+
+def extract_choice(response: str, aliases: Sequence[Sequence[str]]) -> int | None:
+    """The option a reply chooses: after the last 'answer' marker (or in ``<<<…>>>``, or on the
+    last line), a number 1..k, else the one option whose text or name it mentions."""
+    text = response.replace("*", "").replace("`", "")
+    candidates: list[str] = []
+    boxed = re.findall(r"<<<(.*?)>>>", text, re.DOTALL)
+    if boxed:
+        candidates.append(boxed[-1])
+    markers = list(_MARKER.finditer(text))
+    if markers:
+        candidates.append(text[markers[-1].end() :].split("\n\n")[0])
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if lines:
+        candidates.append(lines[-1])
+    for chunk in candidates:
+        got = _choice_in(chunk, aliases)
+        if got is not None:
+            return got
+    return None
+
+
+def _choice_in(chunk: str, aliases: Sequence[Sequence[str]]) -> int | None:
+    m = _NUMBER.match(chunk)
+    if m and 1 <= int(m.group(1)) <= len(aliases):
+        return int(m.group(1)) - 1
+    low = chunk.lower()
+    hits = {
+        n
+        for n, names in enumerate(aliases)
+        if any(re.search(rf"(?<!\w){re.escape(a.lower())}(?!\w)", low) for a in names if a)
+    }
+    # A longer option containing a shorter one ("the desk" in "the front desk") wins.
+    if len(hits) > 1:
+        longest = {n for n in hits if not any(
+            a.lower() in b.lower() and a.lower() != b.lower()
+            for m in hits if m != n for a in aliases[n] for b in aliases[m])}  # fmt: skip
+        hits = longest
+    return hits.pop() if len(hits) == 1 else None

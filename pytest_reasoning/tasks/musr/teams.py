@@ -1,0 +1,304 @@
+"""Team allocations: three people, two tasks; one task gets a pair, the other one person.
+Score = the skills of each person at their task + the pair's teamwork; the best allocation
+beats every other by at least ``margin`` points.
+
+F: skill 0-2 per person per task and teamwork 0-2 per pair. Each is grown into a tree of
+past experiences and social history that never names the skill or the teamwork itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from ...rng import Chooser
+from .text import People, person
+from .trees import Fact, FactType, Library, Node, Slots, banned_pattern, grow
+
+__all__ = ["LIBRARY", "SETTINGS", "allocations", "best_allocation", "generate_teams", "score"]
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str  # "cooking"
+    doing: str  # "cooking for a crowd"
+    place: str  # "a busy diner kitchen"
+    flop: str  # what going badly looks like: "served raw chicken at a barbecue"
+
+
+@dataclass(frozen=True)
+class Setting:
+    intro: str  # "{leader} was organising the spring fundraiser at Maple Street School"
+    jobs: tuple[Job, Job]
+
+
+SETTINGS = (
+    Setting("{leader} was organising the spring fundraiser at Maple Street School",
+            (Job("the bake sale", "baking for a crowd", "a village bakery", "burned three trays of scones at the last fair"),
+             Job("the raffle", "selling raffle tickets", "a charity call centre", "lost the ticket stubs at last year's raffle"))),
+    Setting("{leader} ran a small restaurant and had to staff the Saturday night service",
+            (Job("the kitchen", "cooking on a busy line", "a hotel kitchen", "served raw chicken at a family barbecue"),
+             Job("the dining room", "waiting tables", "a seaside café", "spilled soup on a customer twice in one week"))),
+    Setting("{leader}, the editor of the Brightwater Gazette, needed a team for an election-night special",
+            (Job("the reporting", "interviewing people and writing fast", "a radio newsroom", "misquoted the mayor in a school newsletter"),
+             Job("the photography", "taking photographs", "a wedding studio", "forgot to remove the lens cap at a cousin's wedding"))),
+    Setting("{leader} was producing a short film over one long weekend",
+            (Job("the camera", "operating a film camera", "a television studio", "shot a whole interview out of focus"),
+             Job("the sound", "recording sound on location", "a recording studio", "recorded an hour of wind noise and nothing else"))),
+    Setting("{leader} was getting the Eastside community garden ready for its open day",
+            (Job("the raised beds", "building with timber", "a carpentry workshop", "built a shelf that fell down the same day"),
+             Job("the seedling stall", "selling plants to the public", "a garden centre", "watered the seedlings with weedkiller"))),
+    Setting("{leader} led a tiny startup with a product launch in two weeks",
+            (Job("the code", "writing software", "a bank's IT department", "deleted a client's database by accident"),
+             Job("the customer calls", "talking customers through problems", "a phone help desk", "hung up on a client by mistake, twice"))),
+    Setting("{leader} was the curator preparing the museum's new exhibition",
+            (Job("the guided tours", "guiding groups through galleries", "a historic castle", "got lost leading a school group"),
+             Job("the restoration", "restoring old paintings", "a conservation studio", "smudged a watercolour while cleaning it"))),
+)  # fmt: skip
+
+YEARS = ("three", "five", "six", "eight", "ten", "twelve")
+
+
+def _pair(a: str, b: str, rule: str) -> Any:
+    def expand(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
+        return [Fact(a, s), Fact(b, s)], rule
+
+    return expand
+
+
+def _chain(next_type: str, rule: str) -> Any:
+    def expand(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
+        return [Fact(next_type, s)], rule
+
+    return expand
+
+
+def _three(a: str, b: str, c: str, rule: str) -> Any:
+    def expand(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
+        return [Fact(a, s), Fact(b, s), Fact(c, s)], rule
+
+    return expand
+
+
+def _t(*say: str, exp: tuple[Any, ...] = (), deep: tuple[Any, ...] = ()) -> FactType:
+    return FactType(say, exp, deep)
+
+
+LIBRARY: Library = {
+    "skill2": _t("{p} would do {job} very well",
+                 exp=(_pair("pro", "praised", "Years of doing the work for a living, and praise for it, make someone a strong choice for it."),
+                      _pair("pro", "trained", "Someone trained in the work who did it for a living can be trusted with it.")),
+                 deep=(_three("pro", "praised", "mentor", "Someone who did the work for a living, was praised for it and now teaches it is a strong choice."),)),
+    "skill1": _t("{p} would do {job} passably",
+                 exp=(_pair("dabbled", "mixed", "A little experience with uneven results makes someone an adequate choice."),
+                      _pair("class", "mixed", "A short course and some uneven practice make someone an adequate choice.")),
+                 deep=(_three("dabbled", "mixed", "polite_nods", "A little uneven experience that earns polite nods makes someone an adequate choice."),)),
+    "skill0": _t("{p} would do {job} badly",
+                 exp=(_pair("never", "flop", "Someone with no experience and a disaster on record would struggle."),
+                      _pair("flop", "dislikes", "Someone who failed at the work and hates doing it would struggle.")),
+                 deep=(_three("never", "flop", "avoids", "Someone with a disaster on record who avoids the work at all costs would struggle."),)),
+    "pro": _t("{p} spent {years} years {doing} at {place}", "Before this, {p} worked at {place}, {doing}, for {years} years",
+              exp=(_chain("pro_why", "A family business passes its trade to its children."),)),
+    "pro_why": _t("{p}'s family ran {place}, where {p_they} started {doing} as a teenager", "{p} took over {p_their} parents' work {doing} at {place}",
+                  exp=(_chain("pro_why2", "Children who grow up around a trade learn it young."),)),
+    "pro_why2": _t("{p} grew up in the rooms above {place}, watching the grown-ups at {doing}", "{p} spent every school holiday at {place}, learning {doing}"),
+    "praised": _t("{p}'s old boss still calls {p_them} the best hire {p_they} ever made",
+                  "A customer once wrote to the local paper about how well {p} did {doing}",
+                  exp=(_chain("praised_why", "Praise that is written down tends to be earned."),)),
+    "praised_why": _t("A letter thanking {p} for {doing} is framed on {p_their} wall", "{p} keeps a newspaper clipping about {p_their} {doing} in {p_their} wallet",
+                      exp=(_chain("praised_why2", "People keep the praise they are proud of."),)),
+    "praised_why2": _t("{p} shows the clipping about {p_their} {doing} to anyone who asks", "{p} mentions a customer's letter about {p_their} {doing} whenever work comes up"),
+    "trained": _t("{p} finished a diploma in {doing}", "{p} holds a certificate from a course in {doing}",
+                  exp=(_chain("trained_why", "A diploma takes years of study."),)),
+    "trained_why": _t("{p} studied {doing} at night for two years", "{p} paid for a course in {doing} with {p_their} savings",
+                      exp=(_chain("trained_why2", "People invest in what they care about."),)),
+    "trained_why2": _t("{p} turned down a holiday to pay the fees for a course in {doing}", "{p} worked weekends to cover tuition for a diploma in {doing}"),
+    "dabbled": _t("{p} has helped with {doing} at a few school fairs", "{p} tried {doing} a couple of times as a volunteer",
+                  exp=(_chain("dabbled_why", "Volunteers pitch in where friends ask them to."),)),
+    "dabbled_why": _t("A friend had talked {p} into volunteering at {doing} once or twice", "{p}'s neighbour needed a hand with {doing} now and then",
+                      exp=(_chain("dabbled_why2", "Friends ask favours of those who live close by."),)),
+    "dabbled_why2": _t("The friend who roped {p} into {doing} lives two doors down", "{p}'s neighbour, who sometimes needs help {doing}, shares a fence with {p_them}"),
+    "class": _t("{p} took an evening class in {doing} last year", "{p} watched a few online tutorials on {doing}",
+                exp=(_chain("class_why", "New hobbies often start from a gift."),)),
+    "class_why": _t("A class in {doing} was a birthday present from {p}'s {relative}", "{p}'s {relative} had signed {p_them} up for a course in {doing}",
+                    exp=(_chain("class_why2", "Relatives give presents on birthdays."),)),
+    "class_why2": _t("For {p}'s last birthday, {p_their} {relative} paid for a short course in {doing}", "A voucher for lessons in {doing} came with {p}'s birthday card"),
+    "mixed": _t("{p}'s results at {doing} have been hit and miss", "Sometimes {p} does fine at {doing}, sometimes not",
+                exp=(_chain("mixed_why", "Beginners are uneven."),)),
+    "mixed_why": _t("{p} is still learning the basics of {doing}", "{p} has only tried {doing} a handful of times",
+                    exp=(_chain("mixed_why2", "A busy job leaves little time to practise."),)),
+    "mixed_why2": _t("{p}'s day job leaves little time to practise {doing}", "Long shifts mean {p} rarely gets to try {doing}"),
+    "never": _t("{p} has never tried {doing}", "{p} admits to having no experience of {doing}",
+                exp=(_chain("never_why", "People avoid what they were never shown."),)),
+    "never_why": _t("Nobody in {p}'s family ever did any {doing}", "{p} always left {doing} to others",
+                    exp=(_chain("never_why2", "Habits from home last."),)),
+    "never_why2": _t("{p}'s older siblings always took care of {doing}", "{p} grew up with others handling {doing} for {p_them}"),
+    "flop": _t("{p} once {flop}", "Everyone still remembers the time {p} {flop}",
+               exp=(_chain("flop_why", "Rushed work goes wrong."),)),
+    "flop_why": _t("{p} was rushing the day {p_they} {flop}", "{p} was distracted and hurrying when {p_they} {flop}",
+                   exp=(_chain("flop_why2", "Lateness makes people rush."),)),
+    "flop_why2": _t("{p} arrived late and flustered on the day {p_they} {flop}", "{p} had overslept on the morning {p_they} {flop}"),
+    "dislikes": _t("{p} groans whenever {doing} is mentioned", "{p} says {doing} is the most tedious thing imaginable",
+                   exp=(_chain("dislikes_why", "A bad experience sours people on a task."),)),
+    "dislikes_why": _t("{p} had a miserable summer job {doing}", "{p} was made to do it as punishment at school",
+                       exp=(_chain("dislikes_why2", "A harsh boss makes work miserable."),)),
+    "dislikes_why2": _t("{p}'s supervisor in that summer job {doing} shouted at everyone", "{p} was paid almost nothing for {doing} that summer"),
+    "mentor": _t("{p} now teaches beginners {doing} on weekends", "Newcomers at {place} are sent to {p} to learn {doing}",
+                 exp=(_chain("mentor_why", "People are asked to teach what they have mastered."),)),
+    "mentor_why": _t("{p}'s old employer at {place} asked {p_them} to train new staff in {doing}", "A school invited {p} to run a workshop on {doing}",
+                     exp=(_chain("mentor_why2", "Those who train others are the ones trusted most."),)),
+    "mentor_why2": _t("At {place}, {p} was always the one trusted with newcomers learning {doing}", "The workshop on {doing} that {p} ran was fully booked twice"),
+    "polite_nods": _t("{p}'s efforts at {doing} usually earn polite nods", "People call {p}'s {doing} 'fine, mostly'",
+                      exp=(_chain("polite_nods_why", "Honest friends give lukewarm verdicts."),)),
+    "polite_nods_why": _t("Friends who saw {p} {doing} said it was fine but nothing special", "A neighbour who watched {p} {doing} called it 'perfectly all right'",
+                          exp=(_chain("polite_nods_why2", "Friends come to watch one another try new things."),)),
+    "polite_nods_why2": _t("{p} invited friends along the last time {p_they} tried {doing}", "{p} asked a neighbour for an honest opinion on {p_their} {doing}"),
+    "avoids": _t("{p} pays others to do {doing} for {p_them}", "{p} swaps chores to get out of {doing}",
+                 exp=(_chain("avoids_why", "People avoid what embarrassed them."),)),
+    "avoids_why": _t("{p} still blushes when {doing} comes up", "{p} changes the subject when asked about {doing}",
+                     exp=(_chain("avoids_why2", "Public mishaps stay embarrassing."),)),
+    "avoids_why2": _t("The story of {p}'s last attempt at {doing} went round the whole office", "{p}'s last try at {doing} was laughed about for weeks"),
+    # teamwork
+    "team2": _t("{p} and {q} would work very well together",
+                exp=(_pair("friends", "in_sync", "Old friends who anticipate each other cooperate smoothly."),),
+                deep=(_three("friends", "in_sync", "shared_win", "Old friends with a shared success behind them cooperate smoothly."),)),
+    "team1": _t("{p} and {q} would work together adequately",
+                exp=(_pair("polite", "little_contact", "Polite near-strangers manage together without sparks or friction."),),
+                deep=(_three("polite", "little_contact", "committee", "Polite near-strangers manage together without sparks or friction."),)),
+    "team0": _t("{p} and {q} would work badly together",
+                exp=(_pair("feud", "undermines", "People who quarrel and resent each other struggle side by side."),),
+                deep=(_three("feud", "undermines", "sabotage", "People who quarrel, resent and trip each other up struggle side by side."),)),
+    "friends": _t("{p} and {q} have been friends since school", "{p} was a witness at {q}'s wedding",
+                  exp=(_chain("friends_why", "Neighbours' children grow up together."),)),
+    "friends_why": _t("{p} and {q} grew up on the same street", "{p}'s and {q}'s families went on holiday together",
+                      exp=(_chain("friends_why2", "Families who live close share their summers."),)),
+    "friends_why2": _t("The families of {p} and {q} have lived next door for decades", "{p}'s mother and {q}'s mother are sisters"),
+    "in_sync": _t("{p} and {q} finish each other's sentences", "{q} always knows what {p} needs before {p} asks",
+                  exp=(_chain("in_sync_why", "Practice makes partners anticipate each other."),)),
+    "in_sync_why": _t("{p} and {q} have run a weekend stall together for years", "{p} and {q} play doubles tennis every week",
+                      exp=(_chain("in_sync_why2", "Regular partners learn each other's habits."),)),
+    "in_sync_why2": _t("{p} and {q} have not missed a week together in five years", "{p} and {q} have won the club doubles twice"),
+    "polite": _t("{p} and {q} are polite to each other", "{p} and {q} nod to each other in the hallway",
+                 exp=(_chain("polite_why", "Newcomers are met with politeness."),)),
+    "polite_why": _t("{q} joined only a month ago", "{p} hardly knows {q} yet",
+                     exp=(_chain("polite_why2", "New arrivals take time to settle in."),)),
+    "polite_why2": _t("{q} moved to town this spring and has met {p} only a few times", "{q} transferred from another branch recently and barely knows {p}"),
+    "little_contact": _t("{p} and {q} have rarely worked side by side", "{p} and {q} work different hours",
+                         exp=(_chain("little_contact_why", "Different shifts keep people apart."),)),
+    "little_contact_why": _t("{p} works mornings while {q} works evenings", "{q} is usually off site when {p} is in",
+                             exp=(_chain("little_contact_why2", "Family duties shape people's hours."),)),
+    "little_contact_why2": _t("{p} picks up {p_their} children every afternoon", "{q} looks after an elderly parent in the mornings"),
+    "feud": _t("{p} and {q} had a shouting match last month", "{p} refuses to sit at the same table as {q}",
+               exp=(_chain("feud_why", "Disputes over credit turn colleagues bitter."),)),
+    "feud_why": _t("{p} accused {q} of taking credit for {p_their} idea", "{q} told the boss about {p}'s mistake",
+                   exp=(_chain("feud_why2", "Promotions make credit matter."),)),
+    "feud_why2": _t("{p} and {q} had both applied for the same promotion", "A promotion was at stake when {p} and {q} fell out"),
+    "undermines": _t("{q} quietly redoes anything {p} finishes", "{p} rolls {p_their} eyes whenever {q} speaks",
+                     exp=(_chain("undermines_why", "Distrust shows in small gestures."),)),
+    "undermines_why": _t("{q} does not trust {p}'s judgement", "{p} thinks {q} is careless",
+                         exp=(_chain("undermines_why2", "One bad experience breeds lasting distrust."),)),
+    "undermines_why2": _t("{p} once lost a file {q} had spent a week on", "{q} once broke a tool {p} had lent"),
+    "shared_win": _t("{p} and {q} once organised a charity run that raised a record sum", "{p} and {q} planned a surprise party together that went off perfectly",
+                     exp=(_chain("shared_win_why", "Success is remembered by those who shared it."),)),
+    "shared_win_why": _t("A photo of {p} and {q} at the finish line hangs in the office", "Everyone still talks about the party {p} and {q} threw",
+                         exp=(_chain("shared_win_why2", "Good memories get framed."),)),
+    "shared_win_why2": _t("{q} had the photo of {q_them} and {p} framed as a gift", "{p} keeps the invitation {p_they} and {q} designed"),
+    "committee": _t("{p} and {q} once sat on the same committee without incident", "{p} and {q} shared a desk for a month and hardly spoke",
+                    exp=(_chain("committee_why", "Committees keep people busy with their own parts."),)),
+    "committee_why": _t("On that committee, {p} handled the budget while {q} handled the venue", "{p} and {q} each had separate duties that month",
+                        exp=(_chain("committee_why2", "Work is split to keep things simple."),)),
+    "committee_why2": _t("The chair split the work so {p} and {q} rarely overlapped", "{p} and {q} were given separate tasks from the start"),
+    "sabotage": _t("{p} once 'forgot' to pass on a message from {q}", "{q} once left {p} off an important email",
+                   exp=(_chain("sabotage_why", "Small slights are how grudges show."),)),
+    "sabotage_why": _t("{q} missed a meeting because of the message {p} did not pass on", "{p} missed a deadline because {q} left {p_them} off the email",
+                       exp=(_chain("sabotage_why2", "Missed meetings and deadlines have consequences."),)),
+    "sabotage_why2": _t("{q} was reprimanded for missing that meeting", "{p} was blamed for the missed deadline"),
+}  # fmt: skip
+
+RELATIVES = ("sister", "brother", "aunt", "uncle", "mother", "father", "cousin")
+SKILL_BANNED = ("skill", "skills", "skilled", "good at", "bad at", "talent", "talented",
+                "expert", "competent", "incompetent", "hopeless", "natural", "very well", "badly")  # fmt: skip
+TEAM_BANNED = ("teamwork", "work well together", "get along", "gets along", "work together",
+               "team", "pair", "very well", "badly")  # fmt: skip
+
+Allocation = tuple[tuple[str, ...], tuple[str, ...]]  # (people on job 0, people on job 1)
+
+
+def allocations(people: Sequence[str]) -> list[Allocation]:
+    """Every way to give one job two people and the other one (6 for 3 people)."""
+    out: list[Allocation] = []
+    for single in people:
+        pair = tuple(p for p in people if p != single)
+        out.append((pair, (single,)))
+        out.append(((single,), pair))
+    return out
+
+
+def score(
+    alloc: Allocation, skills: Mapping[str, Sequence[int]], teamwork: Mapping[str, int]
+) -> int:
+    total = sum(skills[p][j] for j, group in enumerate(alloc) for p in group)
+    for group in alloc:
+        if len(group) == 2:
+            total += teamwork[pair_key(*group)]
+    return total
+
+
+def pair_key(a: str, b: str) -> str:
+    return " & ".join(sorted((a, b)))
+
+
+def best_allocation(
+    people: Sequence[str], skills: Mapping[str, Sequence[int]], teamwork: Mapping[str, int]
+) -> tuple[Allocation, int]:
+    """Φ: the best allocation and its lead over the runner-up."""
+    ranked = sorted(allocations(people), key=lambda a: -score(a, skills, teamwork))
+    return ranked[0], score(ranked[0], skills, teamwork) - score(ranked[1], skills, teamwork)
+
+
+def generate_teams(ch: Chooser, depth: int, margin: int, names: People) -> dict[str, Any]:
+    setting = ch.choice(SETTINGS)
+    leader, *cast = ch.sample(names, 4)
+    people = [c[0] for c in cast]
+    for _ in range(1000):  # about one draw in six has a clear winner at margin 2
+        skills = {p: [ch.randint(0, 2), ch.randint(0, 2)] for p in people}
+        teamwork = {pair_key(a, b): ch.randint(0, 2) for a, b in combinations(people, 2)}
+        best, lead = best_allocation(people, skills, teamwork)
+        if lead >= margin:
+            break
+    else:  # pragma: no cover - margins above 4 are refused by the knob
+        raise RuntimeError("no allocation with a clear winner")
+    others = [a for a in allocations(people) if a != best]
+    options = [best, *ch.sample(others, 2)]
+    ch.shuffle(options)
+    skill_banned = banned_pattern(SKILL_BANNED)
+    team_banned = banned_pattern(TEAM_BANNED)
+    trees: dict[str, list[Node]] = {p: [] for p in people}
+    for k, who in enumerate(cast):
+        for j, job in enumerate(setting.jobs):
+            slots = {**person("p", who), "job": job.name, "doing": job.doing, "place": job.place,
+                     "flop": job.flop, "years": ch.choice(YEARS), "relative": ch.choice(RELATIVES)}  # fmt: skip
+            fact = Fact(f"skill{skills[who[0]][j]}", slots)
+            trees[who[0]].append(grow(LIBRARY, fact, depth, ch, skill_banned, "gold"))
+    # Each pair's history goes in one chapter: (0, 1) → 0, (1, 2) → 1, (0, 2) → 2.
+    for a, b, owner in ((0, 1, 0), (1, 2, 1), (0, 2, 2)):
+        slots = {**person("p", cast[a]), **person("q", cast[b])}
+        level = teamwork[pair_key(people[a], people[b])]
+        trees[people[owner]].append(
+            grow(LIBRARY, Fact(f"team{level}", slots), depth, ch, team_banned, "gold")
+        )
+    return {
+        "setting": setting.intro,
+        "leader": leader[0],
+        "people": people,
+        "genders": [c[1] for c in cast],
+        "tasks": [job.name for job in setting.jobs],
+        "skills": skills,
+        "teamwork": teamwork,
+        "options": options,
+        "best": best,
+        "margin": lead,
+        "trees": trees,
+    }
