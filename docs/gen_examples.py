@@ -99,6 +99,27 @@ def flenqa_examples() -> str:
     return "\n".join(parts)
 
 
+def musr_examples() -> str:
+    from pytest_reasoning.tasks.musr import TASKS as MUSR
+
+    parts = []
+    for cls in MUSR:
+        task = get_task(cls.id)
+        parts.append(f"### `{task.id}`\n\n{task.description}\n")
+        for level in task.levels:
+            item = task.make_item(level, 1, 0, style="cot+")
+            words = len(item.problem["story"].split())
+            open_ = " open" if level == "L1" else ""
+            parts.append(
+                f"<details{open_}><summary>{level}, style <code>cot+</code> ({words} words; "
+                f"answer: <code>{item.answer}</code>)</summary>\n\n```text\n{item.prompt}\n```\n\n"
+                "</details>\n"
+            )
+        item = task.make_item("L1", 1, 0)
+        parts.append(f"Steps (`--with-steps`, L1):\n\n```text\n{task.steps(item)}\n```\n")
+    return "\n".join(parts)
+
+
 def suite_keys() -> str:
     from pytest_reasoning.config import KEY_DOCS
 
@@ -127,6 +148,7 @@ def cli_reference() -> str:
 PAGES: dict[str, Callable[[], str]] = {
     "tasks/dyval.md": dyval_examples,
     "tasks/flenqa.md": flenqa_examples,
+    "tasks/musr.md": musr_examples,
     "tasks/zebra.md": zebra_examples,
     "suites.md": suite_keys,
     "cli.md": cli_reference,

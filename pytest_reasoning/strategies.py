@@ -43,9 +43,12 @@ __all__ = [
     "deductive_logic_problems",
     "linear_equation_problems",
     "max_sum_path_problems",
+    "murder_mystery_problems",
+    "object_placement_problems",
     "problems",
     "reachability_problems",
     "reasoning_settings",
+    "team_allocation_problems",
     "zebra_problems",
 ]
 
@@ -309,3 +312,38 @@ def zebra_problems(
     ``st.sampled_from(["3x3", "4x4"])``). Shrinks towards the first feature kinds and names
     and the first removal order."""
     return problems("zebra.grid", **_given(**locals()))
+
+
+def murder_mystery_problems(
+    *,
+    level: str | SearchStrategy[str] | None = None,
+    style: str = "direct",
+    depth: Knob[int] = None,
+) -> SearchStrategy[Item]:
+    """``musr.murder_mystery`` items: two suspects, one with means, motive and opportunity."""
+    return problems("musr.murder_mystery", **_given(**locals()))
+
+
+def object_placement_problems(
+    *,
+    level: str | SearchStrategy[str] | None = None,
+    style: str = "direct",
+    depth: Knob[int] = None,
+    people: Knob[int] = None,
+    items: Knob[int] = None,
+    moves: Knob[int] = None,
+    see_prob: Knob[float] = None,
+) -> SearchStrategy[Item]:
+    """``musr.object_placement`` items: where a person believes an item is."""
+    return problems("musr.object_placement", **_given(**locals()))
+
+
+def team_allocation_problems(
+    *,
+    level: str | SearchStrategy[str] | None = None,
+    style: str = "direct",
+    depth: Knob[int] = None,
+    margin: Knob[int] = None,
+) -> SearchStrategy[Item]:
+    """``musr.team_allocation`` items: two jobs for three people, one best allocation."""
+    return problems("musr.team_allocation", **_given(**locals()))

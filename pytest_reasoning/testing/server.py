@@ -34,7 +34,8 @@ __all__ = [
 ]
 
 BEHAVIOURS = {
-    "oracle": "the correct answer, found by the tasks' independent solvers from the prompt",
+    "oracle": "the correct answer, found by the tasks' independent solvers from the prompt "
+    "(MuSR stories get <<<N/A>>>: their answers need commonsense the prompt leaves out)",
     "flaky-oracle": "like oracle, but the first request for each prompt fails with HTTP 500",
     "always-true": "<<<True>>> whatever the question",
     "echo": "the prompt, verbatim",

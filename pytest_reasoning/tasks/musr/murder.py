@@ -95,17 +95,17 @@ COMPANIES = ("Halvorsen Logistics", "the Brightwater Gazette", "Pinecrest Realty
              "Norwood Insurance", "the Silver Spoon diner chain", "Castellan Engineering")  # fmt: skip
 SUSPICIOUS = (
     ("was seen buying a large bag of lime at midnight", "was sealing an old outhouse pit before the county inspection",
-     "had a letter from the county about a failed inspection"),
+     "had a letter from the county about a failed inspection", "the bag of lime"),
     ("burned a stack of papers in the backyard", "was destroying old tax records from a closed business",
-     "had boxes labelled 'shred' stacked by the fire pit"),
+     "had boxes labelled 'shred' stacked by the fire pit", "the bonfire of papers"),
     ("had a fake passport hidden in a sock drawer", "kept a prop passport from a community play",
-     "acted in the Players' Guild production of a spy comedy"),
+     "acted in the Players' Guild production of a spy comedy", "the fake passport"),
     ("was overheard threatening someone on the phone", "was arguing with a contractor who had vanished with a deposit",
-     "had filed a small-claims case against a roofer"),
+     "had filed a small-claims case against a roofer", "the threatening phone call"),
     ("scrubbed the car's trunk with bleach", "had spilled a gallon of paint in the trunk",
-     "had bought a gallon of red barn paint that week"),
+     "had bought a gallon of red barn paint that week", "the bleached trunk"),
     ("withdrew a large sum of cash the day before", "was paying a used-car dealer who only takes cash",
-     "had been browsing car listings for weeks"),
+     "had been browsing car listings for weeks", "the cash withdrawal"),
 )  # fmt: skip
 
 
@@ -542,14 +542,17 @@ LIBRARY: Library = {
                   exp=(_furtive_signs,)),
     "paperwork": _t("{s} had papers to back up {s_their} explanation", "{s}'s explanation could be checked",
                     exp=(_paperwork_detail,)),
-    "odd_time": _t("It happened the same week {v} died", "This was only days before {v} was found"),
-    "odd_hour": _t("{s} did it late at night, when the street was empty", "{s} pulled the curtains before starting"),
-    "nervous": _t("{s} stammered when {d} asked about it", "{s} changed the subject twice when {d} brought it up"),
-    "odd_detail_more": _t("{s} had mentioned the chore to a neighbour weeks earlier",
-                          "{s}'s calendar had the errand marked for that week"),
-    "odd_proof": _t("{s} showed {d} a dated receipt for the errand", "{s} produced a dated invoice without being asked"),
-    "odd_proof_more": _t("A clerk in town confirmed {s}'s account of the errand",
-                         "The shop {s} named still had a record of the visit"),
+    "odd_time": _t("{odd_noun} came only days before {v} was found", "{odd_noun} fell in the same week {v} died"),
+    "odd_hour": _t("{s} made sure nobody was around at the time of {odd_noun}",
+                   "{s} kept {odd_noun} from the family, the neighbours said"),
+    "nervous": _t("{s} stammered when {d} asked about {odd_noun}",
+                  "{s} changed the subject twice when {d} brought up {odd_noun}"),
+    "odd_detail_more": _t("{s} had mentioned the chore behind {odd_noun} to a neighbour weeks earlier",
+                          "{s}'s calendar had the errand behind {odd_noun} marked for that week"),
+    "odd_proof": _t("{s} showed {d} a dated receipt that explained {odd_noun}",
+                    "{s} produced a dated invoice explaining {odd_noun} without being asked"),
+    "odd_proof_more": _t("A clerk in town confirmed {s}'s account of {odd_noun}",
+                         "The shop {s} named still had a record matching {s_their} account of {odd_noun}"),
     # means
     "works_as": _t("{s} works as {a_job} at {workplace}", "{s} has been {a_job} for years",
                    exp=(_works_as_seen, _works_as_colleague)),
@@ -689,8 +692,8 @@ def generate_murder(ch: Chooser, depth: int, names: People) -> dict[str, Any]:
             missing = ch.choice(ELEMENTS)
             has = {e: e != missing for e in ELEMENTS}
             kinds = [e for e in ELEMENTS if has[e]] + ["suspicious"]
-            odd, why, detail = ch.choice(SUSPICIOUS)
-            base.update(odd=odd, odd_why=why, odd_detail=detail)
+            odd, why, detail, noun = ch.choice(SUSPICIOUS)
+            base.update(odd=odd, odd_why=why, odd_detail=detail, odd_noun=noun)
         trees: dict[str, Node] = {}
         for kind in kinds:
             trees[kind] = grow(

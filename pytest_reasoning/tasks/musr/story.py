@@ -29,7 +29,8 @@ _CONNECTIVES = {
     "murder": ("", "", "", "", "Later, ", "Soon after, ", "On top of that, ", "As it turned out, ",
                "It also came out that ", "Interestingly, ", "According to the notes, "),
     "placement": ("", "", "", "", "Meanwhile, ", "At the same time, ", "Just then, "),
-    "teams": ("", "", "", "", "Also, ", "On top of that, ", "As it happens, ", "Everyone knows that "),
+    "teams": ("", "", "", "", "Also, ", "On top of that, ", "As it happens, ",
+              "Everyone knows that "),
 }  # fmt: skip
 
 
@@ -120,7 +121,9 @@ def murder_story(f: dict[str, Any], ch: Chooser) -> Story:
         f"{f['victim']} was found dead at {f['scene']} {f['time']}, {f['verb']}. {d} took the "
         f"case, and two names quickly came up: {join_names(names)}"
     ))  # fmt: skip
-    leaves = [[leaf for tree in s["trees"].values() for leaf in tree.leaves()] for s in f["suspects"]]
+    leaves = [
+        [leaf for tree in s["trees"].values() for leaf in tree.leaves()] for s in f["suspects"]
+    ]
     longest = max(sum(len(x) + 1 for x in group) for group in leaves)
     for k, suspect in enumerate(f["suspects"]):
         told = list(leaves[k])
@@ -141,12 +144,14 @@ def placement_story(f: dict[str, Any], ch: Chooser) -> Story:
     people, roles, where = f["people"], f["roles"], f["locations"]
     proper = frozenset(people)
     story = Story()
-    cast = join_names([f"{p}, the {r}" for p, r in zip(people, roles, strict=True)])
+    cast = join_names([f"{p} (the {r})" for p, r in zip(people, roles, strict=True)])
     intro = f["setting"].format(names=cast)
     starts = " ".join(
         sentence(f"{item} {_be(item)} {where[place]} {place}") for item, place in f["start"].items()
     )
-    opening = sentence(intro) + " Everyone knew where things stood at the start of the day. " + starts
+    opening = (
+        sentence(intro) + " Everyone knew where things stood at the start of the day. " + starts
+    )
     moves, told = [], []
     for m in f["moves"]:
         prep = _INTO.get(where[m["to"]], where[m["to"]])
@@ -180,7 +185,9 @@ _PLACE_COLOUR = (
 
 def _be(item: str) -> str:
     """``were`` for plural items (``the van keys``), else ``was``."""
-    return "were" if item.endswith("s") and " of " not in item and not item.endswith("ss") else "was"
+    return (
+        "were" if item.endswith("s") and " of " not in item and not item.endswith("ss") else "was"
+    )
 
 
 def teams_story(f: dict[str, Any], ch: Chooser) -> Story:
@@ -196,8 +203,9 @@ def teams_story(f: dict[str, Any], ch: Chooser) -> Story:
     for p in people:
         leaves = [leaf for tree in f["trees"][p] for leaf in tree.leaves()]
         body = _tell(leaves, ch, proper, 4, "teams")
-        body[0] = sentence(ch.choice((f"{f['leader']} thought about {p}", f"Then there was {p}",
-                                      f"{f['leader']} knew a few things about {p}"))) + " " + body[0]  # fmt: skip
+        lead = ch.choice((f"{f['leader']} thought about {p}", f"Then there was {p}",
+                          f"{f['leader']} knew a few things about {p}"))  # fmt: skip
+        body[0] = sentence(lead) + " " + body[0]
         story.chapter(p, body)
     story.paragraph(sentence(f"{f['leader']} had to decide who would do what"))
     return story

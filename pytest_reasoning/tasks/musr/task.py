@@ -105,8 +105,10 @@ class MusrTask(Task):
             for ex in examples:
                 steps = " ".join(ex.extra.get("explanation", []))
                 number = ex.problem["answer_index"] + 1
-                parts.append(f"Here is a solved example.\n\n{ex.body}\n\nReasoning: {steps}\nANSWER: {number}\n\n"
-                             "Now the story to solve.")  # fmt: skip
+                parts.append(
+                    f"Here is a solved example.\n\n{ex.body}\n\nReasoning: {steps}\n"
+                    f"ANSWER: {number}\n\nNow the story to solve."
+                )
         parts.append(generated.body)
         if style in ("cot+", "1shot-cot+"):
             parts.append(STRATEGY[self.domain])
@@ -169,7 +171,11 @@ class MurderMysteryTask(MusrTask):
         "MuSR murder mysteries: two suspects, find the one with means, motive and opportunity."
     )
     knobs: ClassVar[dict[str, Knob]] = {"depth": MusrTask.depth_knob}
-    presets = {"L1": {"depth": 1}, "L2": {"depth": 2}, "L3": {"depth": 3}}
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {
+        "L1": {"depth": 1},
+        "L2": {"depth": 2},
+        "L3": {"depth": 3},
+    }
 
     def build(
         self, ch: Chooser, params: Mapping[str, Any]
@@ -196,8 +202,9 @@ class MurderMysteryTask(MusrTask):
             for tree in s["trees"].values():
                 steps += tree.explain()
             have = [e for e in ("means", "motive", "opportunity") if s[e]]
-            steps.append(f"{s['name']} has {', '.join(have)}" + (" — all three." if len(have) == 3 else
-                         f", but not {next(e for e in ('means', 'motive', 'opportunity') if not s[e])}."))  # fmt: skip
+            lacking = [e for e in ("means", "motive", "opportunity") if not s[e]]
+            verdict = f", but not {lacking[0]}." if lacking else " — all three."
+            steps.append(f"{s['name']} has {', '.join(have)}{verdict}")
         return steps
 
     def solve_index(self, problem: Mapping[str, Any]) -> int:
@@ -211,7 +218,10 @@ class ObjectPlacementTask(MusrTask):
     id = "musr.object_placement"
     domain = "placement"
     question = ""
-    description = "MuSR object placements: where does a person believe an item is, after moves they may not have seen?"
+    description = (
+        "MuSR object placements: where does a person believe an item is, after moves they may "
+        "not have seen?"
+    )
     knobs: ClassVar[dict[str, Knob]] = {
         "depth": MusrTask.depth_knob,
         "people": Knob("people", int, "people in the story", minimum=2, maximum=5),
@@ -221,7 +231,7 @@ class ObjectPlacementTask(MusrTask):
             "see_prob", float, "chance each other person sees a move", minimum=0.0, maximum=1.0
         ),
     }
-    presets = {
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {
         "L1": {"depth": 1, "people": 3, "items": 2, "moves": 3, "see_prob": 0.33},
         "L2": {"depth": 2, "people": 3, "items": 3, "moves": 4, "see_prob": 0.33},
         "L3": {"depth": 3, "people": 4, "items": 3, "moves": 5, "see_prob": 0.33},
@@ -238,7 +248,10 @@ class ObjectPlacementTask(MusrTask):
 
     def ask(self, facts: Mapping[str, Any]) -> str:
         q = facts["query"]
-        return f"Which location is the most likely place {q['person']} would look to find {q['item']}, given the story?"
+        return (
+            f"Which location is the most likely place {q['person']} would look to find "
+            f"{q['item']}, given the story?"
+        )
 
     def export(self, facts: Mapping[str, Any]) -> dict[str, Any]:
         return {
@@ -261,7 +274,8 @@ class ObjectPlacementTask(MusrTask):
             if m["item"] != item:
                 continue
             if m["person"] == who:
-                steps.append(f"{who} moved {item} {where[m['to']]} {m['to']} personally.")
+                into = {"in": "into", "on": "onto"}.get(where[m["to"]], where[m["to"]])
+                steps.append(f"{who} personally moved {item} {into} {m['to']}.")
                 continue
             tree: Node = m["trees"][who]
             steps += tree.explain()
@@ -295,7 +309,7 @@ class TeamAllocationTask(MusrTask):
             "margin", int, "points the best allocation beats every other by", minimum=1, maximum=4
         ),
     }
-    presets = {
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {
         "L1": {"depth": 1, "margin": 2},
         "L2": {"depth": 2, "margin": 2},
         "L3": {"depth": 3, "margin": 2},
@@ -316,7 +330,8 @@ class TeamAllocationTask(MusrTask):
     def export(self, facts: Mapping[str, Any]) -> dict[str, Any]:
         return {
             "people": facts["people"], "tasks": facts["tasks"], "skills": facts["skills"],
-            "teamwork": [{"pair": k.split(" & "), "score": v} for k, v in facts["teamwork"].items()],
+            "teamwork": [{"pair": k.split(" & "), "score": v}
+                         for k, v in facts["teamwork"].items()],
             "teamwork_by_pair": facts["teamwork"], "margin": facts["margin"],
             "trees": {p: [t.to_dict() for t in ts] for p, ts in facts["trees"].items()},
             "explanation": self.reasoning(facts),

@@ -109,7 +109,9 @@ class Node:
         facts = [c.text for c in self.children if c.kind != "commonsense"]
         rules = [c.text for c in self.children if c.kind == "commonsense"]
         if facts:
-            steps.append(" ".join(sentence(t) for t in [*facts, *rules]) + " So: " + sentence(self.text))
+            steps.append(
+                " ".join(sentence(t) for t in [*facts, *rules]) + " So: " + sentence(self.text)
+            )
         return steps
 
 

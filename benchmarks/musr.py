@@ -1,0 +1,115 @@
+"""MuSR generation benchmark (numbers go in the README and docs/tasks/musr.md).
+
+Stories per second per domain and level with the template narrator, single process, through
+``Task.make_item`` (trees, validators, narrator, prompt); story length in words; and how alike
+the stories are: self-BLEU-4 (each story scored as a hypothesis against all the others as
+references; 1.0 = every 4-gram of a story occurs in another) and distinct-4 (unique 4-grams /
+all 4-grams) over ``--diversity`` L3 stories per domain, and pair by pair: the 4-gram Jaccard
+overlap of a story with its most similar other story (near-duplicates score near 1).
+
+Usage: python benchmarks/musr.py [--count 300] [--diversity 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.musr import TASKS
+
+OUT = Path(__file__).resolve().parent / "out"
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def self_bleu(stories: list[str], n_max: int = 4) -> tuple[float, float]:
+    """Mean self-BLEU-n_max and distinct-n_max. Leave-one-out clipping in one pass: per n-gram
+    keep the two largest per-story counts and whose the largest is."""
+    docs = [_tokens(s) for s in stories]
+    counts = [
+        [Counter(zip(*(d[i:] for i in range(n)), strict=False)) for n in range(1, n_max + 1)]
+        for d in docs
+    ]
+    top: list[dict[tuple[str, ...], tuple[int, int, int]]] = [{} for _ in range(n_max)]
+    for k, per_n in enumerate(counts):
+        for n, c in enumerate(per_n):
+            table = top[n]
+            for gram, v in c.items():
+                best, owner, second = table.get(gram, (0, -1, 0))
+                if v > best:
+                    table[gram] = (v, k, best)
+                elif v > second:
+                    table[gram] = (best, owner, v)
+    lengths = sorted(len(d) for d in docs)
+    scores = []
+    for k, per_n in enumerate(counts):
+        logp = 0.0
+        for n, c in enumerate(per_n):
+            table = top[n]
+            matched = 0
+            for gram, v in c.items():
+                best, owner, second = table[gram]
+                matched += min(v, second if owner == k else best)
+            logp += math.log(max(matched, 1e-9) / max(sum(c.values()), 1))
+        length = len(docs[k])
+        closest = min(lengths, key=lambda x: abs(x - length))
+        bp = 1.0 if length >= closest else math.exp(1 - closest / max(length, 1))
+        scores.append(bp * math.exp(logp / n_max))
+    grams = Counter(g for per_n in counts for g in per_n[n_max - 1].elements())
+    return sum(scores) / len(scores), len(grams) / max(sum(grams.values()), 1)
+
+
+def nearest_overlap(stories: list[str], probes: int = 100) -> tuple[float, float]:
+    """For the first ``probes`` stories, the 4-gram Jaccard overlap with the most similar other
+    story: mean and max (1.0 = a duplicate; what "near-duplicate" means, pair by pair)."""
+    grams = [set(zip(*(d[i:] for i in range(4)), strict=False)) for d in map(_tokens, stories)]
+    nearest = []
+    for k in range(min(probes, len(grams))):
+        a = grams[k]
+        nearest.append(max(len(a & b) / len(a | b) for j, b in enumerate(grams) if j != k))
+    return sum(nearest) / len(nearest), max(nearest)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--count", type=int, default=300)
+    ap.add_argument("--diversity", type=int, default=1000)
+    args = ap.parse_args()
+    rows: list[dict[str, Any]] = []
+    for cls in TASKS:
+        task = get_task(cls.id)
+        task.make_item("L1", 0, 0)  # warm: name lists, cached tables
+        for level in task.levels:
+            t0 = time.perf_counter()
+            items = [task.make_item(level, 1, i) for i in range(args.count)]
+            dt = time.perf_counter() - t0
+            words = [len(_tokens(it.problem["story"])) for it in items]
+            rows.append({"task": cls.id, "level": level, "stories_per_s": round(args.count / dt, 1),
+                         "words_mean": round(sum(words) / len(words)), "words_min": min(words),
+                         "words_max": max(words)})  # fmt: skip
+            print(rows[-1], flush=True)
+        stories = [task.make_item("L3", 2, i).problem["story"] for i in range(args.diversity)]
+        t0 = time.perf_counter()
+        bleu, distinct = self_bleu(stories)
+        near_mean, near_max = nearest_overlap(stories)
+        rows.append({"task": cls.id, "level": "L3", "stories": args.diversity,
+                     "self_bleu4": round(bleu, 3), "distinct4": round(distinct, 3),
+                     "nearest_jaccard4_mean": round(near_mean, 3),
+                     "nearest_jaccard4_max": round(near_max, 3),
+                     "metric_s": round(time.perf_counter() - t0, 1)})  # fmt: skip
+        print(rows[-1], flush=True)
+    OUT.mkdir(exist_ok=True)
+    (OUT / "musr.json").write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

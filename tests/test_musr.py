@@ -1,0 +1,342 @@
+"""MuSR: gold answers against an independent Φ, the paper's sanity baselines near chance,
+validators that keep conclusions out of the story, tree depth per level, the scorer, styles."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import export_digests
+from pytest_reasoning.errors import ReasoningError
+from pytest_reasoning.registry import get_task
+from pytest_reasoning.rng import SeededChooser
+from pytest_reasoning.strategies import (
+    murder_mystery_problems,
+    object_placement_problems,
+    team_allocation_problems,
+)
+from pytest_reasoning.tasks.musr import murder, teams
+from pytest_reasoning.tasks.musr.story import fact_recall
+from pytest_reasoning.tasks.musr.task import extract_choice
+from pytest_reasoning.tasks.musr.trees import Fact, FactType, Node, banned_pattern, grow, leaks
+
+MURDER, PLACEMENT, TEAMS = "musr.murder_mystery", "musr.object_placement", "musr.team_allocation"
+DOMAINS = (MURDER, PLACEMENT, TEAMS)
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _items(task_id: str, level: str, n: int, seed: int = 11) -> list[Any]:
+    task = get_task(task_id)
+    return [task.make_item(level, seed, i) for i in range(n)]
+
+
+# -- gold answers against Φ written in the test ---------------------------------------------------
+def _murderer(problem: dict[str, Any]) -> str:
+    full = [
+        s["name"] for s in problem["suspects"] if s["means"] and s["motive"] and s["opportunity"]
+    ]
+    assert len(full) == 1
+    other = next(s for s in problem["suspects"] if s["name"] != full[0])
+    assert sum(other[e] for e in ("means", "motive", "opportunity")) == 2
+    assert set(other["trees"]) == {e for e in ("means", "motive", "opportunity") if other[e]} | {
+        "suspicious"
+    }
+    return full[0]
+
+
+def _belief(problem: dict[str, Any]) -> str:
+    who, item = problem["query"]["person"], problem["query"]["item"]
+    seen = [
+        m["to"]
+        for m in problem["moves"]
+        if m["item"] == item and (m["person"] == who or who in m["seen_by"])
+    ]
+    return seen[-1] if seen else problem["start"][item]
+
+
+def _allocation_scores(problem: dict[str, Any]) -> dict[tuple[tuple[str, ...], ...], int]:
+    people, skills = problem["people"], problem["skills"]
+    team = {frozenset(t["pair"]): t["score"] for t in problem["teamwork"]}
+    out = {}
+    for single, job in itertools.product(people, (0, 1)):
+        pair = tuple(sorted(p for p in people if p != single))
+        groups = [pair, (single,)] if job == 1 else [(single,), pair]
+        total = sum(skills[p][j] for j, g in enumerate(groups) for p in g) + team[frozenset(pair)]
+        out[tuple(groups)] = total
+    return out
+
+
+@FAST
+@given(murder_mystery_problems(level=st.sampled_from(["L1", "L2", "L3"])))
+def test_murder_gold_is_the_only_suspect_with_all_three(item: Any) -> None:
+    assert item.answer == _murderer(item.problem)
+    assert item.problem["choices"][item.problem["answer_index"]] == item.answer
+
+
+@FAST
+@given(
+    object_placement_problems(
+        level=st.sampled_from(["L1", "L2", "L3"]),
+        people=st.integers(2, 5),
+        items=st.integers(1, 4),
+        moves=st.integers(1, 8),
+        see_prob=st.sampled_from([0.0, 0.33, 1.0]),
+    )
+)
+def test_placement_gold_is_the_last_move_seen_else_the_start(item: Any) -> None:
+    p = item.problem
+    assert item.answer == _belief(p)
+    assert len(p["choices"]) == len(set(p["choices"])) and item.answer in p["choices"]
+    for m in p["moves"]:
+        assert m["person"] not in m["seen_by"]  # the mover knows; the others may have seen
+        assert set(m["trees"]) == set(p["people"]) - {m["person"]}
+
+
+@FAST
+@given(
+    team_allocation_problems(level=st.sampled_from(["L1", "L2", "L3"]), margin=st.integers(1, 3))
+)
+def test_teams_gold_beats_every_other_allocation_by_the_margin(item: Any) -> None:
+    p = item.problem
+    scores = _allocation_scores(p)
+    gold = tuple(tuple(sorted(g)) for g in p["choices"][p["answer_index"]])
+    assert all(scores[gold] - s >= item.params["margin"] for a, s in scores.items() if a != gold)
+    assert len(p["choices"]) == 3 and len({str(c) for c in p["choices"]}) == 3
+    assert all(0 <= v <= 2 for skills in p["skills"].values() for v in skills)
+
+
+@pytest.mark.parametrize("task_id", DOMAINS)
+def test_the_reference_solver_agrees_with_the_generator(task_id: str) -> None:
+    task = get_task(task_id)
+    for item in _items(task_id, "L2", 60):
+        assert task.solve(item) == item.answer
+
+
+# -- sanity baselines (the paper's rule baselines stay near chance) -------------------------------
+def test_longest_chapter_does_not_find_the_murderer() -> None:
+    """500 stories: the suspect with the longer chapter is the murderer about half the time."""
+    hits = 0
+    for item in _items(MURDER, "L3", 500):
+        spans = item.problem["chapters"]
+        longest = max(item.problem["choices"], key=lambda name: spans[name][1] - spans[name][0])
+        hits += longest == item.answer
+    assert abs(hits / 500 - 0.5) < 0.08, hits
+
+
+def test_most_mentioned_location_is_near_chance() -> None:
+    """500 stories: the most-named choice is the believed place about a quarter of the time."""
+    hits = 0
+    for item in _items(PLACEMENT, "L3", 500):
+        story, choices = item.problem["story"], item.problem["choices"]
+        counts = [len(re.findall(rf"(?<!\w){re.escape(c)}(?!\w)", story)) for c in choices]
+        hits += choices[counts.index(max(counts))] == item.answer
+    assert abs(hits / 500 - 0.25) < 0.1, hits
+
+
+# -- validators ------------------------------------------------------------------------------
+def test_leaks_finds_whole_banned_words_only() -> None:
+    pattern = banned_pattern(["motive", "the pastry case"])
+    tree = Node(
+        "gold",
+        "gold",
+        (Node("Ann had a motive.", "scenario"), Node("Motives vary.", "commonsense")),
+    )
+    assert leaks(tree, pattern) == ["Ann had a motive."]  # "Motives" is another word
+    assert leaks(Node("g", "gold", (Node("It was in The Pastry Case", "scenario"),)), pattern)
+    assert leaks(tree, None) == []
+
+
+def test_grow_rejects_a_leaking_expansion_and_keeps_the_clean_one() -> None:
+    def leaky(s: Any, ch: Any) -> tuple[list[Fact], str]:
+        return [Fact("leaf", {"x": "the motive was money"})], "A rule."
+
+    def clean(s: Any, ch: Any) -> tuple[list[Fact], str]:
+        return [Fact("leaf", {"x": "money was short"})], "A rule."
+
+    lib = {"gold": FactType(("gold fact",), (leaky, clean)), "leaf": FactType(("{x}",))}
+    for seed in range(30):
+        tree = grow(
+            lib, Fact("gold", {}), 1, SeededChooser(seed), banned_pattern(["motive"]), "gold"
+        )
+        assert tree.leaves() == ["Money was short"]
+    only_leaky = {"gold": FactType(("gold fact",), (leaky,)), "leaf": FactType(("{x}",))}
+    with pytest.raises(ReasoningError, match="every expansion of 'gold' leaks"):
+        grow(only_leaky, Fact("gold", {}), 1, SeededChooser(0), banned_pattern(["motive"]))
+
+
+def _texts(tree: dict[str, Any]) -> list[str]:
+    return [t for c in tree.get("children", []) for t in (c["text"], *_texts(c))]
+
+
+def _leaves(tree: dict[str, Any]) -> list[str]:
+    kids = [c for c in tree.get("children", []) if c["kind"] != "commonsense"]
+    return [tree["text"]] if not kids else [x for c in kids for x in _leaves(c)]
+
+
+def _height(tree: dict[str, Any]) -> int:
+    kids = [c for c in tree.get("children", []) if c["kind"] != "commonsense"]
+    return 1 + max(map(_height, kids)) if kids else 0
+
+
+@pytest.mark.parametrize("level", ["L1", "L2", "L3"])
+def test_no_story_states_a_conclusion_and_trees_reach_the_level_depth(level: str) -> None:
+    depth = int(level[1])
+    for item in _items(MURDER, level, 60):
+        story = item.problem["story"].lower()
+        for s in item.problem["suspects"]:
+            for kind, tree in s["trees"].items():
+                assert _height(tree) == depth
+                bad = banned_pattern(murder.BANNED[kind])
+                assert bad is not None and not [t for t in _texts(tree) if bad.search(t)]
+                assert tree["text"].lower() not in story  # the gold fact is never told
+        for phrase in ("motive", "opportunity", "the means", "murderer", "killer"):
+            assert phrase not in story.split("who is the most likely")[0]
+    for item in _items(PLACEMENT, level, 60):
+        for m in item.problem["moves"]:
+            for tree in m["trees"].values():
+                assert _height(tree) == depth
+                for text in _texts(tree):
+                    assert m["item"] not in text and m["to"] not in text
+                    assert not re.search(r"\b(saw|noticed|watched)\b", text)
+    for item in _items(TEAMS, level, 60):
+        skill, team = banned_pattern(teams.SKILL_BANNED), banned_pattern(teams.TEAM_BANNED)
+        for trees in item.problem["trees"].values():
+            for tree in trees:
+                assert _height(tree) == depth
+                bad = team if " together" in tree["text"] else skill
+                assert bad is not None and not [t for t in _texts(tree) if bad.search(t)]
+                assert tree["text"] not in item.problem["story"]
+
+
+@pytest.mark.parametrize("task_id", DOMAINS)
+def test_every_scenario_fact_is_told_in_its_chapter(task_id: str) -> None:
+    """The fact-recall validator (what an LLM narrator's chapters must pass) accepts every
+    template chapter: each leaf of the chapter's trees is in it."""
+    for item in _items(task_id, "L3", 20):
+        p, story = item.problem, item.problem["story"]
+
+        def chapter(name: str, p: dict[str, Any] = p, story: str = story) -> str:
+            start, end = p["chapters"][name]
+            return story[start:end]
+
+        if task_id == MURDER:
+            for s in p["suspects"]:
+                facts = [leaf for t in s["trees"].values() for leaf in _leaves(t)]
+                assert fact_recall(chapter(s["name"]), facts) == []
+                other = next(o for o in p["suspects"] if o is not s)
+                assert fact_recall(chapter(other["name"]), facts)  # it does notice absence
+        elif task_id == PLACEMENT:
+            for n, m in enumerate(p["moves"], 1):
+                facts = [leaf for t in m["trees"].values() for leaf in _leaves(t)]
+                assert fact_recall(chapter(f"move {n}"), facts) == []
+        else:
+            for person, trees in p["trees"].items():
+                facts = [leaf for t in trees for leaf in _leaves(t)]
+                assert fact_recall(chapter(person), facts) == []
+
+
+def test_murder_stories_at_l3_are_at_least_600_words_and_not_near_duplicates() -> None:
+    stories = [item.problem["story"] for item in _items(MURDER, "L3", 100)]
+    assert min(len(s.split()) for s in stories) >= 600
+    grams = [
+        set(zip(*(w[i:] for i in range(4)), strict=False))
+        for w in (s.lower().split() for s in stories)
+    ]
+    overlap = [len(a & b) / len(a | b) for a, b in itertools.combinations(grams[:40], 2)]
+    assert max(overlap) < 0.5 and sum(overlap) / len(overlap) < 0.2
+
+
+# -- prompts, styles and scoring --------------------------------------------------------------
+@pytest.mark.parametrize("task_id", DOMAINS)
+def test_styles_and_the_papers_name_for_direct(task_id: str) -> None:
+    task = get_task(task_id)
+    plain = task.make_item("L1", 3, 0, style="regular")
+    assert plain.style == "direct" and plain.prompt == task.make_item("L1", 3, 0).prompt
+    cot = task.make_item("L1", 3, 0, style="cot")
+    plus = task.make_item("L1", 3, 0, style="cot+")
+    shot = task.make_item("L1", 3, 0, style="1shot-cot+")
+    assert "How to reason" not in cot.prompt and "How to reason" in plus.prompt
+    assert shot.prompt.startswith("Here is a solved example.") and shot.prompt.endswith(
+        plus.prompt[-200:]
+    )
+    example = shot.prompt.split("Now the story to solve.")[0]
+    assert "Reasoning: " in example and re.search(r"ANSWER: \d", example)
+    assert plain.problem["story"] not in example  # another story, not the item's own
+
+
+@pytest.mark.parametrize(
+    ("reply", "choice"),
+    [
+        ("ANSWER: 2", 1),
+        ("Reasoning...\n**Answer:** (1)", 0),
+        ("The answer is 2.", 1),
+        ("I think it was Peggy.\nANSWER: Peggy", 1),
+        ("answer: option 1", 0),
+        ("<<<2>>>", 1),
+        ("Catherine had all three. So the murderer is Catherine.", 0),
+        ("2", 1),
+        ("Either Catherine or Peggy, hard to say.", None),
+        ("ANSWER: 7", None),
+        ("", None),
+    ],
+)
+def test_extract_choice(reply: str, choice: int | None) -> None:
+    assert extract_choice(reply, [["Catherine"], ["Peggy"]]) == choice
+
+
+def test_extract_choice_prefers_the_longer_place_name() -> None:
+    aliases = [["the desk", "desk"], ["the front desk", "front desk"]]
+    assert extract_choice("ANSWER: the front desk", aliases) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_the_scorer_never_raises(reply: str) -> None:
+    for task_id in DOMAINS:
+        task = get_task(task_id)
+        item = _ITEMS[task_id]
+        score = task.score(item, reply)
+        assert score.correct in (True, False)
+
+
+_ITEMS = {t: get_task(t).make_item("L1", 1, 0) for t in DOMAINS}
+
+
+def test_failure_modes_say_what_went_wrong() -> None:
+    task = get_task(PLACEMENT)
+    for item in _items(PLACEMENT, "L2", 80):
+        p = item.problem
+        for n, choice in enumerate(p["choices"]):
+            if choice == item.answer:
+                continue
+            mode = task.score(item, f"ANSWER: {n + 1}").failure_mode
+            if choice == p["true_place"]:
+                assert mode == "true_location"
+            elif choice == p["start"][p["query"]["item"]]:
+                assert mode == "start_location"
+            else:
+                assert mode == "other_location"
+    item = _ITEMS[MURDER]
+    wrong = 2 - item.problem["answer_index"]
+    assert get_task(MURDER).score(item, f"ANSWER: {wrong}").failure_mode == "accused_innocent"
+    assert get_task(MURDER).score(item, "no idea").failure_mode == "no_answer"
+
+
+def test_team_answer_exports_as_an_allocation_object() -> None:
+    task = get_task(TEAMS)
+    item = _ITEMS[TEAMS]
+    exported = task.export_answer(item.answer)
+    gold = item.problem["choices"][item.problem["answer_index"]]
+    assert exported == {t: g for t, g in zip(item.problem["tasks"], gold, strict=True)}
+
+
+def test_same_seed_same_bytes() -> None:
+    digests = export_digests(
+        [(t, level, 5, 3, {}, "cot+", True) for t in DOMAINS for level in ("L1", "L3")]
+    )
+    assert len(set(digests)) == len(digests)
