@@ -368,6 +368,7 @@ tasks:
   - {task: dyval.reachability, levels: [D2]}
   - {task: zebra.grid, levels: [3x3]}
   - {task: flenqa.people_in_rooms, levels: [250], params: {padding: similar}}
+  - {task: musr.object_placement, levels: [L1]}
 """
 
 # A conftest that reorders the collected items with a seed, as pytest-randomly would (we do
@@ -428,7 +429,7 @@ def test_same_rows_and_verdicts_whatever_the_workers_order_and_hash_seed(
                 if line.startswith("d.yaml::") and "-gate" not in line
             ]  # fmt: skip
     first = seen["n0"]
-    assert len(first[0]) == 2 * 6 * 5 and len(first[1]) == 2 * 5  # rows; gate verdicts
+    assert len(first[0]) == 2 * 6 * 6 and len(first[1]) == 2 * 6  # rows; gate verdicts
     for name, got in seen.items():
         assert got == first, name
     assert orders["n0"] != orders["shuffled-a"]  # the shuffle did reorder the items

@@ -21,7 +21,7 @@ CASES = [
     ("tasks: 3\n", "s.yaml: tasks: expected a non-empty list of task entries"),
     (
         "tasks:\n  - task: dyval.nope\n    levels: [D1]\n",
-        "s.yaml: tasks[0].task: unknown task 'dyval.nope'; expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability, flenqa.monorel, flenqa.people_in_rooms, flenqa.ruletaker, zebra.grid",
+        "s.yaml: tasks[0].task: unknown task 'dyval.nope'; expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability, flenqa.monorel, flenqa.people_in_rooms, flenqa.ruletaker, musr.murder_mystery, musr.object_placement, musr.team_allocation, zebra.grid",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels: [D7]\n",
