@@ -5,7 +5,9 @@ Stories per second per domain and level with the template narrator, single proce
 the stories are: self-BLEU-4 (each story scored as a hypothesis against all the others as
 references; 1.0 = every 4-gram of a story occurs in another) and distinct-4 (unique 4-grams /
 all 4-grams) over ``--diversity`` L3 stories per domain, and pair by pair: the 4-gram Jaccard
-overlap of a story with its most similar other story (near-duplicates score near 1).
+overlap of a story with its most similar other story (near-duplicates score near 1); and the
+paper's rule baselines on 500 L3 stories (longest chapter = murderer; most-named choice =
+believed place).
 
 Usage: python benchmarks/musr.py [--count 300] [--diversity 1000]
 """
@@ -79,6 +81,26 @@ def nearest_overlap(stories: list[str], probes: int = 100) -> tuple[float, float
     return sum(nearest) / len(nearest), max(nearest)
 
 
+def baselines(count: int) -> dict[str, float]:
+    """The paper's rule baselines on ``count`` L3 stories (chance: 0.5 and 0.25)."""
+    murder = [get_task("musr.murder_mystery").make_item("L3", 3, i).problem for i in range(count)]
+    longest = sum(
+        max(p["choices"], key=lambda c, p=p: p["chapters"][c][1] - p["chapters"][c][0])
+        == p["choices"][p["answer_index"]]
+        for p in murder
+    )
+    placement = [
+        get_task("musr.object_placement").make_item("L3", 3, i).problem for i in range(count)
+    ]
+    named = 0
+    for p in placement:
+        counts = [
+            len(re.findall(rf"(?<!\w){re.escape(c)}(?!\w)", p["story"])) for c in p["choices"]
+        ]
+        named += counts.index(max(counts)) == p["answer_index"]
+    return {"longest_chapter_is_murderer": longest / count, "most_named_is_belief": named / count}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, default=300)
@@ -107,6 +129,8 @@ def main() -> None:
                      "nearest_jaccard4_max": round(near_max, 3),
                      "metric_s": round(time.perf_counter() - t0, 1)})  # fmt: skip
         print(rows[-1], flush=True)
+    rows.append({"baselines_l3": baselines(500)})
+    print(rows[-1], flush=True)
     OUT.mkdir(exist_ok=True)
     (OUT / "musr.json").write_text(json.dumps(rows, indent=2) + "\n")
 

@@ -56,8 +56,10 @@ class Story:
 
 
 def _connect(prefix: str, text: str, proper: frozenset[str]) -> str:
-    """``prefix`` + ``text``, lower-casing the text's first word unless it is a name."""
-    if not prefix:
+    """``prefix`` + ``text``, lower-casing the text's first word unless it is a name. A text
+    that opens with its own adverbial ("Just then, …", "At work, …") or with "That" keeps
+    its opening and gets no prefix."""
+    if not prefix or re.match(r"[^,]{1,30}, ", text) or text.startswith("That "):
         return sentence(text)
     first = re.split(r"[\s']", text, maxsplit=1)[0]
     if first not in proper:
