@@ -280,6 +280,7 @@ def test_styles_and_the_papers_name_for_direct(task_id: str) -> None:
         ("<<<2>>>", 1),
         ("Catherine had all three. So the murderer is Catherine.", 0),
         ("2", 1),
+        ("Answer: 2\n\nI hope this answer helps.", 1),
         ("Either Catherine or Peggy, hard to say.", None),
         ("ANSWER: 7", None),
         ("", None),

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...rng import Chooser
 from .text import People, article, person
-from .trees import Fact, FactType, Library, Node, Slots, banned_pattern, grow
+from .trees import Fact, Library, Node, Slots, banned_pattern, fact_type, grow, supports
 
 __all__ = ["ELEMENTS", "LIBRARY", "WEAPONS", "generate_murder"]
 
@@ -150,11 +150,11 @@ def _means_inherited(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
     )
 
 
-def _works_as_seen(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("wears", s), Fact("commutes", s)],
-        "People who wear {uniform} and report to {workplace} each morning are usually employed there.",
-    )
+_works_as_seen = supports(
+    "wears",
+    "commutes",
+    rule="People who wear {uniform} and report to {workplace} each morning are usually employed there.",
+)
 
 
 def _works_as_colleague(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
@@ -169,39 +169,39 @@ def _works_as_colleague(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
     )  # fmt: skip
 
 
-def _handles_training(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("certificate", s), Fact("shift_log", s)],
-        "A certificate and a record of daily shifts show that someone does the work regularly.",
-    )
+_handles_training = supports(
+    "certificate",
+    "shift_log",
+    rule="A certificate and a record of daily shifts show that someone does the work regularly.",
+)
 
 
-def _pastime_club(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("membership", s), Fact("photos", s)],
-        "Paying dues to a club and posting photos from its outings shows a real, regular hobby.",
-    )
+_pastime_club = supports(
+    "membership",
+    "photos",
+    rule="Paying dues to a club and posting photos from its outings shows a real, regular hobby.",
+)
 
 
-def _owns_bought(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("receipt", s), Fact("clerk", s)],
-        "A receipt found among someone's things, confirmed by the shop, shows they bought the item.",
-    )
+_owns_bought = supports(
+    "receipt",
+    "clerk",
+    rule="A receipt found among someone's things, confirmed by the shop, shows they bought the item.",
+)
 
 
-def _inherited_will(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("estate_list", s), Fact("cousin", s)],
-        "What an estate list names for a person, and relatives saw handed over, became theirs.",
-    )
+_inherited_will = supports(
+    "estate_list",
+    "cousin",
+    rule="What an estate list names for a person, and relatives saw handed over, became theirs.",
+)
 
 
-def _keeps_seen(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("guest_saw", s), Fact("dusty_shelf", s)],
-        "What a visitor saw in a house months ago and still sits in place is kept there.",
-    )
+_keeps_seen = supports(
+    "guest_saw",
+    "dusty_shelf",
+    rule="What a visitor saw in a house months ago and still sits in place is kept there.",
+)
 
 
 # -- motive ------------------------------------------------------------------------------------
@@ -239,119 +239,119 @@ def _motive_jealousy(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
     )  # fmt: skip
 
 
-def _debt_records(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("transfer", s), Fact("loan_note", s)],
-        "A bank transfer and a signed note for the same sum record a loan.",
-    )
+_debt_records = supports(
+    "transfer",
+    "loan_note",
+    rule="A bank transfer and a signed note for the same sum record a loan.",
+)
 
 
-def _demand_messages(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("voicemail", s), Fact("lawyer_letter", s)],
-        "Angry messages and a lawyer's letter about the same money mean it is being demanded back.",
-    )
+_demand_messages = supports(
+    "voicemail",
+    "lawyer_letter",
+    rule="Angry messages and a lawyer's letter about the same money mean it is being demanded back.",
+)
 
 
-def _secret_evidence(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("file_found", s), Fact("bragged", s)],
-        "A person who keeps a file about someone and hints at what is in it knows their secret.",
-    )
+_secret_evidence = supports(
+    "file_found",
+    "bragged",
+    rule="A person who keeps a file about someone and hints at what is in it knows their secret.",
+)
 
 
-def _threat_evidence(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("draft_email", s), Fact("quarrel", s)],
-        "An unsent message to a newspaper and a shouted warning mean a secret was about to come out.",
-    )
+_threat_evidence = supports(
+    "draft_email",
+    "quarrel",
+    rule="An unsent message to a newspaper and a shouted warning mean a secret was about to come out.",
+)
 
 
-def _fired_evidence(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("hr_memo", s), Fact("coworker_fired", s)],
-        "A memo signed by a manager and a coworker's account of the same day show who caused a dismissal.",
-    )  # fmt: skip
+_fired_evidence = supports(
+    "hr_memo",
+    "coworker_fired",
+    rule="A memo signed by a manager and a coworker's account of the same day show who caused a dismissal.",
+)
 
 
-def _ruined_evidence(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("foreclosure", s), Fact("moved_in", s)],
-        "Losing one's home and moving onto a relative's couch is a sign of ruin.",
-    )
+_ruined_evidence = supports(
+    "foreclosure",
+    "moved_in",
+    rule="Losing one's home and moving onto a relative's couch is a sign of ruin.",
+)
 
 
-def _affair_evidence(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("hotel", s), Fact("dinners", s)],
-        "Two people who share hotel rooms and candlelit dinners in secret are involved.",
-    )
+_affair_evidence = supports(
+    "hotel",
+    "dinners",
+    rule="Two people who share hotel rooms and candlelit dinners in secret are involved.",
+)
 
 
-def _found_out_evidence(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("phone_checked", s), Fact("scene_at_home", s)],
-        "Someone who reads a partner's messages and then breaks dishes that night has learned something painful.",
-    )  # fmt: skip
+_found_out_evidence = supports(
+    "phone_checked",
+    "scene_at_home",
+    rule="Someone who reads a partner's messages and then breaks dishes that night has learned something painful.",
+)
 
 
 # -- opportunity -------------------------------------------------------------------------------
-def _opportunity_present(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("near_scene", s), Fact("alone", s)],
-        "Anyone alone near {scene} {time} could have reached {v} without being seen.",
-    )
+_opportunity_present = supports(
+    "near_scene",
+    "alone",
+    rule="Anyone alone near {scene} {time} could have reached {v} without being seen.",
+)
 
 
-def _opportunity_key(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("has_key", s), Fact("no_alibi", s)],
-        "A person with a key to {scene} and no account of themselves {time} could have been there.",
-    )
+_opportunity_key = supports(
+    "has_key",
+    "no_alibi",
+    rule="A person with a key to {scene} and no account of themselves {time} could have been there.",
+)
 
 
-def _near_records(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("parking", s), Fact("phone_ping", s)],
-        "A parked car and a phone signal in the same place put their owner there.",
-    )
+_near_records = supports(
+    "parking",
+    "phone_ping",
+    rule="A parked car and a phone signal in the same place put their owner there.",
+)
 
 
-def _alone_records(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("cancelled_plans", s), Fact("empty_house", s)],
-        "Someone who cancels plans and whose home stands dark and empty is out on their own.",
-    )
+_alone_records = supports(
+    "cancelled_plans",
+    "empty_house",
+    rule="Someone who cancels plans and whose home stands dark and empty is out on their own.",
+)
 
 
-def _key_records(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("key_copy", s), Fact("key_ring", s)],
-        "A copied key that turns up on someone's own key ring is in their possession.",
-    )
+_key_records = supports(
+    "key_copy",
+    "key_ring",
+    rule="A copied key that turns up on someone's own key ring is in their possession.",
+)
 
 
-def _no_alibi_records(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("story_changed", s), Fact("alibi_failed", s)],
-        "A story that changes and a witness who cannot back it up leave a person unaccounted for.",
-    )
+_no_alibi_records = supports(
+    "story_changed",
+    "alibi_failed",
+    rule="A story that changes and a witness who cannot back it up leave a person unaccounted for.",
+)
 
 
 # -- the innocent's suspicious but irrelevant fact -----------------------------------------------
-def _suspicious_explained(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("odd_act", s), Fact("odd_reason", s)],
-        "Odd behaviour that has a dull everyday cause still looks bad to an investigator.",
-    )
+_suspicious_explained = supports(
+    "odd_act",
+    "odd_reason",
+    rule="Odd behaviour that has a dull everyday cause still looks bad to an investigator.",
+)
 
 
 # -- the deeper first steps (levels with depth 3) ---------------------------------------------
-def _means_deep(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("access", s), Fact("skill", s)],
-        "Anyone who can lay hands on {weapon} and knows how to use it could have done what was done to {v}.",
-    )  # fmt: skip
+_means_deep = supports(
+    "access",
+    "skill",
+    rule="Anyone who can lay hands on {weapon} and knows how to use it could have done what was done to {v}.",
+)
 
 
 def _access_owned(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
@@ -383,285 +383,269 @@ def _skill_hobby(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
     )
 
 
-def _competes_evidence(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("trophy", s), Fact("practice", s)],
-        "Trophies and weekly practice mark someone who competes seriously.",
-    )
+_competes_evidence = supports(
+    "trophy", "practice", rule="Trophies and weekly practice mark someone who competes seriously."
+)
 
 
-def _motive_deep(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("grievance", s), Fact("seething", s)],
-        "A grievance that leaves a person seething is exactly what drives someone to act against another.",
-    )  # fmt: skip
+_motive_deep = supports(
+    "grievance",
+    "seething",
+    rule="A grievance that leaves a person seething is exactly what drives someone to act against another.",
+)
 
 
-def _seething_signs(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("outburst", s), Fact("sleepless", s)],
-        "Angry outbursts and sleepless nights show a grudge that has taken hold.",
-    )
+_seething_signs = supports(
+    "outburst",
+    "sleepless",
+    rule="Angry outbursts and sleepless nights show a grudge that has taken hold.",
+)
 
 
-def _outburst_signs(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("bar_remark", s), Fact("wall_punch", s)],
-        "Threats voiced to strangers and sudden violence are signs of a temper out of control.",
-    )
+_outburst_signs = supports(
+    "bar_remark",
+    "wall_punch",
+    rule="Threats voiced to strangers and sudden violence are signs of a temper out of control.",
+)
 
 
-def _sleepless_signs(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("sister_says", s), Fact("pacing", s)],
-        "Sleepless nights spent near someone's home show an obsession with that person.",
-    )
+_sleepless_signs = supports(
+    "sister_says",
+    "pacing",
+    rule="Sleepless nights spent near someone's home show an obsession with that person.",
+)
 
 
-def _opportunity_deep(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("could_reach", s), Fact("unaccounted", s)],
-        "Someone who could get to {scene} {time} and whom nobody can place elsewhere could have reached {v}.",
-    )  # fmt: skip
+_opportunity_deep = supports(
+    "could_reach",
+    "unaccounted",
+    rule="Someone who could get to {scene} {time} and whom nobody can place elsewhere could have reached {v}.",
+)
 
 
-def _could_reach(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("near_scene", s), Fact("has_key", s)],
-        "A person close by who holds a key can walk right in.",
-    )
+_could_reach = supports(
+    "near_scene", "has_key", rule="A person close by who holds a key can walk right in."
+)
 
 
-def _unaccounted(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("alone", s), Fact("no_alibi", s)],
-        "Someone alone whose story cannot be checked has no alibi worth the name.",
-    )
+_unaccounted = supports(
+    "alone",
+    "no_alibi",
+    rule="Someone alone whose story cannot be checked has no alibi worth the name.",
+)
 
 
-def _suspicious_deep(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("odd_look", s), Fact("harmless", s)],
-        "Behaviour that looks furtive draws an investigator's eye, even when its cause turns out to be dull.",
-    )  # fmt: skip
+_suspicious_deep = supports(
+    "odd_look",
+    "harmless",
+    rule="Behaviour that looks furtive draws an investigator's eye, even when its cause turns out to be dull.",
+)
 
 
-def _odd_look(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("odd_act", s), Fact("furtive", s)],
-        "Doing something odd while trying not to be noticed looks bad.",
-    )
+_odd_look = supports(
+    "odd_act", "furtive", rule="Doing something odd while trying not to be noticed looks bad."
+)
 
 
-def _harmless(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("odd_reason", s), Fact("paperwork", s)],
-        "A plain explanation backed by papers settles what really happened.",
-    )
+_harmless = supports(
+    "odd_reason",
+    "paperwork",
+    rule="A plain explanation backed by papers settles what really happened.",
+)
 
 
-def _odd_act_seen(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("odd_witness", s), Fact("odd_time", s)],
-        "A neighbour's account, placed in time, is usually reliable.",
-    )
+_odd_act_seen = supports(
+    "odd_witness", "odd_time", rule="A neighbour's account, placed in time, is usually reliable."
+)
 
 
-def _furtive_signs(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("odd_hour", s), Fact("nervous", s)],
-        "Acting at night and squirming when asked about it looks like hiding something.",
-    )
+_furtive_signs = supports(
+    "odd_hour",
+    "nervous",
+    rule="Acting at night and squirming when asked about it looks like hiding something.",
+)
 
 
-def _odd_reason_detail(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("odd_detail", s), Fact("odd_detail_more", s)],
-        "Everyday chores leave everyday traces.",
-    )
+_odd_reason_detail = supports(
+    "odd_detail", "odd_detail_more", rule="Everyday chores leave everyday traces."
+)
 
 
-def _paperwork_detail(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-    return (
-        [Fact("odd_proof", s), Fact("odd_proof_more", s)],
-        "Dated papers and a clerk's memory confirm an errand.",
-    )
-
-
-def _t(*say: str, exp: tuple[Any, ...] = (), deep: tuple[Any, ...] = ()) -> FactType:
-    return FactType(say, exp, deep)
+_paperwork_detail = supports(
+    "odd_proof", "odd_proof_more", rule="Dated papers and a clerk's memory confirm an errand."
+)
 
 
 LIBRARY: Library = {
     # gold facts (their text is never stated in the story)
-    "means": _t("{s} had the means to kill {v} with {weapon}",
+    "means": fact_type("{s} had the means to kill {v} with {weapon}",
                 exp=(_means_trade, _means_hobby, _means_inherited), deep=(_means_deep,)),
-    "motive": _t("{s} had a motive to kill {v}",
+    "motive": fact_type("{s} had a motive to kill {v}",
                  exp=(_motive_money, _motive_secret, _motive_revenge, _motive_jealousy),
                  deep=(_motive_deep,)),
-    "opportunity": _t("{s} had the opportunity to kill {v} at {scene}",
+    "opportunity": fact_type("{s} had the opportunity to kill {v} at {scene}",
                       exp=(_opportunity_present, _opportunity_key), deep=(_opportunity_deep,)),
-    "suspicious": _t("{s} did something suspicious: {s} {odd}", exp=(_suspicious_explained,),
+    "suspicious": fact_type("{s} did something suspicious: {s} {odd}", exp=(_suspicious_explained,),
                      deep=(_suspicious_deep,)),
     # the deeper first steps
-    "access": _t("{s} could get hold of {weapon} whenever {s_they} wanted",
+    "access": fact_type("{s} could get hold of {weapon} whenever {s_they} wanted",
                  "{weapon} was within {s}'s reach", exp=(_access_owned, _access_inherited)),
-    "skill": _t("{s} knows how to handle {weapon}", "{s} is practised with tools like {weapon}",
+    "skill": fact_type("{s} knows how to handle {weapon}", "{s} is practised with tools like {weapon}",
                 exp=(_skill_trade, _skill_hobby)),
-    "competes": _t("{s} competes with {club}", "{s} takes part in contests held by {club}",
+    "competes": fact_type("{s} competes with {club}", "{s} takes part in contests held by {club}",
                    exp=(_competes_evidence,)),
-    "trophy": _t("A trophy from {club} stands on {s}'s mantelpiece",
+    "trophy": fact_type("A trophy from {club} stands on {s}'s mantelpiece",
                  "{s}'s hallway is lined with ribbons won with {club}"),
-    "practice": _t("{s} practises with {club} every Saturday morning",
+    "practice": fact_type("{s} practises with {club} every Saturday morning",
                    "{s} never misses a Saturday session with {club}"),
-    "grievance": _t("{s} held a bitter grievance against {v}", "{s} had been badly wronged by {v}",
+    "grievance": fact_type("{s} held a bitter grievance against {v}", "{s} had been badly wronged by {v}",
                     exp=(_motive_money, _motive_secret, _motive_revenge, _motive_jealousy)),
-    "seething": _t("{s} was consumed by anger at {v}", "{s}'s resentment of {v} had been growing for months",
+    "seething": fact_type("{s} was consumed by anger at {v}", "{s}'s resentment of {v} had been growing for months",
                    exp=(_seething_signs,)),
-    "outburst": _t("{s} has lashed out about {v} in front of others", "{s} lost {s_their} temper over {v} in public",
+    "outburst": fact_type("{s} has lashed out about {v} in front of others", "{s} lost {s_their} temper over {v} in public",
                    exp=(_outburst_signs,)),
-    "sleepless": _t("{s} has been losing sleep over {v}", "{s} cannot stop brooding about {v}",
+    "sleepless": fact_type("{s} has been losing sleep over {v}", "{s} cannot stop brooding about {v}",
                     exp=(_sleepless_signs,)),
-    "bar_remark": _t("{s} was heard telling a bartender that {v} would get what was coming",
+    "bar_remark": fact_type("{s} was heard telling a bartender that {v} would get what was coming",
                      "At a bar, {s} told a stranger that {v} had ruined everything"),
-    "wall_punch": _t("{s} punched a wall after a phone call with {v}, a coworker said",
+    "wall_punch": fact_type("{s} punched a wall after a phone call with {v}, a coworker said",
                      "A coworker saw {s} hurl a mug across the break room after {v} called"),
-    "sister_says": _t("{s}'s sister says {s_they} has barely slept for weeks",
+    "sister_says": fact_type("{s}'s sister says {s_they} has barely slept for weeks",
                       "{s}'s roommate hears {s_them} up and pacing at three in the morning"),
-    "pacing": _t("{s} has been seen pacing the street outside {v}'s building at night",
+    "pacing": fact_type("{s} has been seen pacing the street outside {v}'s building at night",
                  "A doorman noticed {s} loitering across from {v}'s home after dark"),
-    "could_reach": _t("{s} could get into {scene} {time}", "{s} was able to reach {scene} {time}",
+    "could_reach": fact_type("{s} could get into {scene} {time}", "{s} was able to reach {scene} {time}",
                       exp=(_could_reach,)),
-    "unaccounted": _t("Nobody knows where {s} was {time}", "{s} is unaccounted for {time}",
+    "unaccounted": fact_type("Nobody knows where {s} was {time}", "{s} is unaccounted for {time}",
                       exp=(_unaccounted,)),
-    "odd_look": _t("{s} was behaving strangely that week", "{s}'s conduct that week raised eyebrows",
+    "odd_look": fact_type("{s} was behaving strangely that week", "{s}'s conduct that week raised eyebrows",
                    exp=(_odd_look,)),
-    "harmless": _t("{s}'s odd behaviour had an ordinary cause", "There was a dull explanation for what {s} did",
+    "harmless": fact_type("{s}'s odd behaviour had an ordinary cause", "There was a dull explanation for what {s} did",
                    exp=(_harmless,)),
-    "furtive": _t("{s} seemed to want no witnesses", "{s} acted as if hoping not to be seen",
+    "furtive": fact_type("{s} seemed to want no witnesses", "{s} acted as if hoping not to be seen",
                   exp=(_furtive_signs,)),
-    "paperwork": _t("{s} had papers to back up {s_their} explanation", "{s}'s explanation could be checked",
+    "paperwork": fact_type("{s} had papers to back up {s_their} explanation", "{s}'s explanation could be checked",
                     exp=(_paperwork_detail,)),
-    "odd_time": _t("{odd_noun} came only days before {v} was found", "{odd_noun} fell in the same week {v} died"),
-    "odd_hour": _t("{s} made sure nobody was around at the time of {odd_noun}",
+    "odd_time": fact_type("{odd_noun} came only days before {v} was found", "{odd_noun} fell in the same week {v} died"),
+    "odd_hour": fact_type("{s} made sure nobody was around at the time of {odd_noun}",
                    "{s} kept {odd_noun} from the family, the neighbours said"),
-    "nervous": _t("{s} stammered when {d} asked about {odd_noun}",
+    "nervous": fact_type("{s} stammered when {d} asked about {odd_noun}",
                   "{s} changed the subject twice when {d} brought up {odd_noun}"),
-    "odd_detail_more": _t("{s} had mentioned the chore behind {odd_noun} to a neighbour weeks earlier",
+    "odd_detail_more": fact_type("{s} had mentioned the chore behind {odd_noun} to a neighbour weeks earlier",
                           "{s}'s calendar had the errand behind {odd_noun} marked for that week"),
-    "odd_proof": _t("{s} showed {d} a dated receipt that explained {odd_noun}",
+    "odd_proof": fact_type("{s} showed {d} a dated receipt that explained {odd_noun}",
                     "{s} produced a dated invoice explaining {odd_noun} without being asked"),
-    "odd_proof_more": _t("A clerk in town confirmed {s}'s account of {odd_noun}",
+    "odd_proof_more": fact_type("A clerk in town confirmed {s}'s account of {odd_noun}",
                          "The shop {s} named still had a record matching {s_their} account of {odd_noun}"),
     # means
-    "works_as": _t("{s} works as {a_job} at {workplace}", "{s} has been {a_job} for years",
+    "works_as": fact_type("{s} works as {a_job} at {workplace}", "{s} has been {a_job} for years",
                    exp=(_works_as_seen, _works_as_colleague)),
-    "handles": _t("{s} {use} almost every day", "At work, {s} {use} as a matter of routine",
+    "handles": fact_type("{s} {use} almost every day", "At work, {s} {use} as a matter of routine",
                   exp=(_handles_training,)),
-    "pastime": _t("{s} has spent years on {hobby}", "{s} is devoted to {hobby}", exp=(_pastime_club,)),
-    "owns": _t("{s} owns {weapon}", "{weapon} belongs to {s}", exp=(_owns_bought,)),
-    "inherited": _t("{s} inherited {weapon} from {s_their} {relative}",
+    "pastime": fact_type("{s} has spent years on {hobby}", "{s} is devoted to {hobby}", exp=(_pastime_club,)),
+    "owns": fact_type("{s} owns {weapon}", "{weapon} belongs to {s}", exp=(_owns_bought,)),
+    "inherited": fact_type("{s} inherited {weapon} from {s_their} {relative}",
                     "{weapon} came to {s} when {s_their} {relative} died", exp=(_inherited_will,)),
-    "keeps": _t("{s} keeps {weapon} {spot}", "{weapon} is stored {spot} at {s}'s house", exp=(_keeps_seen,)),
-    "wears": _t("{s} is usually dressed in {uniform}", "{s} can rarely be seen out of {uniform}"),
-    "commutes": _t("Every morning {s} drives to {workplace}", "{s} is at {workplace} by seven on weekdays"),
-    "payslip": _t("A payslip from {workplace} was lying on {s}'s kitchen table",
+    "keeps": fact_type("{s} keeps {weapon} {spot}", "{weapon} is stored {spot} at {s}'s house", exp=(_keeps_seen,)),
+    "wears": fact_type("{s} is usually dressed in {uniform}", "{s} can rarely be seen out of {uniform}"),
+    "commutes": fact_type("Every morning {s} drives to {workplace}", "{s} is at {workplace} by seven on weekdays"),
+    "payslip": fact_type("A payslip from {workplace} was lying on {s}'s kitchen table",
                   "{s} showed {d} a pay stub from {workplace}"),
-    "colleague": _t("{colleague} who knows {s} said they had worked shifts together at {workplace}",
+    "colleague": fact_type("{colleague} who knows {s} said they had worked shifts together at {workplace}",
                     "At the diner, {colleague} greeted {s} as an old workmate from {workplace}"),
-    "certificate": _t("A framed certificate from a {job} training course hangs in {s}'s hallway",
+    "certificate": fact_type("A framed certificate from a {job} training course hangs in {s}'s hallway",
                       "{s} finished the licensing course for {job}s last year"),
-    "shift_log": _t("The roster at {workplace} lists {s} on nearly every shift",
+    "shift_log": fact_type("The roster at {workplace} lists {s} on nearly every shift",
                     "{s}'s time card shows long weeks at {workplace}"),
-    "membership": _t("{s} pays yearly dues to {club}", "{s}'s name is on the roll of {club}"),
-    "photos": _t("{s}'s social media is full of photos from outings with {club}",
+    "membership": fact_type("{s} pays yearly dues to {club}", "{s}'s name is on the roll of {club}"),
+    "photos": fact_type("{s}'s social media is full of photos from outings with {club}",
                  "A photo on {s}'s fridge shows {s} on a trip with {club}"),
-    "receipt": _t("A receipt from {store} was tucked in {s}'s wallet",
+    "receipt": fact_type("A receipt from {store} was tucked in {s}'s wallet",
                   "{d} found a crumpled receipt from {store} in {s}'s coat pocket"),
-    "clerk": _t("A clerk at {store} remembered selling {weapon} to {s}",
+    "clerk": fact_type("A clerk at {store} remembered selling {weapon} to {s}",
                 "The owner of {store} recognised {s}'s photo as a customer who bought {weapon}"),
-    "estate_list": _t("The estate inventory of {s}'s {relative} leaves {weapon} to {s}",
+    "estate_list": fact_type("The estate inventory of {s}'s {relative} leaves {weapon} to {s}",
                       "A lawyer's list of bequests left {weapon} to {s}"),
-    "cousin": _t("A cousin recalled {s} carrying {weapon} out of {s_their} {relative}'s house after the funeral",
+    "cousin": fact_type("A cousin recalled {s} carrying {weapon} out of {s_their} {relative}'s house after the funeral",
                  "After the funeral, relatives watched {s} accept {weapon} from the family lawyer"),
-    "guest_saw": _t("A dinner guest once saw {weapon} {spot} at {s}'s house",
+    "guest_saw": fact_type("A dinner guest once saw {weapon} {spot} at {s}'s house",
                     "{s}'s plumber noticed {weapon} {spot} last winter"),
-    "dusty_shelf": _t("When {d} visited, {weapon} was still {spot}, with a faint outline in the dust around it",
+    "dusty_shelf": fact_type("When {d} visited, {weapon} was still {spot}, with a faint outline in the dust around it",
                       "{d} saw {weapon} {spot} during the visit"),
     # motive
-    "debt": _t("{s} borrowed {amount} from {v}", "{s} owed {v} {amount}", exp=(_debt_records,)),
-    "demand": _t("{v} was pressing {s} to repay {amount} at once", "{v} wanted {amount} back from {s} immediately",
+    "debt": fact_type("{s} borrowed {amount} from {v}", "{s} owed {v} {amount}", exp=(_debt_records,)),
+    "demand": fact_type("{v} was pressing {s} to repay {amount} at once", "{v} wanted {amount} back from {s} immediately",
                  exp=(_demand_messages,)),
-    "transfer": _t("Bank records show {v} wiring {amount} to {s} two years ago",
+    "transfer": fact_type("Bank records show {v} wiring {amount} to {s} two years ago",
                    "A bank statement shows {amount} moving from {v}'s account to {s}'s"),
-    "loan_note": _t("A note signed by {s} promising to repay {v} {amount} was in {v}'s desk",
+    "loan_note": fact_type("A note signed by {s} promising to repay {v} {amount} was in {v}'s desk",
                     "{v}'s desk held an IOU for {amount} in {s}'s handwriting"),
-    "voicemail": _t("{s}'s phone held three angry voicemails from {v} about the money",
+    "voicemail": fact_type("{s}'s phone held three angry voicemails from {v} about the money",
                     "{v} left {s} a voicemail saying the patience had run out"),
-    "lawyer_letter": _t("A lawyer's letter sent for {v} gave {s} thirty days to pay {amount}",
+    "lawyer_letter": fact_type("A lawyer's letter sent for {v} gave {s} thirty days to pay {amount}",
                         "{s} had received a letter from {v}'s attorney about {amount}"),
-    "knew_secret": _t("{v} had found out that {s} {secret}", "{v} knew that {s} {secret}",
+    "knew_secret": fact_type("{v} had found out that {s} {secret}", "{v} knew that {s} {secret}",
                       exp=(_secret_evidence,)),
-    "threat": _t("{v} was about to tell everyone that {s} {secret}",
+    "threat": fact_type("{v} was about to tell everyone that {s} {secret}",
                  "{v} had warned {s} that the truth would come out", exp=(_threat_evidence,)),
-    "file_found": _t("In {v}'s apartment there was a folder of clippings about {s}'s past",
+    "file_found": fact_type("In {v}'s apartment there was a folder of clippings about {s}'s past",
                      "{v} kept a folder labelled with {s}'s name, full of old records"),
-    "bragged": _t("{v} had hinted at a dinner party that {s} was not who everyone thought",
+    "bragged": fact_type("{v} had hinted at a dinner party that {s} was not who everyone thought",
                   "A friend heard {v} joke that {s} had a past worth reading about"),
-    "draft_email": _t("{v}'s laptop held an unsent email to a reporter with {s}'s name in the subject line",
+    "draft_email": fact_type("{v}'s laptop held an unsent email to a reporter with {s}'s name in the subject line",
                       "An unsent message to the local paper about {s} was found on {v}'s laptop"),
-    "quarrel": _t("Neighbours heard {v} shout at {s}: 'Next week everyone will know!'",
+    "quarrel": fact_type("Neighbours heard {v} shout at {s}: 'Next week everyone will know!'",
                   "A waiter saw {v} slam a folder on the table in front of {s}"),
-    "fired": _t("{v} got {s} fired from {company}", "{s} lost a job at {company} because of {v}",
+    "fired": fact_type("{v} got {s} fired from {company}", "{s} lost a job at {company} because of {v}",
                 exp=(_fired_evidence,)),
-    "ruined": _t("Since losing the job, {s} has lost nearly everything", "{s}'s life fell apart after leaving {company}",
+    "ruined": fact_type("Since losing the job, {s} has lost nearly everything", "{s}'s life fell apart after leaving {company}",
                  exp=(_ruined_evidence,)),
-    "hr_memo": _t("A memo from {company}'s files, signed by {v}, recommends dismissing {s}",
+    "hr_memo": fact_type("A memo from {company}'s files, signed by {v}, recommends dismissing {s}",
                   "{v}'s signature is on the dismissal paperwork for {s} at {company}"),
-    "coworker_fired": _t("A former coworker at {company} said {v} walked {s} out of the building personally",
+    "coworker_fired": fact_type("A former coworker at {company} said {v} walked {s} out of the building personally",
                          "A coworker remembered {v} boxing up {s}'s desk at {company}"),
-    "foreclosure": _t("The bank foreclosed on {s}'s house in the spring", "{s}'s house was sold at auction last year"),
-    "moved_in": _t("{s} now sleeps on {s_their} sister's couch", "{s} has been living out of a car and a relative's spare room"),
-    "affair": _t("{v} was secretly seeing {s}'s {partner}", "{s}'s {partner} and {v} were having an affair",
+    "foreclosure": fact_type("The bank foreclosed on {s}'s house in the spring", "{s}'s house was sold at auction last year"),
+    "moved_in": fact_type("{s} now sleeps on {s_their} sister's couch", "{s} has been living out of a car and a relative's spare room"),
+    "affair": fact_type("{v} was secretly seeing {s}'s {partner}", "{s}'s {partner} and {v} were having an affair",
                  exp=(_affair_evidence,)),
-    "found_out": _t("{s} had recently discovered the affair", "{s} learned about the affair a week before the death",
+    "found_out": fact_type("{s} had recently discovered the affair", "{s} learned about the affair a week before the death",
                     exp=(_found_out_evidence,)),
-    "hotel": _t("A hotel clerk identified {v} and {s}'s {partner} as a couple who checked in together twice",
+    "hotel": fact_type("A hotel clerk identified {v} and {s}'s {partner} as a couple who checked in together twice",
                 "Hotel receipts in {v}'s car list two guests, one of them {s}'s {partner}"),
-    "dinners": _t("A waiter remembered {v} holding hands with {s}'s {partner} over a candlelit dinner",
+    "dinners": fact_type("A waiter remembered {v} holding hands with {s}'s {partner} over a candlelit dinner",
                   "{v} and {s}'s {partner} were seen dining alone at a quiet bistro out of town"),
-    "phone_checked": _t("{s} admitted to reading {s_their} {partner}'s text messages one night",
+    "phone_checked": fact_type("{s} admitted to reading {s_their} {partner}'s text messages one night",
                         "{s} went through {s_their} {partner}'s phone while the {partner} was asleep"),
-    "scene_at_home": _t("That same night the neighbours heard dishes smashing in {s}'s kitchen",
+    "scene_at_home": fact_type("That same night the neighbours heard dishes smashing in {s}'s kitchen",
                         "Right after that night, {s} threw {s_their} {partner}'s clothes onto the lawn"),
     # opportunity
-    "near_scene": _t("{s} was near {scene} {time}", "{s} was close to {scene} {time}", exp=(_near_records,)),
-    "alone": _t("{s} spent that evening alone", "Nobody was with {s} that night", exp=(_alone_records,)),
-    "has_key": _t("{s} has a key to {scene}", "{s} can let {s_self} into {scene} at any hour",
+    "near_scene": fact_type("{s} was near {scene} {time}", "{s} was close to {scene} {time}", exp=(_near_records,)),
+    "alone": fact_type("{s} spent that evening alone", "Nobody was with {s} that night", exp=(_alone_records,)),
+    "has_key": fact_type("{s} has a key to {scene}", "{s} can let {s_self} into {scene} at any hour",
                    exp=(_key_records,)),
-    "no_alibi": _t("No one can vouch for {s} {time}", "{s} cannot account for the hours {time}",
+    "no_alibi": fact_type("No one can vouch for {s} {time}", "{s} cannot account for the hours {time}",
                    exp=(_no_alibi_records,)),
-    "parking": _t("A parking ticket was written for {s}'s car on the street beside {scene} {time}",
+    "parking": fact_type("A parking ticket was written for {s}'s car on the street beside {scene} {time}",
                   "A traffic camera caught {s}'s car turning into the lot at {scene} {time}"),
-    "phone_ping": _t("{s}'s phone connected to the cell tower next to {scene} that night",
+    "phone_ping": fact_type("{s}'s phone connected to the cell tower next to {scene} that night",
                      "Phone records place {s}'s phone beside {scene} for about an hour that night"),
-    "cancelled_plans": _t("{s} cancelled a dinner with friends at the last minute that evening",
+    "cancelled_plans": fact_type("{s} cancelled a dinner with friends at the last minute that evening",
                           "{s} told {s_their} bowling league that {s_they} would skip that night's game"),
-    "empty_house": _t("A neighbour saw no lights on at {s}'s house all evening",
+    "empty_house": fact_type("A neighbour saw no lights on at {s}'s house all evening",
                       "{s}'s dog barked alone in the house for hours, the neighbours said"),
-    "key_copy": _t("A locksmith's records show a key to {scene} cut for {s} last month",
+    "key_copy": fact_type("A locksmith's records show a key to {scene} cut for {s} last month",
                    "{s} paid a hardware store to copy a key from {scene}"),
-    "key_ring": _t("{d} noticed a key tagged with the name of {scene} on {s}'s key ring",
+    "key_ring": fact_type("{d} noticed a key tagged with the name of {scene} on {s}'s key ring",
                    "A key marked for {scene} dangled from {s}'s key ring"),
-    "story_changed": _t("{s} first said {s_they} had been at the cinema, then later said {s_they} had stayed home",
+    "story_changed": fact_type("{s} first said {s_they} had been at the cinema, then later said {s_they} had stayed home",
                         "{s} gave {d} two different accounts of that night"),
-    "alibi_failed": _t("The friend {s} named as company that night said they never met",
+    "alibi_failed": fact_type("The friend {s} named as company that night said they never met",
                        "The cinema's ticket records show no sale to {s} that night"),
     # the suspicious fact
-    "odd_act": _t("{s} {odd}", "People noticed that {s} {odd}", exp=(_odd_act_seen,)),
-    "odd_reason": _t("{s} {odd_why}", "It turned out {s} {odd_why}", exp=(_odd_reason_detail,)),
-    "odd_witness": _t("A neighbour told {d} that {s} {odd}", "{d} heard from a neighbour that {s} {odd}"),
-    "odd_detail": _t("{s} {odd_detail}", "As {d} later learned, {s} {odd_detail}"),
+    "odd_act": fact_type("{s} {odd}", "People noticed that {s} {odd}", exp=(_odd_act_seen,)),
+    "odd_reason": fact_type("{s} {odd_why}", "It turned out {s} {odd_why}", exp=(_odd_reason_detail,)),
+    "odd_witness": fact_type("A neighbour told {d} that {s} {odd}", "{d} heard from a neighbour that {s} {odd}"),
+    "odd_detail": fact_type("{s} {odd_detail}", "As {d} later learned, {s} {odd_detail}"),
 }  # fmt: skip
 
 # Validators: below each gold fact these words may not appear (the reader must infer it).

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...rng import Chooser
 from .text import People, person
-from .trees import Fact, FactType, Library, Node, Slots, banned_pattern, grow
+from .trees import Fact, Library, Node, Slots, banned_pattern, fact_type, grow, supports
 
 __all__ = ["LIBRARY", "SETTINGS", "believed_place", "generate_placement"]
 
@@ -167,57 +167,46 @@ def _unseen(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
     return _obs(s, ch, _UNSEEN)
 
 
-def _chain(next_type: str, rule: str) -> Any:
-    def expand(s: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-        return [Fact(next_type, s)], rule
-
-    return expand
-
-
-def _t(*say: str, exp: tuple[Any, ...] = ()) -> FactType:
-    return FactType(say, exp)
-
-
 LIBRARY: Library = {
-    "seen": _t("{q} saw {p} put {item} {dest}", exp=(_seen,)),
-    "unseen": _t("{q} did not see {p} put {item} {dest}", exp=(_unseen,)),
+    "seen": fact_type("{q} saw {p} put {item} {dest}", exp=(_seen,)),
+    "unseen": fact_type("{q} did not see {p} put {item} {dest}", exp=(_unseen,)),
     # why someone could follow the move
-    "beside": _t("{q} was standing right next to {p} at that moment", "{q} stood at {p}'s elbow the whole time",
-                 exp=(_chain("beside_why", "Someone asked to wait for a person stays right next to them."),)),
-    "beside_why": _t("{p} had asked {q} to wait there for a word", "{q} was waiting for {p} to sign off a rota",
-                     exp=(_chain("beside_why2", "A question that needs an answer keeps a person waiting nearby."),)),
-    "beside_why2": _t("{q} needed {p}'s answer about swapping a shift", "{q} had a question for {p} about the week's rota"),
-    "idle": _t("{q} had nothing to do just then", "{q} was taking a short break, looking around",
-               exp=(_chain("idle_why", "Someone whose work is done has time to look around."),)),
-    "idle_why": _t("{q} had finished {q_their} own jobs early", "{q}'s tasks for the hour were all done",
-                   exp=(_chain("idle_why2", "Someone who starts early finishes early."),)),
-    "idle_why2": _t("{q} had come in an hour before everyone else", "{q} started the day at dawn"),
-    "helping": _t("{q} was helping {p} clear some space", "{q} held the door open for {p}",
-                  exp=(_chain("helping_why", "Someone who offers to help stays alongside the person they help."),)),
-    "helping_why": _t("{q} had offered {p} a hand", "{q} had promised to help {p} tidy up",
-                      exp=(_chain("helping_why2", "People help colleagues who have helped them before."),)),
-    "helping_why2": _t("{p} had covered one of {q}'s shifts the week before", "{p} had helped {q} move flat last month"),
-    "chatting": _t("{q} and {p} were chatting the whole time", "{q} was telling {p} a long story",
-                   exp=(_chain("chatting_why", "Friends catching up talk face to face."),)),
-    "chatting_why": _t("{q} and {p} had not caught up in weeks", "{q} was eager to tell {p} some news",
-                       exp=(_chain("chatting_why2", "Someone back from a trip has news to tell."),)),
-    "chatting_why2": _t("{q} had just come back from a trip abroad", "{q} had returned from a week away"),
+    "beside": fact_type("{q} was standing right next to {p} at that moment", "{q} stood at {p}'s elbow the whole time",
+                 exp=(supports("beside_why", rule="Someone asked to wait for a person stays right next to them."),)),
+    "beside_why": fact_type("{p} had asked {q} to wait there for a word", "{q} was waiting for {p} to sign off a rota",
+                     exp=(supports("beside_why2", rule="A question that needs an answer keeps a person waiting nearby."),)),
+    "beside_why2": fact_type("{q} needed {p}'s answer about swapping a shift", "{q} had a question for {p} about the week's rota"),
+    "idle": fact_type("{q} had nothing to do just then", "{q} was taking a short break, looking around",
+               exp=(supports("idle_why", rule="Someone whose work is done has time to look around."),)),
+    "idle_why": fact_type("{q} had finished {q_their} own jobs early", "{q}'s tasks for the hour were all done",
+                   exp=(supports("idle_why2", rule="Someone who starts early finishes early."),)),
+    "idle_why2": fact_type("{q} had come in an hour before everyone else", "{q} started the day at dawn"),
+    "helping": fact_type("{q} was helping {p} clear some space", "{q} held the door open for {p}",
+                  exp=(supports("helping_why", rule="Someone who offers to help stays alongside the person they help."),)),
+    "helping_why": fact_type("{q} had offered {p} a hand", "{q} had promised to help {p} tidy up",
+                      exp=(supports("helping_why2", rule="People help colleagues who have helped them before."),)),
+    "helping_why2": fact_type("{p} had covered one of {q}'s shifts the week before", "{p} had helped {q} move flat last month"),
+    "chatting": fact_type("{q} and {p} were chatting the whole time", "{q} was telling {p} a long story",
+                   exp=(supports("chatting_why", rule="Friends catching up talk face to face."),)),
+    "chatting_why": fact_type("{q} and {p} had not caught up in weeks", "{q} was eager to tell {p} some news",
+                       exp=(supports("chatting_why2", rule="Someone back from a trip has news to tell."),)),
+    "chatting_why2": fact_type("{q} had just come back from a trip abroad", "{q} had returned from a week away"),
     # why someone could not follow the move
-    "busy": _t("{q} {task}", "At that moment {q} {task}",
-               exp=(_chain("busy_why", "When that happens, the {role} has to deal with it at once, eyes down."),)),
-    "busy_why": _t("{why}", "Just then, {why}",
-                   exp=(_chain("busy_why2", "One thing leads to another."),)),
-    "busy_why2": _t("{why2}", "That morning {why2}"),
-    "away": _t("{q} was over in {away}", "{q} had gone off to {away}",
-               exp=(_chain("away_why", "Errands take people to other parts of the building."),)),
-    "away_why": _t("{q} had been sent to fetch something from {away}", "{q} needed something from {away}",
-                   exp=(_chain("away_why2", "Supplies run out and must be fetched."),)),
-    "away_why2": _t("The supplies {q} keeps in {away} were needed upstairs", "{q} had run out of the supplies stored in {away}"),
-    "phone": _t("{q} was on a long phone call", "{q} had {q_their} phone pressed to {q_their} ear",
-                exp=(_chain("phone_why", "A call about family comes first."),)),
-    "phone_why": _t("{q}'s {relative} had called with news", "{q} was talking to {q_their} {relative}",
-                    exp=(_chain("phone_why2", "Family news is long news."),)),
-    "phone_why2": _t("{q}'s {relative} had just had a baby", "{q}'s {relative} was moving house that day"),
+    "busy": fact_type("{q} {task}", "At that moment {q} {task}",
+               exp=(supports("busy_why", rule="When that happens, the {role} has to deal with it at once, eyes down."),)),
+    "busy_why": fact_type("{why}", "Just then, {why}",
+                   exp=(supports("busy_why2", rule="One thing leads to another."),)),
+    "busy_why2": fact_type("{why2}", "That morning {why2}"),
+    "away": fact_type("{q} was over in {away}", "{q} had gone off to {away}",
+               exp=(supports("away_why", rule="Errands take people to other parts of the building."),)),
+    "away_why": fact_type("{q} had been sent to fetch something from {away}", "{q} needed something from {away}",
+                   exp=(supports("away_why2", rule="Supplies run out and must be fetched."),)),
+    "away_why2": fact_type("The supplies {q} keeps in {away} were needed upstairs", "{q} had run out of the supplies stored in {away}"),
+    "phone": fact_type("{q} was on a long phone call", "{q} had {q_their} phone pressed to {q_their} ear",
+                exp=(supports("phone_why", rule="A call about family comes first."),)),
+    "phone_why": fact_type("{q}'s {relative} had called with news", "{q} was talking to {q_their} {relative}",
+                    exp=(supports("phone_why2", rule="Family news is long news."),)),
+    "phone_why2": fact_type("{q}'s {relative} had just had a baby", "{q}'s {relative} was moving house that day"),
 }  # fmt: skip
 
 RELATIVES = ("sister", "brother", "cousin", "mother", "father", "aunt", "uncle")

@@ -377,9 +377,9 @@ def extract_choice(response: str, aliases: Sequence[Sequence[str]]) -> int | Non
     boxed = re.findall(r"<<<(.*?)>>>", text, re.DOTALL)
     if boxed:
         candidates.append(boxed[-1])
-    markers = list(_MARKER.finditer(text))
-    if markers:
-        candidates.append(text[markers[-1].end() :].split("\n\n")[0])
+    # Every "answer" marker, the last first: "Answer: 2 ... hope this answer helps" is a 2.
+    for marker in reversed(list(_MARKER.finditer(text))):
+        candidates.append(text[marker.end() :].split("\n\n")[0])
     lines = [line for line in text.strip().splitlines() if line.strip()]
     if lines:
         candidates.append(lines[-1])

@@ -25,9 +25,11 @@ __all__ = [
     "Library",
     "Node",
     "banned_pattern",
+    "fact_type",
     "fill",
     "grow",
     "leaks",
+    "supports",
 ]
 
 Slots = Mapping[str, str]
@@ -62,6 +64,20 @@ DEEP = 3
 
 
 Library = Mapping[str, FactType]
+
+
+def supports(*types: str, rule: str) -> Expansion:
+    """The common expansion: facts of ``types`` with the parent's own slots, joined by ``rule``."""
+
+    def expand(slots: Slots, chooser: Chooser) -> tuple[list[Fact], str]:
+        return [Fact(t, slots) for t in types], rule
+
+    return expand
+
+
+def fact_type(*say: str, exp: Sequence[Expansion] = (), deep: Sequence[Expansion] = ()) -> FactType:
+    """A library entry: its wordings, then how it may be supported (see ``FactType``)."""
+    return FactType(say, exp, deep)
 
 
 @dataclass(frozen=True)
