@@ -21,6 +21,15 @@ BEGIN, END = "<!-- BEGIN GENERATED EXAMPLES -->", "<!-- END GENERATED EXAMPLES -
 DOCS = Path(__file__).resolve().parent
 
 
+def details(summary: str, prompt: str, *, open_: bool = False, after: str = "") -> str:
+    """A collapsible example: the summary line, the prompt as a text block, then ``after``."""
+    flag = " open" if open_ else ""
+    return (
+        f"<details{flag}><summary>{summary}</summary>\n\n```text\n{prompt}\n```\n\n{after}"
+        "</details>\n"
+    )
+
+
 def dyval_examples() -> str:
     parts = []
     for cls in TASKS:
@@ -28,11 +37,8 @@ def dyval_examples() -> str:
         parts.append(f"### `{task.id}`\n\n{task.description}\n")
         for index, level in enumerate(task.levels):  # other indices: the classes vary
             item = task.make_item(level, 1, index)
-            open_ = " open" if level == "D1" else ""
-            parts.append(
-                f"<details{open_}><summary>{level} (answer: <code>{item.answer}</code>)"
-                f"</summary>\n\n```text\n{item.prompt}\n```\n\n</details>\n"
-            )
+            summary = f"{level} (answer: <code>{item.answer}</code>)"
+            parts.append(details(summary, item.prompt, open_=level == "D1"))
         item = task.make_item("D1", 1, 0)
         parts.append(f"Steps (`--with-steps`, D1):\n\n```text\n{task.steps(item)}\n```\n")
     return "\n".join(parts)
@@ -53,16 +59,12 @@ def zebra_examples() -> str:
     for level, label in (("2x3", "easy"), ("4x4", "hard"), ("6x6", "hard, the largest size")):
         item = task.make_item(level, 1, 0)
         answer = json.dumps(json.loads(item.answer), ensure_ascii=False)
-        open_ = " open" if level == "2x3" else ""
-        parts.append(
-            f"<details{open_}><summary>{level} ({label}; {len(item.problem['clues'])} clues)"
-            f"</summary>\n\n```text\n{item.prompt}\n```\n\nGold answer:\n\n```json\n{answer}\n```"
-            f"\n\n</details>\n"
-        )
+        summary = f"{level} ({label}; {len(item.problem['clues'])} clues)"
+        gold = f"Gold answer:\n\n```json\n{answer}\n```\n\n"
+        parts.append(details(summary, item.prompt, open_=level == "2x3", after=gold))
     item = task.make_item("3x3", 1, 0, style="oneshot")
     parts.append(
-        "<details><summary>3x3 in the <code>oneshot</code> style (the paper's protocol)</summary>"
-        f"\n\n```text\n{item.prompt}\n```\n\n</details>\n"
+        details("3x3 in the <code>oneshot</code> style (the paper's protocol)", item.prompt)
     )
     item = task.make_item("4x4", 1, 0)
     parts.append(f"Steps (`--with-steps`, the 4x4 above):\n\n```text\n{task.steps(item)}\n```\n")
@@ -76,10 +78,11 @@ def flenqa_examples() -> str:
     for cls in FLENQA:
         task = get_task(cls.id)
         item = task.make_item("250", 1, 0)
+        summary = (
+            f"250 tokens ({item.problem['tokens']} measured; answer: <code>{item.answer}</code>)"
+        )
         parts.append(
-            f"### `{task.id}`\n\n{task.description}\n\n<details open><summary>250 tokens "
-            f"({item.problem['tokens']} measured; answer: <code>{item.answer}</code>)</summary>"
-            f"\n\n```text\n{item.prompt}\n```\n\n</details>\n"
+            f"### `{task.id}`\n\n{task.description}\n\n" + details(summary, item.prompt, open_=True)
         )
     task = get_task("flenqa.people_in_rooms")
     for padding, position in (
@@ -88,12 +91,12 @@ def flenqa_examples() -> str:
         ("different", "random"),
     ):
         item = task.make_item("500", 1, 1, {"padding": padding, "position": position}, "cot")
-        parts.append(
-            f"<details><summary><code>flenqa.people_in_rooms</code> at 500 tokens, padding "
-            f"<code>{padding}</code>, position <code>{position}</code>, style <code>cot</code> "
-            f"({item.problem['tokens']} tokens measured)</summary>\n\n```text\n{item.prompt}"
-            f"\n```\n\n</details>\n"
+        summary = (
+            f"<code>flenqa.people_in_rooms</code> at 500 tokens, padding <code>{padding}</code>, "
+            f"position <code>{position}</code>, style <code>cot</code> "
+            f"({item.problem['tokens']} tokens measured)"
         )
+        parts.append(details(summary, item.prompt))
     item = task.make_item("500", 1, 1)
     parts.append(f"Steps (`--with-steps`):\n\n```text\n{task.steps(item)}\n```\n")
     return "\n".join(parts)
@@ -109,12 +112,9 @@ def musr_examples() -> str:
         for level in task.levels:
             item = task.make_item(level, 1, 0, style="cot+")
             words = len(item.problem["story"].split())
-            open_ = " open" if level == "L1" else ""
-            parts.append(
-                f"<details{open_}><summary>{level}, style <code>cot+</code> ({words} words; "
-                f"answer: <code>{item.answer}</code>)</summary>\n\n```text\n{item.prompt}\n```\n\n"
-                "</details>\n"
-            )
+            answer = f"<code>{item.answer}</code>"
+            summary = f"{level}, style <code>cot+</code> ({words} words; answer: {answer})"
+            parts.append(details(summary, item.prompt, open_=level == "L1"))
         item = task.make_item("L1", 1, 0)
         parts.append(f"Steps (`--with-steps`, L1):\n\n```text\n{task.steps(item)}\n```\n")
     return "\n".join(parts)

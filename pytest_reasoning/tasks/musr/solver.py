@@ -41,7 +41,7 @@ def solve_teams(problem: Mapping[str, Any]) -> int:
     index of the highest total of skills plus the teamwork of people sharing a task."""
     people = problem["people"]
     skills = problem["skills"]
-    teamwork = {frozenset(k.split(" & ")): v for k, v in problem["teamwork"].items()}
+    teamwork = {frozenset(t["pair"]): t["score"] for t in problem["teamwork"]}
     best: tuple[int, frozenset[frozenset[str]]] | None = None
     for assign in product((0, 1), repeat=len(people)):
         if len(set(assign)) < 2:

@@ -76,8 +76,7 @@ class MusrTask(Task):
             f"{story.text}\n\n{self.ask(facts)}\n\nPick one of the following choices:\n"
             + "\n".join(f"{n} - {self.option_text(facts, o)}" for n, o in enumerate(options, 1))
         )
-        return Generated(problem, self.option_text(facts, options[answer]), body,
-                         {"explanation": self.reasoning(facts)})  # fmt: skip
+        return Generated(problem, self.option_text(facts, options[answer]), body)
 
     def build(
         self, ch: Chooser, params: Mapping[str, Any]
@@ -103,7 +102,7 @@ class MusrTask(Task):
         parts = []
         if style == "1shot-cot+":
             for ex in examples:
-                steps = " ".join(ex.extra.get("explanation", []))
+                steps = " ".join(ex.problem["explanation"])
                 number = ex.problem["answer_index"] + 1
                 parts.append(
                     f"Here is a solved example.\n\n{ex.body}\n\nReasoning: {steps}\n"
@@ -332,7 +331,7 @@ class TeamAllocationTask(MusrTask):
             "people": facts["people"], "tasks": facts["tasks"], "skills": facts["skills"],
             "teamwork": [{"pair": k.split(" & "), "score": v}
                          for k, v in facts["teamwork"].items()],
-            "teamwork_by_pair": facts["teamwork"], "margin": facts["margin"],
+            "margin": facts["margin"],
             "trees": {p: [t.to_dict() for t in ts] for p, ts in facts["trees"].items()},
             "explanation": self.reasoning(facts),
         }  # fmt: skip
@@ -348,8 +347,7 @@ class TeamAllocationTask(MusrTask):
         return [[describe_allocation(problem["tasks"], o)] for o in problem["choices"]]
 
     def solve_index(self, problem: Mapping[str, Any]) -> int:
-        teams = {**problem, "teamwork": problem["teamwork_by_pair"]}
-        return solver.solve_teams(teams)
+        return solver.solve_teams(problem)
 
     def export_answer(self, answer: str) -> Any:
         # "the bake sale: Ann and Bo; the raffle: Cy" → {"the bake sale": ["Ann", "Bo"], ...}

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-__all__ = ["People", "article", "join_names", "person", "sentence", "word_count"]
+__all__ = ["People", "article", "join_names", "person", "sentence"]
 
 People = Sequence[tuple[str, str]]  # (first name, "f" | "m")
 
@@ -36,7 +35,3 @@ def sentence(text: str) -> str:
     text = text.strip()
     text = text[:1].upper() + text[1:]
     return text if text[-1:] in ".!?'\"" else text + "."
-
-
-def word_count(text: str) -> int:
-    return len(re.findall(r"[A-Za-z0-9']+", text))

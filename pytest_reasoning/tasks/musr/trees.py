@@ -182,7 +182,9 @@ def grow(
         for c in children:  # the rule may name what the expansion drew (a job, a store)
             known.update(c.slots)
         node = Node(text, kind, (*kids, Node(fill(rule, known), "commonsense")))
-        bad = leaks(node, banned)
+        # Only the direct children: each grown child already passed this check below it
+        # (same pattern), so rescanning its subtree at every ancestor would be quadratic.
+        bad = [c.text for c in node.children if banned and banned.search(c.text)]
         if not bad:
             return node
         tried += bad
