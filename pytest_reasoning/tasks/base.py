@@ -13,7 +13,7 @@ import threading
 from abc import ABC, abstractmethod
 from array import array
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -21,7 +21,7 @@ from ..core import Item, Score, canonical_json
 from ..errors import InvalidArgument, UnknownLevel
 from ..rng import Chooser, SeededChooser, derive_seed
 
-__all__ = ["Generated", "Knob", "Task", "item_id"]
+__all__ = ["Generated", "Knob", "Shortcut", "Task", "item_id"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,17 @@ class Knob:
 
     def _item(self) -> str:
         return self.item_kind.__name__ if self.item_kind else "values"
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    """A heuristic that answers an item WITHOUT the reasoning the task names (a shortcut
+    baseline for ``pytest-reasoning audit``). It reads only what the prompt shows: ``guess``
+    returns an answer in the gold's format, or ``None`` to abstain (scored as wrong)."""
+
+    name: str
+    doc: str
+    guess: Callable[[Item], str | None]
 
 
 @dataclass(frozen=True)
@@ -342,6 +353,17 @@ class Task(ABC):
     def steps(self, item: Item) -> str:
         """Step-by-step solution of an item, for fine-tuning (``export --with-steps``)."""
         return self.explain(item.problem, item.answer)
+
+    # -- shortcut audit ------------------------------------------------------------------
+    def shortcuts(self) -> Sequence[Shortcut]:
+        """The family's declared heuristic rules (see ``pytest-reasoning audit``)."""
+        return ()
+
+    def choice_texts(self, item: Item) -> Mapping[str, str] | None:
+        """For multiple-choice tasks: the text tied to each answer choice (e.g. each
+        suspect's chapter), keyed by the answer that choice stands for, so the audit can
+        train a per-choice bag-of-words classifier; ``None`` for other tasks."""
+        return None
 
 
 _PATIENCE = 100  # fresh draws tried for a new problem before a duplicate is accepted
