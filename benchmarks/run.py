@@ -31,7 +31,7 @@ def import_cost_ms(repeats: int = 7) -> float:
                 "-X",
                 "importtime",
                 "-c",
-                "import pytest; import pytest_reasoning.plugin",
+                "import pytest; import pytest_reasoning.plugin.hooks",
             ],
             capture_output=True,
             text=True,

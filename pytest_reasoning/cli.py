@@ -11,9 +11,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from .errors import ReasoningError
+from .config import parse_param
+from .errors import InvalidArgument, ReasoningError
+from .gates import read_results
+from .models.kinds import model_kind
 from .registry import get_task, task_ids
-from .results import read_results
 
 __all__ = ["export_items", "main"]
 
@@ -21,16 +23,10 @@ EXIT_USAGE = 2
 
 
 def _param(text: str) -> tuple[str, Any]:
-    import yaml
-
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
-    return key.strip(), value
+        return parse_param(text)
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def export_items(
@@ -144,10 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from .comparison import baseline_answers, compare
     from .core import Outcome
-    from .htmlreport import build_report
-    from .results import GateSpec
+    from .gates import GateSpec, baseline_answers, compare
+    from .report import build_report
 
     rows = _read_all(args.results)
     comparisons = []
@@ -229,7 +224,7 @@ def robustness_command(args: argparse.Namespace) -> int:
 
 
 def plan_command(args: argparse.Namespace) -> int:
-    from .paired import samples_to_detect_drop
+    from .gates.paired import samples_to_detect_drop
 
     if args.levels < 1:
         raise ReasoningError("--levels: must be >= 1")
@@ -281,7 +276,7 @@ def frontier_command(args: argparse.Namespace) -> int:
         _check_writable("--json", os.path.dirname(os.path.abspath(args.json)))
     with contextlib.ExitStack() as stack:
         local_url = local_identity = None
-        if args.llm == "local":
+        if model_kind(args.llm).needs_local_server:
             from .models.local import LocalServer
 
             server = stack.enter_context(LocalServer())

@@ -7,25 +7,34 @@ YAML file is not a suite and is left alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .core import Item
 from .errors import InvalidArgument, InvalidSuite, UnknownLevel, UnknownTask
+from .gates import METRICS, GateRule, GateSpec
 from .registry import get_task
+from .tasks.base import item_id
 
 __all__ = [
     "MAX_SAMPLES",
+    "Address",
     "EntrySpec",
     "LevelSpec",
     "SuiteSpec",
+    "addresses",
     "is_suite_file",
     "load_suite",
+    "parse_param",
     "parse_suite",
 ]
 
 MAX_SAMPLES = 100_000
+# What a suite that says nothing gets (the gate keys' defaults are GateRule's own).
+DEFAULTS: dict[str, Any] = {"samples": 10, "seeds": (1,), "style": "direct", "params": {}}
+_RULE = GateRule()
 # Settings that cascade suite → entry → level; each layer adds its own structural keys.
 LEVEL_KEYS = {
     "samples",
@@ -39,7 +48,6 @@ LEVEL_KEYS = {
     "alpha",
     "metric",
 }
-METRICS = ("accuracy", "puzzle", "cell")
 
 # Every key a suite may use: (where, type, meaning). docs/suites.md's table is generated from
 # this (docs/gen_examples.py), and a test checks it covers exactly the keys the parser accepts.
@@ -54,10 +62,18 @@ KEY_DOCS: dict[str, tuple[str, str, str]] = {
         "item-id prefix, unique in the file (default: the task id)",
     ),
     "levels": ("entry", "list, or mapping level → overrides", "the task's levels"),
-    "samples": ("any", f"integer 0..{MAX_SAMPLES}", "samples per level and seed (default 10)"),
-    "seed": ("any", "integer", "the generation seed (default 1; not with `seeds`)"),
+    "samples": (
+        "any",
+        f"integer 0..{MAX_SAMPLES}",
+        f"samples per level and seed (default {DEFAULTS['samples']})",
+    ),
+    "seed": (
+        "any",
+        "integer",
+        f"the generation seed (default {DEFAULTS['seeds'][0]}; not with `seeds`)",
+    ),
     "seeds": ("any", "non-empty list of integers", "several generation seeds"),
-    "style": ("any", "string", "prompt style offered by the task (default `direct`)"),
+    "style": ("any", "string", f"prompt style offered by the task (default `{DEFAULTS['style']}`)"),
     "params": ("any", "mapping", "task knobs, merged down the layers (see the task's page)"),
     "min_accuracy": ("any", "number in [0, 1] or null", "gate threshold"),
     "confidence": (
@@ -67,12 +83,12 @@ KEY_DOCS: dict[str, tuple[str, str, str]] = {
     ),
     "max_drop": (
         "any",
-        "number in [0, 1], default 0",
+        f"number in [0, 1], default {_RULE.max_drop:g}",
         "regression gate against a baseline: the accuracy drop tolerated",
     ),
     "alpha": (
         "any",
-        "number in (0, 1), default 0.05",
+        f"number in (0, 1), default {_RULE.alpha:g}",
         "that gate's significance (Holm-corrected across levels)",
     ),
     "metric": (
@@ -95,11 +111,7 @@ class LevelSpec:
     seeds: tuple[int, ...]
     style: str
     params: dict[str, Any]
-    min_accuracy: float | None
-    confidence: float | None
-    max_drop: float = 0.0  # regression gate against a baseline: tolerated accuracy drop
-    alpha: float = 0.05  # … and its significance (Holm-corrected across levels)
-    metric: str = "accuracy"  # "cell": gate the mean partial credit (zebra's cell accuracy)
+    rule: GateRule = field(default_factory=GateRule)
 
 
 @dataclass(frozen=True)
@@ -114,6 +126,63 @@ class SuiteSpec:
     path: str
     name: str
     entries: tuple[EntrySpec, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Address:
+    """One sample of a suite: (entry, level, seed, index). Collection and the
+    ``reasoning_results`` fixture both walk a suite through :func:`addresses`."""
+
+    suite: str  # the suite file as named in messages and gate ids
+    entry: EntrySpec
+    level: LevelSpec
+    seed: int
+    index: int
+
+    @property
+    def sample(self) -> str:
+        """``D2-s1-007``: the level, seed and index part of every id."""
+        return f"{self.level.level}-s{self.seed}-{self.index:03d}"
+
+    @property
+    def sample_id(self) -> str:
+        """The item id results rows carry: ``dyval.arithmetic[D2-s1-007]``."""
+        return item_id(self.entry.id, self.level.level, self.seed, self.index)
+
+    @property
+    def gate(self) -> GateSpec:
+        return GateSpec(self.suite, self.entry.id, self.level.level, self.level.rule)
+
+    def make_item(self) -> Item:
+        lv = self.level
+        return get_task(self.entry.task).make_item(
+            lv.level, self.seed, self.index, lv.params, lv.style, id=self.sample_id
+        )
+
+
+def addresses(suite: SuiteSpec) -> Iterator[Address]:
+    """Every sample of a suite, in file order: entry, level, seed, index."""
+    for entry in suite.entries:
+        for lv in entry.levels:
+            for seed in lv.seeds:
+                for index in range(lv.samples):
+                    yield Address(suite.path, entry, lv, seed, index)
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with a YAML value (``depth=4``, ``ops=[and, or]``); a value YAML cannot
+    read stays a string. The one parser of the CLI's ``--param`` and the plugin's
+    ``--llm-param``; raises InvalidArgument with one line."""
+    import yaml
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise InvalidArgument(f"expected key=value, got {text!r}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return key.strip(), value
 
 
 def is_suite_file(path: Path) -> bool:
@@ -294,22 +363,7 @@ def parse_suite(
     _keys(data, SUITE_KEYS, "", path)
     if "tasks" not in data:
         raise InvalidSuite(path, "tasks", "missing; expected a list of task entries")
-    base = _common(
-        data,
-        "",
-        path,
-        {
-            "samples": 10,
-            "seeds": (1,),
-            "style": "direct",
-            "params": {},
-            "min_accuracy": None,
-            "confidence": None,
-            "max_drop": 0.0,
-            "alpha": 0.05,
-            "metric": "accuracy",
-        },
-    )
+    base = _common(data, "", path, {**DEFAULTS, **_RULE.to_dict()})
     name = data.get("name", Path(path).stem)
     if not isinstance(name, str):
         raise InvalidSuite(path, "name", f"expected a string, got {_type_name(name)}")
@@ -398,11 +452,7 @@ def parse_suite(
                     seeds=(seed,) if seed is not None else tuple(lset["seeds"]),
                     style=lset["style"],
                     params=dict(lset["params"]),
-                    min_accuracy=lset["min_accuracy"],
-                    confidence=lset["confidence"],
-                    max_drop=lset["max_drop"],
-                    alpha=lset["alpha"],
-                    metric=lset["metric"],
+                    rule=GateRule.from_dict(lset),
                 )
             )
         entries.append(EntrySpec(id=eid, task=task_id, levels=tuple(levels)))

@@ -22,6 +22,7 @@ from .core import Item, Outcome, Reply
 from .errors import ReasoningError
 from .models.base import ChatRequest, ModelClient, redact
 from .models.cache import ResponseCache
+from .models.kinds import model_kind
 from .models.litellm_client import LiteLLMClient, RetryPolicy
 from .registry import get_task
 
@@ -127,7 +128,7 @@ class Evaluator:
             return client
         cfg = self.config
         retry = RetryPolicy(attempts=cfg.attempts)
-        if model == "local":
+        if model_kind(model).needs_local_server:
             if not cfg.local_url:
                 raise ReasoningError("model 'local' requested but the local server is not running")
             from .models.local import ALIAS
@@ -202,7 +203,7 @@ class Evaluator:
         fut = self._futures.get(key)
         if fut is not None:
             return fut
-        if model == "reference":
+        if not model_kind(model).calls_model:  # the reference: the task's own solver
             fut = concurrent.futures.Future()
             try:
                 fut.set_result(Reply(content=get_task(item.task).reference_response(item)))

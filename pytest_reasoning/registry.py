@@ -1,35 +1,83 @@
-"""Task id → Task. Built-in families plus any registered under the entry-point group
-``pytest_reasoning.tasks`` (a third party's ``Task`` subclass)."""
+"""Task id → Task. Every family registers itself, built-in or third-party, through one line in
+its package metadata: an entry point in the group ``pytest_reasoning.tasks`` naming a
+:class:`~pytest_reasoning.tasks.base.Task` subclass, an instance, or a sequence of them::
+
+    [project.entry-points."pytest_reasoning.tasks"]
+    mytasks = "my_package.tasks:TASKS"
+
+A task id registered twice, or an entry point that is not a task, is a one-line error naming
+both sources: a silently shadowed task would make results mean something else.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
+from importlib.metadata import EntryPoint
+from typing import Any
 
-from .errors import UnknownTask
+from .errors import ReasoningError, UnknownTask
 from .tasks.base import Task
 
-__all__ = ["ENTRY_POINT_GROUP", "all_tasks", "get_task", "task_ids"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "all_tasks",
+    "get_task",
+    "load_tasks",
+    "task_for_prompt",
+    "task_ids",
+]
 
 ENTRY_POINT_GROUP = "pytest_reasoning.tasks"
+
+
+def _as_tasks(name: str, value: str, obj: Any) -> list[Task]:
+    items = obj if isinstance(obj, (list, tuple)) else [obj]
+    out = []
+    for one in items:
+        task = one() if isinstance(one, type) and issubclass(one, Task) else one
+        if not isinstance(task, Task):
+            raise ReasoningError(
+                f"entry point {name!r} ({value}) in group {ENTRY_POINT_GROUP}: expected a Task "
+                f"subclass, a Task or a sequence of them, got {type(one).__name__} {one!r:.80}"
+            )
+        out.append(task)
+    return out
 
 
 @cache
 def _tasks() -> dict[str, Task]:
     from importlib.metadata import entry_points
 
-    from .tasks.dyval import TASKS as DYVAL
-    from .tasks.flenqa import TASKS as FLENQA
-    from .tasks.musr import TASKS as MUSR
-    from .tasks.zebra import TASKS as ZEBRA
+    return load_tasks(entry_points(group=ENTRY_POINT_GROUP))
 
+
+def load_tasks(eps: Iterable[EntryPoint]) -> dict[str, Task]:
+    """Tasks by id from entry points (in name order); one-line errors as described above."""
     found: dict[str, Task] = {}
-    for cls in (*DYVAL, *FLENQA, *MUSR, *ZEBRA):
-        found[cls.id] = cls()
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        obj = ep.load()
-        task = obj() if isinstance(obj, type) else obj
-        if isinstance(task, Task):
-            found.setdefault(task.id, task)
+    source: dict[str, str] = {}
+    for ep in sorted(eps, key=lambda e: e.name):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken third-party package: name it, do not crash
+            raise ReasoningError(
+                f"entry point {ep.name!r} ({ep.value}) in group {ENTRY_POINT_GROUP} failed to "
+                f"load: {type(exc).__name__}: {exc}"
+            ) from None
+        for task in _as_tasks(ep.name, ep.value, obj):
+            where = f"entry point {ep.name!r} ({ep.value})"
+            if task.id in found:
+                raise ReasoningError(
+                    f"task id {task.id!r} is registered twice: by {source[task.id]} and by "
+                    f"{where}; rename one"
+                )
+            found[task.id] = task
+            source[task.id] = where
+    if not found:
+        raise ReasoningError(
+            f"no tasks registered in the entry point group {ENTRY_POINT_GROUP}: is "
+            "pytest-reasoning installed (pip install -e .)?"
+        )
     return found
 
 
@@ -48,3 +96,14 @@ def get_task(task_id: str) -> Task:
         raise UnknownTask(
             f"unknown task {task_id!r}; expected one of {', '.join(task_ids())}"
         ) from None
+
+
+def task_for_prompt(prompt: str) -> Task | None:
+    """The task whose question a prompt ends with: the one whose ``prompt_marker`` occurs
+    last (few-shot prompts show other problems first), or None."""
+    best: tuple[int, Task] | None = None
+    for task in _tasks().values():
+        at = task.locate(prompt)
+        if at >= 0 and (best is None or at > best[0]):
+            best = (at, task)
+    return best[1] if best else None

@@ -43,14 +43,21 @@ __all__ = [
     "deductive_logic_problems",
     "linear_equation_problems",
     "max_sum_path_problems",
+    "monorel_problems",
     "murder_mystery_problems",
     "object_placement_problems",
+    "people_in_rooms_problems",
     "problems",
     "reachability_problems",
     "reasoning_settings",
+    "ruletaker_problems",
     "team_allocation_problems",
     "zebra_problems",
 ]
+
+# Knobs that shape a batch of items, not one problem: a strategy draws single problems, so
+# the named strategies leave them out (every other knob of the task is a keyword).
+BATCH_KNOBS = frozenset({"unique"})
 
 T = TypeVar("T")
 Knob: TypeAlias = T | SearchStrategy[T] | None  # a value, a strategy, or the level's preset
@@ -241,6 +248,7 @@ def deductive_logic_problems(
     style: str = "direct",
     depth: Knob[int] = None,
     width: Knob[int] = None,
+    extra_links: Knob[int] = None,
     distractors: Knob[int] = None,
     order: Knob[str] = None,
     ops: Knob[list[str]] = None,
@@ -257,6 +265,7 @@ def abductive_logic_problems(
     style: str = "direct",
     depth: Knob[int] = None,
     width: Knob[int] = None,
+    extra_links: Knob[int] = None,
     distractors: Knob[int] = None,
     order: Knob[str] = None,
     ops: Knob[list[str]] = None,
@@ -304,6 +313,8 @@ def zebra_problems(
     *,
     level: str | SearchStrategy[str] | None = None,
     style: str = "direct",
+    houses: Knob[int] = None,
+    features: Knob[int] = None,
     clue_weights: Knob[dict[str, float]] = None,
     min_clues: Knob[int] = None,
     max_clues: Knob[int] = None,
@@ -312,6 +323,45 @@ def zebra_problems(
     ``st.sampled_from(["3x3", "4x4"])``). Shrinks towards the first feature kinds and names
     and the first removal order."""
     return problems("zebra.grid", **_given(**locals()))
+
+
+def monorel_problems(
+    *,
+    level: str | SearchStrategy[str] | None = None,
+    style: str = "direct",
+    target_tokens: Knob[int] = None,
+    padding: Knob[str] = None,
+    position: Knob[str] = None,
+    padding_corpus: Knob[str] = None,
+) -> SearchStrategy[Item]:
+    """``flenqa.monorel`` items: is a third comparison on one scale implied, at a length?"""
+    return problems("flenqa.monorel", **_given(**locals()))
+
+
+def people_in_rooms_problems(
+    *,
+    level: str | SearchStrategy[str] | None = None,
+    style: str = "direct",
+    target_tokens: Knob[int] = None,
+    padding: Knob[str] = None,
+    position: Knob[str] = None,
+    padding_corpus: Knob[str] = None,
+) -> SearchStrategy[Item]:
+    """``flenqa.people_in_rooms`` items: is a person in a room with a property, at a length?"""
+    return problems("flenqa.people_in_rooms", **_given(**locals()))
+
+
+def ruletaker_problems(
+    *,
+    level: str | SearchStrategy[str] | None = None,
+    style: str = "direct",
+    target_tokens: Knob[int] = None,
+    padding: Knob[str] = None,
+    position: Knob[str] = None,
+    padding_corpus: Knob[str] = None,
+) -> SearchStrategy[Item]:
+    """``flenqa.ruletaker`` items: does a two-condition rule apply, at a length?"""
+    return problems("flenqa.ruletaker", **_given(**locals()))
 
 
 def murder_mystery_problems(

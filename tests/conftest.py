@@ -13,7 +13,21 @@ import pytest
 # and re-importing PyYAML beside its already-loaded C extension breaks the C loader.
 import yaml  # noqa: F401
 
+from pytest_reasoning.models.local import unavailable
 from pytest_reasoning.testing.server import FakeOpenAIServer
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The one skip condition of every test marked ``needs_local_model``: ask the model
+    locator (the [local] extra and the GGUF file), not a guess at what is installed."""
+    reason = None
+    for item in items:
+        if item.get_closest_marker("needs_local_model") is None:
+            continue
+        if reason is None:
+            reason = unavailable() or ""
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=f"the embedded model cannot run: {reason}"))
 
 
 @pytest.fixture

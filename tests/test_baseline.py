@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reasoning.comparison import compare
 from pytest_reasoning.core import Outcome
-from pytest_reasoning.paired import PairedTable
-from pytest_reasoning.results import GateSpec
+from pytest_reasoning.gates import GateRule, GateSpec, compare
+from pytest_reasoning.gates.paired import PairedTable
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 SUITE = """\
@@ -35,6 +34,7 @@ def run(pytester: pytest.Pytester, server: FakeOpenAIServer, *args: str) -> pyte
     )
 
 
+@pytest.mark.e2e
 def test_worse_candidate_fails_the_regression_gates(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
@@ -70,6 +70,7 @@ def test_worse_candidate_fails_the_regression_gates(
     assert "reasoning.comparison" in xml and "p_holm" in xml
 
 
+@pytest.mark.e2e
 def test_identical_models_show_no_regression(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -85,6 +86,7 @@ def test_identical_models_show_no_regression(
     assert re.search(r"\| openai/oracle +\| dyval\.arithmetic +\| D1 +\| 20 ", markdown)
 
 
+@pytest.mark.e2e
 def test_stored_baseline_and_missing_items(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
@@ -115,6 +117,7 @@ def test_stored_baseline_and_missing_items(
     assert fake_server.stats()["requests"]["oracle"] == calls
 
 
+@pytest.mark.e2e
 def test_stored_baseline_with_several_models_needs_a_choice(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
@@ -130,6 +133,7 @@ def test_stored_baseline_with_several_models_needs_a_choice(
     )
 
 
+@pytest.mark.e2e
 def test_one_baseline_only(pytester: pytest.Pytester, fake_server: FakeOpenAIServer) -> None:
     result = run(
         pytester,
@@ -148,7 +152,7 @@ def test_one_baseline_only(pytester: pytest.Pytester, fake_server: FakeOpenAISer
 def _rows(
     model: str, verdicts: list[bool | None], level: str = "D1"
 ) -> list[tuple[Outcome, GateSpec]]:
-    spec = GateSpec("s", "dyval.arithmetic", level, max_drop=0.0, alpha=0.05)
+    spec = GateSpec("s", "dyval.arithmetic", level, GateRule(max_drop=0.0, alpha=0.05))
     return [
         (
             Outcome(
@@ -178,14 +182,16 @@ def test_holm_runs_across_levels_and_max_drop_is_tolerated() -> None:
     d1, _ = compare(cand, base, "b")
     assert d1.p_regression == pytest.approx(1 / 8)  # 3 discordant pairs, all against
     assert d1.p_adjusted == pytest.approx(1 / 4) and not d1.regressed
-    tolerant = [(o, GateSpec(s.suite, s.entry, s.level, max_drop=0.2)) for o, s in cand]
+    tolerant = [(o, GateSpec(s.suite, s.entry, s.level, GateRule(max_drop=0.2))) for o, s in cand]
     (t1, _) = compare(tolerant, base, "b")
     assert t1.p_regression == 1.0  # a drop of 0.15 is within max_drop 0.2
     # A larger tolerated drop needs stronger evidence: its p-value is larger.
     p = [
-        compare([(o, GateSpec(s.suite, s.entry, s.level, max_drop=m)) for o, s in cand], base, "b")[
-            0
-        ].p_regression
+        compare(
+            [(o, GateSpec(s.suite, s.entry, s.level, GateRule(max_drop=m))) for o, s in cand],
+            base,
+            "b",
+        )[0].p_regression
         for m in (0.02, 0.05, 0.1)
     ]
     assert p[0] < p[1] < p[2] < 1.0
@@ -201,7 +207,12 @@ def test_suite_keys_for_the_regression_gate(tmp_path: Path) -> None:
         "    levels:\n      D1: {max_drop: 0.1}\n      D2: {}\n"
     )
     d1, d2 = load_suite(str(path)).entries[0].levels
-    assert (d1.max_drop, d1.alpha, d2.max_drop, d2.alpha) == (0.1, 0.01, 0.02, 0.01)
+    assert (d1.rule.max_drop, d1.rule.alpha, d2.rule.max_drop, d2.rule.alpha) == (
+        0.1,
+        0.01,
+        0.02,
+        0.01,
+    )
     path.write_text("alpha: 1\ntasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n")
     with pytest.raises(InvalidSuite, match=r"alpha: expected a number in \(0, 1\), got 1"):
         load_suite(str(path))

@@ -92,6 +92,7 @@ def test_export_param_changes_problem(capsys: pytest.CaptureFixture[str]) -> Non
         (["export", "dyval.arithmetic"], "the following arguments are required: --level"),
     ],
 )
+@pytest.mark.e2e
 def test_bad_arguments_are_one_line_usage_errors(argv: list[str], message: str) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "pytest_reasoning.cli", *argv], capture_output=True, text=True

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.e2e
 def test_generated_task_examples_are_current() -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "docs" / "gen_examples.py"), "--check"],

@@ -380,6 +380,7 @@ def test_extra_links_make_a_dag_not_a_tree() -> None:
     assert max(parents.values()) >= 2
 
 
+@pytest.mark.e2e
 def test_export_is_byte_identical_across_hash_seeds() -> None:
     code = (
         "import hashlib, io\n"

@@ -132,6 +132,7 @@ def test_same_address_same_bytes(task_id: str) -> None:
     assert task.make_item("2000", 10, 4, {"padding": "similar"}).prompt != a.prompt
 
 
+@pytest.mark.e2e
 def test_export_is_byte_identical_across_hash_seeds() -> None:
     exports = [(t, "1000", 4, 2, {"padding": "different"}, "cot", True) for t in IDS]
     assert len(set(export_digests(exports))) == 3
@@ -155,6 +156,7 @@ def test_banks_say_nothing_that_bears_on_a_question() -> None:
         assert not words & banned, sentence
 
 
+@pytest.mark.e2e
 def test_tokenizer_is_cl100k_without_importing_litellm() -> None:
     code = (
         "import sys\n"
@@ -256,6 +258,7 @@ tasks:
 
 
 @pytest.mark.parametrize(("model", "ok"), [("openai/oracle", True), ("openai/always-true", False)])
+@pytest.mark.e2e
 def test_length_table_over_http(
     pytester: pytest.Pytester, fake_server: Any, model: str, ok: bool
 ) -> None:

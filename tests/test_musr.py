@@ -336,6 +336,7 @@ def test_team_answer_exports_as_an_allocation_object() -> None:
     assert exported == {t: g for t, g in zip(item.problem["tasks"], gold, strict=True)}
 
 
+@pytest.mark.e2e
 def test_same_seed_same_bytes() -> None:
     digests = export_digests(
         [(t, level, 5, 3, {}, "cot+", True) for t in DOMAINS for level in ("L1", "L3")]

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from pytest_reasoning.cli import main
-from pytest_reasoning.paired import (
+from pytest_reasoning.gates.paired import (
     PairedTable,
     holm,
     mcnemar_exact,
@@ -119,6 +119,7 @@ tasks:
 """
 
 
+@pytest.mark.e2e
 def test_seed_auto_is_printed_and_replayable(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", s=SUITE)
     args = ("--llm", "reference", "--collect-only")
@@ -139,6 +140,7 @@ def test_seed_auto_is_printed_and_replayable(pytester: pytest.Pytester) -> None:
     assert sorted(ln for ln in other.stdout.lines if "::" in ln) != ids
 
 
+@pytest.mark.e2e
 def test_seed_must_be_int_or_auto(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", s=SUITE)
     result = pytester.runpytest_subprocess("--llm", "reference", "--reasoning-seed", "soon")

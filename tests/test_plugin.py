@@ -52,6 +52,7 @@ def test_item_ids_are_stable_and_selectable(mini_suite: pytest.Pytester) -> None
     )
 
 
+@pytest.mark.e2e
 def test_wrong_answers_and_failed_gates(
     mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
@@ -81,6 +82,7 @@ def test_wrong_answers_and_failed_gates(
     assert fake_server.stats()["total"] >= distinct_prompts()
 
 
+@pytest.mark.e2e
 def test_same_results_with_and_without_xdist(
     mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
@@ -108,6 +110,7 @@ def test_same_results_with_and_without_xdist(
     assert len(outs["0"]) == 12
 
 
+@pytest.mark.e2e
 def test_warm_cache_makes_no_requests(
     mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
@@ -122,6 +125,7 @@ def test_warm_cache_makes_no_requests(
     assert count == distinct_prompts()
 
 
+@pytest.mark.e2e
 def test_cache_key_covers_api_base(mini_suite: pytest.Pytester) -> None:
     with FakeOpenAIServer() as a, FakeOpenAIServer() as b:
         for srv in (a, b):
@@ -129,6 +133,7 @@ def test_cache_key_covers_api_base(mini_suite: pytest.Pytester) -> None:
         assert a.stats()["total"] == b.stats()["total"] >= distinct_prompts()
 
 
+@pytest.mark.e2e
 def test_retries_recover_flaky_endpoint(
     mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
@@ -146,6 +151,7 @@ def test_retries_recover_flaky_endpoint(
     assert fake_server.stats()["requests"]["flaky-oracle"] >= 2 * distinct_prompts()
 
 
+@pytest.mark.e2e
 def test_infrastructure_errors_are_not_wrong_answers(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
@@ -180,6 +186,7 @@ def test_infrastructure_errors_are_not_wrong_answers(
     assert both.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.e2e
 def test_api_key_never_written(
     mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -206,6 +213,7 @@ def test_api_key_never_written(
         assert secret.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.e2e
 def test_unrelated_run_does_not_load_heavy_modules(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_plain="""
@@ -233,6 +241,7 @@ def test_ini_options(mini_suite: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*6 passed*"])
 
 
+@pytest.mark.e2e
 def test_example_suites_pass_with_reference(pytester: pytest.Pytester) -> None:
     suites = Path(__file__).resolve().parent.parent / "example_suites"
     result = pytester.runpytest_subprocess(
@@ -258,6 +267,7 @@ tasks:
 """
 
 
+@pytest.mark.e2e
 def test_every_dyval_task_and_style_over_http(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:

@@ -10,6 +10,7 @@ import pytest
 from pytest_reasoning.registry import all_tasks, get_task
 
 
+@pytest.mark.e2e
 def test_all_is_sorted_and_resolvable() -> None:
     # In a fresh interpreter: pytester's inline runs juggle sys.modules in this process.
     code = (

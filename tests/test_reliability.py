@@ -5,7 +5,6 @@ stops the run before any call. The numbers of the last run go to docs/reliabilit
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import time
@@ -39,6 +38,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.e2e
 def test_thirty_percent_faults_of_every_fast_kind(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
@@ -74,23 +74,26 @@ def test_thirty_percent_faults_of_every_fast_kind(
         doc.write_text(text[: a + len("<!-- fault-matrix -->")] + line + text[b:])
 
 
+@pytest.mark.e2e
 def test_a_hang_past_the_timeout_is_an_error_not_a_wrong_answer(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(fault_rate=1.0, fault_kinds=("hang",)) as server:
-        server.configure(hang_s=3.0)
+        # The server would hold each reply for two minutes; the client's 0.5 s timeout must
+        # end every call first (the server sees the client hang up), not the hang.
+        server.configure(hang_s=120.0)
         res = tmp_path / "r.jsonl"
-        started = time.monotonic()
         result = _run(pytester, server, "--reasoning-cache", "off", f"--reasoning-results={res}",
                       "--reasoning-timeout", "0.5", "--reasoning-retries", "1", "-k", "D1-s4-00 and not D1-s4-001")  # fmt: skip
-        wall = time.monotonic() - started
+        hangs = server.stats()["hangs"]
     rows = _rows(res)
     assert rows and all(r["error"] and r["correct"] is None for r in rows)
     assert any("imeout" in r["error"] for r in rows)
-    assert wall < 30  # bounded by the timeout, not by the hang
+    assert len(hangs) == len(rows) and all(h["client_left"] for h in hangs), hangs
     assert result.ret == 6  # infrastructure only: the exit status says so
 
 
+@pytest.mark.e2e
 def test_a_ten_megabyte_reply_is_bounded_and_recorded_as_an_error(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
@@ -106,6 +109,7 @@ def test_a_ten_megabyte_reply_is_bounded_and_recorded_as_an_error(
     assert res.stat().st_size < 10_000  # nothing of it in the results file
 
 
+@pytest.mark.e2e
 def test_an_unusable_cache_stops_the_run_before_any_call(pytester: pytest.Pytester) -> None:
     (pytester.path / "taken").write_text("a file, not a folder")
     with FakeOpenAIServer() as server:
@@ -136,6 +140,7 @@ tasks:
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.e2e
 def test_a_run_killed_halfway_loses_nothing_and_the_rerun_asks_only_for_the_rest(
     pytester: pytest.Pytester, tmp_path: Path, workers: str
 ) -> None:
@@ -148,7 +153,7 @@ def test_a_run_killed_halfway_loses_nothing_and_the_rerun_asks_only_for_the_rest
     import subprocess
     import sys
 
-    from pytest_reasoning.results import read_results
+    from pytest_reasoning.gates import read_results
 
     pytester.makefile(".yaml", k=KILL_SUITE)
     res, cache = tmp_path / "r.jsonl", tmp_path / "cache"
@@ -159,7 +164,7 @@ def test_a_run_killed_halfway_loses_nothing_and_the_rerun_asks_only_for_the_rest
                "--reasoning-concurrency", "2"]  # fmt: skip
         proc = subprocess.Popen(cmd, cwd=pytester.path, start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # a cap for a loaded machine, not a speed claim
         while time.monotonic() < deadline:
             if res.exists() and res.read_text().count("\n") >= 30:
                 break
@@ -179,6 +184,7 @@ def test_a_run_killed_halfway_loses_nothing_and_the_rerun_asks_only_for_the_rest
     assert len(rows) == 120 and all(r["correct"] is True for r in rows)
 
 
+@pytest.mark.e2e
 def test_an_unwritable_results_path_stops_the_run_before_any_call(
     pytester: pytest.Pytester,
 ) -> None:
@@ -210,6 +216,7 @@ def _limited(max_file_bytes: int) -> Callable[[], None]:
 @pytest.mark.parametrize(
     ("full", "workers"), [("cache", "0"), ("cache", "2"), ("results", "0"), ("results", "2")]
 )
+@pytest.mark.e2e
 def test_a_full_disk_stops_the_run_in_one_line_and_keeps_what_was_saved(
     pytester: pytest.Pytester, tmp_path: Path, full: str, workers: str
 ) -> None:
@@ -220,7 +227,7 @@ def test_a_full_disk_stops_the_run_in_one_line_and_keeps_what_was_saved(
     import subprocess
     import sys
 
-    from pytest_reasoning.results import read_results
+    from pytest_reasoning.gates import read_results
 
     pytester.makefile(".yaml", k=KILL_SUITE)
     res, cache = tmp_path / "r.jsonl", tmp_path / "cache"
@@ -266,13 +273,9 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # a zombie has exited; only its parent's bookkeeping is left
 
 
-needs_local = pytest.mark.skipif(
-    importlib.util.find_spec("xllamacpp") is None, reason="the [local] extra is not installed"
-)
-
-
-@needs_local
+@pytest.mark.needs_local_model
 @pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.e2e
 def test_ctrl_c_stops_the_servers_flushes_results_and_exits_interrupted(
     pytester: pytest.Pytester, tmp_path: Path, workers: str
 ) -> None:
@@ -284,7 +287,7 @@ def test_ctrl_c_stops_the_servers_flushes_results_and_exits_interrupted(
     import subprocess
     import sys
 
-    from pytest_reasoning.results import read_results
+    from pytest_reasoning.gates import read_results
 
     pytester.makefile(".yaml", k=KILL_SUITE)
     res = tmp_path / "r.jsonl"
@@ -295,7 +298,7 @@ def test_ctrl_c_stops_the_servers_flushes_results_and_exits_interrupted(
                f"--reasoning-results={res}", "--reasoning-concurrency", "2"]  # fmt: skip
         proc = subprocess.Popen(cmd, cwd=pytester.path, start_new_session=True, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # a cap for a loaded machine, not a speed claim
         while time.monotonic() < deadline and not (
             res.exists() and res.read_text().count("\n") >= 10
         ):
@@ -333,7 +336,8 @@ def _session(proc: Path) -> int:
         return -1
 
 
-@needs_local
+@pytest.mark.needs_local_model
+@pytest.mark.e2e
 def test_the_local_server_exits_when_its_parent_is_killed() -> None:
     """SIGKILL leaves no chance to clean up: the child reads end-of-file on its stdin and
     exits rather than keep the model loaded."""
@@ -353,7 +357,7 @@ def test_the_local_server_exits_when_its_parent_is_killed() -> None:
     assert _alive(child)
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a cap, not a speed claim
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child)
@@ -382,6 +386,7 @@ def pytest_collection_modifyitems(items):
 """
 
 
+@pytest.mark.e2e
 def test_same_rows_and_verdicts_whatever_the_workers_order_and_hash_seed(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:

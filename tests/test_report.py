@@ -38,6 +38,7 @@ def _self_contained(index: Path) -> str:
     return page
 
 
+@pytest.mark.e2e
 def test_report_from_a_run(pytester: pytest.Pytester, fake_server: Any) -> None:
     out = pytester.path / "rep"
     result = _run(
@@ -64,6 +65,7 @@ def test_report_from_a_run(pytester: pytest.Pytester, fake_server: Any) -> None:
     assert any(g["passed"] is False for g in summary["gates"])
 
 
+@pytest.mark.e2e
 def test_report_command(pytester: pytest.Pytester, fake_server: Any, tmp_path: Path) -> None:
     files = []
     for model in ("reference", "openai/shallow:2"):
@@ -90,6 +92,7 @@ def test_report_command(pytester: pytest.Pytester, fake_server: Any, tmp_path: P
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+@pytest.mark.e2e
 def test_the_page_renders_in_a_browser(tmp_path: Path) -> None:
     shot = tmp_path / "shot.png"
     done = subprocess.run(
@@ -99,3 +102,56 @@ def test_the_page_renders_in_a_browser(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "broken: 0, console errors: 0" in done.stdout
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_summary_lines_without_pytest() -> None:
+    """The terminal summary is prepared data: gates, tables and warnings as lines."""
+    from pytest_reasoning.core import Outcome
+    from pytest_reasoning.gates import GateRule, GateSpec, ResultStore, decide_gates
+    from pytest_reasoning.report import RunSummary, closing_lines, markdown_summary, summary_lines
+
+    store = ResultStore()
+    for level, hits in (("D1", [True, True, True, False]), ("D2", [False, False, True, False])):
+        spec = GateSpec("s.yaml", "dyval.arithmetic", level, GateRule(min_accuracy=0.5))
+        for i, hit in enumerate(hits):
+            store.add(
+                Outcome(
+                    f"dyval.arithmetic[{level}-s1-00{i}]",
+                    "m",
+                    "dyval.arithmetic",
+                    level,
+                    1,
+                    "h",
+                    "<<<1>>>",
+                    "1",
+                    "1" if hit else "2",
+                    hit,
+                    None if hit else "wrong_value",
+                    None,
+                    10,
+                    2,
+                    0.5,
+                ),
+                spec,
+            )
+    gates = decide_gates(store.levels.values())
+    run = RunSummary(
+        levels=list(store.levels.values()),
+        gates=gates,
+        errors=1,
+        repeats={("dyval.arithmetic", "D1", "m"): 2},
+    )
+    lines = summary_lines(run)
+    text = [line.text for line in lines]
+    assert text[0].split() == ["model", "task", "level", "n", "correct", "accuracy", "95%", "CI",
+                               "threshold", "gate", "errors", "tokens", "mean", "latency"]  # fmt: skip
+    assert any(t.split()[:3] == ["m", "dyval.arithmetic", "D2"] and "FAIL" in t for t in text)
+    failed = [line for line in lines if line.text.startswith("reasoning: 1 of 2 gates FAILED")]
+    assert failed and failed[0].markup == {"red": True, "bold": True}
+    assert "  FAILED m dyval.arithmetic D2: accuracy 0.250 (1/4) < min_accuracy 0.5" in text
+    closing = [line.text for line in closing_lines(run)]
+    assert closing[0].startswith("reasoning: dyval.arithmetic D1 (m): 2 sample(s) repeat")
+    assert closing[1] == "reasoning: 1 infrastructure error(s) (not counted as wrong answers)"
+    md = markdown_summary(run)
+    assert md.startswith("## pytest-reasoning\n\n**1 gate(s) failed.**")
+    assert "| m       | dyval.arithmetic | D2      |" in md

@@ -201,6 +201,7 @@ def test_too_little_to_analyse_is_one_line() -> None:
         analyze(m)
 
 
+@pytest.mark.e2e
 def test_cli(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     q = (rng.random((40, 3)) < [0.8, 0.6, 0.55]).astype(float)
@@ -225,6 +226,7 @@ def test_cli(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "nope.jsonl: cannot read" in missing.stderr
 
 
+@pytest.mark.e2e
 def test_in_the_run_summary(pytester: pytest.Pytester, fake_server: Any) -> None:
     pytester.makefile(
         ".yaml",

@@ -39,6 +39,7 @@ def run(
     )  # fmt: skip
 
 
+@pytest.mark.e2e
 def test_create_verify_and_diff(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

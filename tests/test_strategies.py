@@ -220,6 +220,7 @@ def test_frontier_bad_arguments(kwargs: dict[str, Any], message: str) -> None:
     assert str(exc.value).startswith(message)
 
 
+@pytest.mark.e2e
 def test_frontier_command_against_a_model_with_a_known_frontier(
     fake_server: FakeOpenAIServer, tmp_path: Any
 ) -> None:
@@ -239,6 +240,7 @@ def test_frontier_command_against_a_model_with_a_known_frontier(
     assert data["value"] == 4 and data["calls"] == fake_server.stats()["total"]
 
 
+@pytest.mark.e2e
 def test_frontier_command_usage_error_is_one_line() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "pytest_reasoning.cli", "frontier", "--llm", "reference",
@@ -265,6 +267,7 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
 
 
+@pytest.mark.e2e
 def test_fuzz_test_passes_with_a_correct_model(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
@@ -274,6 +277,7 @@ def test_fuzz_test_passes_with_a_correct_model(
     result.stdout.fnmatch_lines(["*1 passed*"])
 
 
+@pytest.mark.e2e
 def test_fuzz_test_shrinks_a_real_failure_over_http(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -288,6 +292,7 @@ def test_fuzz_test_shrinks_a_real_failure_over_http(
     assert (pytester.path / ".hypothesis" / "examples").is_dir()  # replays first next run
 
 
+@pytest.mark.e2e
 def test_call_budget_is_enforced(pytester: pytest.Pytester, fake_server: FakeOpenAIServer) -> None:
     pytester.makepyfile(test_fuzz=FUZZ_TEST)
     result = run(
@@ -306,12 +311,14 @@ def test_call_budget_is_enforced(pytester: pytest.Pytester, fake_server: FakeOpe
     assert fake_server.stats()["total"] == 3
 
 
+@pytest.mark.e2e
 def test_llm_fixture_skips_without_a_model(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_fuzz=FUZZ_TEST)
     result = run(pytester)
     result.stdout.fnmatch_lines(["*1 skipped*"])
 
 
+@pytest.mark.e2e
 def test_ci_profile_is_derandomized(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -328,6 +335,7 @@ def test_profile():
     assert run(pytester).ret == pytest.ExitCode.OK
 
 
+@pytest.mark.e2e
 def test_a_failed_call_is_an_error_not_a_wrong_answer(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
@@ -343,3 +351,30 @@ def test_a_failed_call_is_an_error_not_a_wrong_answer(
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*ModelCallFailed: openai/fail-500:*"])
+
+
+def test_every_named_strategy_takes_its_tasks_knobs() -> None:
+    """Each ``*_problems`` strategy draws its task's items and takes every knob of that task
+    as a keyword (batch knobs aside), so a knob added to a task cannot be forgotten here."""
+    import inspect
+
+    from hypothesis import find, settings
+
+    from pytest_reasoning import strategies
+    from pytest_reasoning.registry import get_task, task_ids
+
+    named = [n for n in strategies.__all__ if n.endswith("_problems") and n != "problems"]
+    covered = set()
+    for name in named:
+        fn = getattr(strategies, name)
+        item = find(fn(), lambda _: True, settings=settings(max_examples=1, database=None))
+        keywords = {
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind is p.KEYWORD_ONLY and p.name not in ("level", "style")
+        }
+        knobs = set(get_task(item.task).knobs) - strategies.BATCH_KNOBS
+        assert keywords == knobs, (name, sorted(knobs - keywords), sorted(keywords - knobs))
+        covered.add(item.task)
+    builtin = {t for t in task_ids() if t.split(".")[0] in {"dyval", "flenqa", "musr", "zebra"}}
+    assert covered == builtin  # every built-in task has its named strategy

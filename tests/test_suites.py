@@ -92,14 +92,14 @@ def test_cascade_and_overrides(tmp_path: Path) -> None:
     )
     suite = load_suite(p)
     d1, d2 = suite.entries[0].levels
-    assert (d1.samples, d1.seeds, d1.style, d1.min_accuracy, d1.confidence) == (
+    assert (d1.samples, d1.seeds, d1.style, d1.rule.min_accuracy, d1.rule.confidence) == (
         7,
         (1, 2),
         "cot",
         0.5,
         0.9,
     )
-    assert (d2.samples, d2.confidence) == (3, None)
+    assert (d2.samples, d2.rule.confidence) == (3, None)
     over = load_suite(p, samples=2, seed=5)
     assert [lv.samples for lv in over.entries[0].levels] == [2, 2]
     assert over.entries[0].levels[0].seeds == (5,)

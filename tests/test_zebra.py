@@ -423,6 +423,7 @@ tasks:
 """
 
 
+@pytest.mark.e2e
 def test_cell_and_puzzle_gates_over_http(pytester: pytest.Pytester, fake_server: Any) -> None:
     """``shallow:3`` solves grids of up to three houses and swaps two names beyond: 4x4 then
     scores 14/16 cells. The puzzle gate fails there, the cell gate passes, and every row of the
@@ -462,6 +463,7 @@ def test_cell_and_puzzle_gates_over_http(pytester: pytest.Pytester, fake_server:
             assert r["extra"]["detail"].startswith("breaks clue ")
 
 
+@pytest.mark.e2e
 def test_cell_metric_needs_partial_credit(pytester: pytest.Pytester) -> None:
     pytester.makefile(
         ".yaml", s="tasks:\n  - task: dyval.arithmetic\n    metric: cell\n    levels: [D1]\n"
@@ -472,6 +474,7 @@ def test_cell_metric_needs_partial_credit(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.e2e
 def test_frontier_over_houses(fake_server: Any, tmp_path: Any) -> None:
     """``houses`` is a knob, so the difficulty frontier can be searched over grid size: the
     fake ``shallow:3`` model solves up to three houses."""
@@ -492,6 +495,7 @@ def test_frontier_over_houses(fake_server: Any, tmp_path: Any) -> None:
     assert json.loads(out.read_text())["value"] == 3
 
 
+@pytest.mark.e2e
 def test_export_is_byte_identical_across_hash_seeds() -> None:
     params = {"clue_weights": {"left_of": 2}}
     assert len(export_digests([("zebra.grid", "5x4", 6, 3, params, "oneshot", True)])) == 1

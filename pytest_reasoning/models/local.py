@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import ReasoningError
 
-__all__ = ["DEFAULT_MODEL_FILE", "LocalServer", "find_model_file"]
+__all__ = ["DEFAULT_MODEL_FILE", "LocalServer", "find_model_file", "unavailable"]
 
 ALIAS = "smollm2-135m-instruct"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -50,6 +50,17 @@ def find_model_file() -> Path:
     return path
 
 
+def unavailable() -> str | None:
+    """Why the embedded model cannot run here (the install hint), or None when it can."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        return INSTALL_HINT
+    try:
+        find_model_file()
+    except ReasoningError as exc:
+        return str(exc)
+    return None
+
+
 class LocalServer:
     """Start/stop the child server; usable as a context manager."""
 
@@ -69,8 +80,9 @@ class LocalServer:
         return f"local:{self.model_file.name}:{self.model_file.stat().st_size}"
 
     def start(self) -> str:
-        if importlib.util.find_spec("xllamacpp") is None:
-            raise ReasoningError(INSTALL_HINT)
+        reason = unavailable()
+        if reason is not None:
+            raise ReasoningError(reason)
         self.proc = subprocess.Popen(
             [
                 sys.executable,

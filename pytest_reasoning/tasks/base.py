@@ -354,6 +354,21 @@ class Task(ABC):
         """Step-by-step solution of an item, for fine-tuning (``export --with-steps``)."""
         return self.explain(item.problem, item.answer)
 
+    # -- answering from the prompt text alone (the test server's fake models) ---------------
+    prompt_marker: ClassVar[str | None] = None  # a phrase only this task's question carries
+
+    def locate(self, prompt: str) -> int:
+        """Where this task's last question starts in ``prompt``, or -1 if it is not this
+        task's (few-shot prompts show other problems first: the last marker counts)."""
+        return prompt.rfind(self.prompt_marker) if self.prompt_marker else -1
+
+    def text_answer(self, prompt: str, *, max_size: int | None = None) -> str | None:
+        """The reply of a model that solves this task from the prompt TEXT alone, with the
+        family's independent solver (the test server's ``oracle``). With ``max_size``: a model
+        right only up to that size and wrong beyond (``shallow:N``), for tasks with a size.
+        ``None``: the prompt alone does not determine the answer."""
+        return None
+
     # -- shortcut audit ------------------------------------------------------------------
     def shortcuts(self) -> Sequence[Shortcut]:
         """The family's declared heuristic rules (see ``pytest-reasoning audit``)."""

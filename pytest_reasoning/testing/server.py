@@ -13,13 +13,12 @@ import argparse
 import hashlib
 import json
 import random
-import re
+import select
 import socket
 import struct
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -56,67 +55,19 @@ ALL_FAULTS = FAULT_KINDS + EXTRA_FAULTS
 
 
 def oracle_answer(prompt: str) -> str:
-    """Solve a prompt of any task the solvers know; ``<<<N/A>>>`` when none does.
-
-    The kind is told by the LAST problem header, so few-shot prompts are answered for the
-    question they end with.
-    """
-    from ..answers import format_number
-    from ..tasks.dyval import solver
-
-    def linear(p: str) -> str:
-        x, y = solver.solve_linear(p)
-        return f"{format_number(x)} {format_number(y)}"
-
-    kinds: dict[str, Callable[[str], object]] = {
-        "description of an arithmetic problem": lambda p: format_number(solver.solve_arithmetic(p)),
-        "description of a boolean logic problem": solver.solve_boolean,
-        "description of a deductive logic problem": solver.solve_deductive,
-        "description of an abductive logic problem": solver.solve_abductive,
-        "description of a graph reachability problem": solver.solve_reachability,
-        "description of a maximum sum path problem": solver.solve_max_sum_path,
-        "linear equation system with two variables": linear,
-    }
-    found = [(prompt.rfind(header), solve) for header, solve in kinds.items() if header in prompt]
-    zebra = prompt.rfind(_ZEBRA)
-    if zebra >= 0 and all(zebra > at for at, _ in found):
-        return _zebra_answer(prompt)
-    if _FLENQA in prompt and all(prompt.rfind(_FLENQA) > at for at, _ in found):
-        from ..tasks.flenqa import solver as flenqa
-
-        return f"The answer is {flenqa.solve_any(prompt)}."
-    if not found:
-        return "<<<N/A>>>"
-    return f"<<<{max(found, key=lambda f: f[0])[1](prompt)}>>>"
+    """Solve a prompt of any task whose family can answer from the text alone; ``<<<N/A>>>``
+    when none can. The registry says which task a prompt belongs to (``Task.locate``)."""
+    return shallow_answer(prompt, None)
 
 
-_ZEBRA = "houses, numbered 1 to"
-_FLENQA = "Read the text below, then answer the question about it."
+def shallow_answer(prompt: str, limit: int | None) -> str:
+    """Right up to a size (``Task.text_answer``'s ``max_size``): arithmetic DAGs of depth
+    <= limit, zebra grids of <= limit houses; other tasks as the oracle."""
+    from ..registry import task_for_prompt
 
-
-def _zebra_answer(prompt: str, swap: bool = False) -> str:
-    """The grid as ZebraLogic's protocol asks: JSON with a solution per house; with ``swap``
-    the first two houses' names are exchanged (a wrong, partially right grid)."""
-    from ..tasks.zebra import solver
-
-    grid = solver.solve_text(prompt)
-    if swap:
-        grid[0]["Name"], grid[1]["Name"] = grid[1]["Name"], grid[0]["Name"]
-    solution = {f"House {h}": house for h, house in enumerate(grid, 1)}
-    return "```json\n" + json.dumps({"solution": solution}, ensure_ascii=False) + "\n```"
-
-
-def shallow_answer(prompt: str, limit: int) -> str:
-    """Right up to a size: arithmetic DAGs of depth <= limit, zebra grids of <= limit houses."""
-    from ..tasks.dyval import solver
-
-    arithmetic = "description of an arithmetic problem" in prompt
-    if arithmetic and solver.arithmetic_depth(prompt) > limit:
-        return "<<<-1>>>"  # arithmetic roots are >= 1e-4: always wrong
-    houses = re.findall(r"There are (\d+) houses, numbered", prompt)
-    if houses and not arithmetic and int(houses[-1]) > limit:
-        return _zebra_answer(prompt, swap=True)
-    return oracle_answer(prompt)
+    task = task_for_prompt(prompt)
+    answer = task.text_answer(prompt, max_size=limit) if task is not None else None
+    return "<<<N/A>>>" if answer is None else answer
 
 
 @dataclass
@@ -131,6 +82,7 @@ class _State:
     hang_s: float = 3.0
     last_at: dict[str, float] = field(default_factory=dict)  # per prompt: last request time
     gaps: list[float] = field(default_factory=list)  # seconds between a prompt's requests
+    hangs: list[dict[str, Any]] = field(default_factory=list)  # per "hang" fault: client_left
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -141,6 +93,7 @@ def _stats(st: _State) -> dict[str, Any]:
             "total": sum(st.requests.values()),
             "faults": dict(st.faults),
             "gaps": [round(g, 3) for g in st.gaps],
+            "hangs": list(st.hangs),
         }
 
 
@@ -205,6 +158,7 @@ class _Handler(BaseHTTPRequestHandler):
                     st.seen.clear()
                     st.gaps.clear()
                     st.last_at.clear()
+                    st.hangs.clear()
             self._json(200, {"ok": True})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -278,13 +232,34 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.close()
         elif kind == "hang":
-            time.sleep(self.server.state.hang_s)
+            if self._client_left_within(self.server.state.hang_s):
+                return True
             self._completion("fault", "", "late")
         elif kind == "huge":
             self._completion("fault", "", "x" * 10_000_000)
         else:
             return False
         return True
+
+    def _client_left_within(self, seconds: float) -> bool:
+        """Hold the reply for ``seconds``, watching the connection: True as soon as the client
+        closes it (its own timeout fired). Each hang is recorded in ``stats()["hangs"]``, so a
+        test checks the client's timeout, not the wall clock."""
+        st = self.server.state
+        started = time.monotonic()
+        left = False
+        while not left and time.monotonic() - started < seconds:
+            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            if readable:
+                try:
+                    left = not self.connection.recv(1, socket.MSG_PEEK)
+                except OSError:
+                    left = True
+        with st.lock:
+            st.hangs.append({"client_left": left, "held_s": round(time.monotonic() - started, 3)})
+        if left:
+            self.close_connection = True
+        return left
 
     def _completion(self, model: str, prompt: str, content: str) -> None:
         self._json(

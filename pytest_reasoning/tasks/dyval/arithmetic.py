@@ -242,8 +242,13 @@ class ArithmeticTask(DyvalTask):
             return Score(False, raw, "partial_calculation")
         return Score(False, raw, "wrong_value")
 
-    def solve(self, item: Item) -> str:
-        return format_number(solver.solve_arithmetic(item.prompt))
+    def solve_text(self, prompt: str) -> str:
+        return format_number(solver.solve_arithmetic(prompt))
+
+    def text_answer(self, prompt: str, *, max_size: int | None = None) -> str | None:
+        if max_size is not None and solver.arithmetic_depth(prompt) > max_size:
+            return "<<<-1>>>"  # arithmetic roots are >= 1e-4: always wrong
+        return super().text_answer(prompt)
 
     def explain(self, problem: Mapping[str, Any], answer: str) -> str:
         lines = arithmetic_steps(problem["nodes"])

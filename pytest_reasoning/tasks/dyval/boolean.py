@@ -115,8 +115,8 @@ class BooleanLogicTask(DyvalTask):
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, ECHO_MARKER)
 
-    def solve(self, item: Item) -> str:
-        return str(solver.solve_boolean(item.prompt))
+    def solve_text(self, prompt: str) -> str:
+        return str(solver.solve_boolean(prompt))
 
     def explain(self, problem: Mapping[str, Any], answer: str) -> str:
         nodes = [n for n in problem["nodes"] if not n.get("distractor")]

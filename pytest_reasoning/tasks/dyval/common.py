@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from ...answers import extract_delimited, normalise_label
-from ...core import Score
+from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob, Task
@@ -161,6 +162,19 @@ class DyvalTask(Task):
             + "\n\n"
             + question
         )
+
+    def locate(self, prompt: str) -> int:
+        return prompt.rfind(f"description of {self.family} problem")
+
+    def text_answer(self, prompt: str, *, max_size: int | None = None) -> str | None:
+        return f"<<<{self.solve_text(prompt)}>>>"
+
+    def solve(self, item: Item) -> str:
+        return self.solve_text(item.prompt)
+
+    @abstractmethod
+    def solve_text(self, prompt: str) -> str:
+        """The answer found by the text-reading solver (``solver.py``), as the gold is written."""
 
     # Answer classes a ``balanced`` batch cycles through by index (empty: not balanced).
     labels: ClassVar[tuple[str, ...]] = ()

@@ -172,8 +172,8 @@ class ReachabilityTask(_GraphTask):
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, "either '<<<True>>>' if reachable")
 
-    def solve(self, item: Item) -> str:
-        return str(solver.solve_reachability(item.prompt))
+    def solve_text(self, prompt: str) -> str:
+        return str(solver.solve_reachability(prompt))
 
     def explain(self, problem: Mapping[str, Any], answer: str) -> str:
         edges, source, target = problem["edges"], problem["source"], problem["target"]
@@ -237,8 +237,8 @@ class MaxSumPathTask(_GraphTask):
             return Score(True, raw)
         return Score(False, raw, "wrong_value")
 
-    def solve(self, item: Item) -> str:
-        return str(solver.solve_max_sum_path(item.prompt))
+    def solve_text(self, prompt: str) -> str:
+        return str(solver.solve_max_sum_path(prompt))
 
     def explain(self, problem: Mapping[str, Any], answer: str) -> str:
         edges, values = problem["edges"], problem["values"]

@@ -180,8 +180,11 @@ class LinearEquationTask(DyvalTask):
             return Score(True, raw)
         return Score(False, raw, "wrong_value")
 
-    def solve(self, item: Item) -> str:
-        x, y = solver.solve_linear(item.prompt)
+    def locate(self, prompt: str) -> int:
+        return prompt.rfind("linear equation system with two variables")
+
+    def solve_text(self, prompt: str) -> str:
+        x, y = solver.solve_linear(prompt)
         return f"{format_number(x)} {format_number(y)}"
 
     def explain(self, problem: Mapping[str, Any], answer: str) -> str:

@@ -153,8 +153,8 @@ class DeductiveLogicTask(_ImplicationTask):
         problem = {"nodes": export_nodes(dag, extra, text), "target": target}
         return Generated(problem=problem, answer=text(dag.root.value), body=body)
 
-    def solve(self, item: Item) -> str:
-        return solver.solve_deductive(item.prompt)
+    def solve_text(self, prompt: str) -> str:
+        return solver.solve_deductive(prompt)
 
     def explain(self, problem: Mapping[str, Any], answer: str) -> str:
         nodes = [n for n in problem["nodes"] if not n.get("distractor")]
@@ -225,8 +225,8 @@ class AbductiveLogicTask(_ImplicationTask):
         }
         return Generated(problem=problem, answer=text(answers[leaf.name]), body=body)
 
-    def solve(self, item: Item) -> str:
-        return solver.solve_abductive(item.prompt)
+    def solve_text(self, prompt: str) -> str:
+        return solver.solve_abductive(prompt)
 
     def explain(self, problem: Mapping[str, Any], answer: str) -> str:
         nodes = {n["name"]: n for n in problem["nodes"] if not n.get("distractor")}

@@ -328,6 +328,12 @@ class FlenqaTask(Task):
     def solve(self, item: Item) -> str:
         return solver.solve(self.id, item.prompt)
 
+    prompt_marker = INTRO
+
+    def text_answer(self, prompt: str, *, max_size: int | None = None) -> str | None:
+        # The three tasks share the intro, so any of them answers any of their prompts.
+        return f"The answer is {solver.solve_any(prompt)}."
+
     def reference_response(self, item: Item) -> str:
         return self.solve(item)
 

@@ -269,6 +269,18 @@ class ZebraGridTask(Task):
     def solve(self, item: Item) -> str:
         return json.dumps(solver.solve_text(item.prompt), ensure_ascii=False)
 
+    prompt_marker = "houses, numbered 1 to"
+
+    def text_answer(self, prompt: str, *, max_size: int | None = None) -> str | None:
+        """The grid as ZebraLogic's protocol asks (a fenced JSON solution per house); beyond
+        ``max_size`` houses, the first two houses' names exchanged (wrong, partly right)."""
+        grid = solver.solve_text(prompt)
+        houses = re.findall(r"There are (\d+) houses, numbered", prompt)
+        if max_size is not None and houses and int(houses[-1]) > max_size:
+            grid[0]["Name"], grid[1]["Name"] = grid[1]["Name"], grid[0]["Name"]
+        solution = {f"House {h}": house for h, house in enumerate(grid, 1)}
+        return "```json\n" + json.dumps({"solution": solution}, ensure_ascii=False) + "\n```"
+
     def reference_response(self, item: Item) -> str:
         grid = json.loads(self.solve(item))
         return json.dumps({"solution": _solution(grid)}, ensure_ascii=False)

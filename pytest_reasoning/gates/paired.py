@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from .stats import wilson_interval
+from ..stats import wilson_interval
 
 __all__ = [
     "PairedTable",

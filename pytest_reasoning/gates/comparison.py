@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .core import Outcome
+from ..core import Outcome
 from .paired import (
     PairedTable,
     holm,
@@ -23,7 +23,7 @@ from .paired import (
     paired_difference_interval,
     samples_to_detect_drop,
 )
-from .results import GateSpec
+from .rules import GateSpec
 
 __all__ = ["Comparison", "baseline_answers", "compare"]
 
@@ -47,11 +47,11 @@ class Comparison:
 
     @property
     def regressed(self) -> bool:
-        return self.p_adjusted < self.spec.alpha
+        return self.p_adjusted < self.spec.rule.alpha
 
     @property
     def improved(self) -> bool:
-        return self.table.difference > 0 and self.p_two_sided < self.spec.alpha
+        return self.table.difference > 0 and self.p_two_sided < self.spec.rule.alpha
 
     @property
     def detectable_drop(self) -> float | None:
@@ -60,20 +60,22 @@ class Comparison:
             drop = hundredths / 100
             if drop >= self.table.baseline_accuracy:
                 return None
-            need = samples_to_detect_drop(self.table.baseline_accuracy, drop, alpha=self.spec.alpha)
+            need = samples_to_detect_drop(
+                self.table.baseline_accuracy, drop, alpha=self.spec.rule.alpha
+            )
             if need <= self.table.n:
                 return drop
         return None
 
     def reason(self) -> str:
         t = self.table
-        drop = f" by more than {self.spec.max_drop:g}" if self.spec.max_drop else ""
+        drop = f" by more than {self.spec.rule.max_drop:g}" if self.spec.rule.max_drop else ""
         return (
             f"{self.candidate} is worse than {self.baseline}{drop}: accuracy "
             f"{t.candidate_accuracy:.3f} vs {t.baseline_accuracy:.3f} on {t.n} paired items "
             f"(only baseline right {t.only_baseline}, only candidate right {t.only_candidate}); "
             f"difference {t.difference:+.3f} [{self.low:+.3f}, {self.high:+.3f}], "
-            f"Holm-adjusted p = {self.p_adjusted:.3g} < alpha {self.spec.alpha:g}"
+            f"Holm-adjusted p = {self.p_adjusted:.3g} < alpha {self.spec.rule.alpha:g}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,8 +97,8 @@ class Comparison:
             "p_mcnemar": self.p_two_sided,
             "p_regression": self.p_regression,
             "p_holm": self.p_adjusted,
-            "max_drop": self.spec.max_drop,
-            "alpha": self.spec.alpha,
+            "max_drop": self.spec.rule.max_drop,
+            "alpha": self.spec.rule.alpha,
             "missing": self.missing,
             "errors": self.errors,
             "regressed": self.regressed,
@@ -161,7 +163,7 @@ def compare(
                 missing=missing,
                 errors=errors,
                 p_two_sided=mcnemar_exact(table),
-                p_regression=_regression_p(table, spec.max_drop),
+                p_regression=_regression_p(table, spec.rule.max_drop),
                 low=low,
                 high=high,
             )

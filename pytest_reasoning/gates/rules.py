@@ -1,0 +1,66 @@
+"""What a gate demands (``GateRule``, every default written here once) and where it lives
+(``GateSpec``: suite, entry, level)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+__all__ = ["METRICS", "GateRule", "GateSpec"]
+
+# "puzzle" is the suite spelling of "accuracy" for zebra (puzzle accuracy); "cell" gates the
+# mean partial credit (zebra's cell accuracy).
+METRICS = ("accuracy", "puzzle", "cell")
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """A level's gates: the threshold gate (``min_accuracy``, optionally on the Wilson lower
+    bound at ``confidence``) and the regression gate against a baseline (``max_drop`` at
+    significance ``alpha``, Holm-corrected across levels), on ``metric``."""
+
+    min_accuracy: float | None = None
+    confidence: float | None = None
+    max_drop: float = 0.0
+    alpha: float = 0.05
+    metric: str = "accuracy"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GateRule:
+        """Missing keys take the defaults above."""
+        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+
+    @property
+    def partial(self) -> bool:
+        """Whether the gated measure is the mean partial credit (cell accuracy)."""
+        return self.metric == "cell"
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """Where a sample's gate lives and what it demands."""
+
+    suite: str
+    entry: str
+    level: str
+    rule: GateRule = field(default_factory=GateRule)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat: the place, then the rule's keys (the JUnit properties and summary.json)."""
+        return {
+            "suite": self.suite,
+            "entry": self.entry,
+            "level": self.level,
+            **self.rule.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GateSpec:
+        return cls(d["suite"], d["entry"], d["level"], GateRule.from_dict(d))
+
+    @property
+    def where(self) -> tuple[str, str, str]:
+        return (self.suite, self.entry, self.level)

@@ -1,0 +1,101 @@
+"""Per-(model, suite entry, level) tallies and the threshold gates decided on them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..core import Outcome
+from ..stats import wilson_interval
+from .rules import GateSpec
+
+__all__ = ["GateResult", "LevelStats", "decide_gates"]
+
+
+@dataclass
+class LevelStats:
+    model: str
+    spec: GateSpec
+    task: str
+    n: int = 0
+    correct: int = 0
+    score_sum: float = 0.0  # partial credit (cell accuracy); equals ``correct`` for 0/1 tasks
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_total: float = 0.0
+    calls: int = 0
+    failure_modes: dict[str, int] = field(default_factory=dict)
+
+    def add(self, o: Outcome) -> None:
+        self.prompt_tokens += o.prompt_tokens or 0
+        self.completion_tokens += o.completion_tokens or 0
+        if not o.cached:
+            self.latency_total += o.latency_s
+            self.calls += 1
+        if o.error is not None:
+            self.errors += 1
+            return
+        self.n += 1
+        self.correct += bool(o.correct)
+        self.score_sum += float(bool(o.correct)) if o.score is None else o.score
+        if o.failure_mode:
+            self.failure_modes[o.failure_mode] = self.failure_modes.get(o.failure_mode, 0) + 1
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.n if self.n else None
+
+    @property
+    def measure(self) -> float | None:
+        """What the gate thresholds: accuracy, or mean cell accuracy under ``metric: cell``."""
+        if not self.n:
+            return None
+        return (self.score_sum if self.spec.rule.partial else self.correct) / self.n
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Wilson interval of the measure. For cell accuracy (a mean of values in [0, 1]) the
+        same formula is conservative: such a mean has variance at most mu(1-mu)/n, the
+        binomial variance Wilson assumes."""
+        hits = self.score_sum if self.spec.rule.partial else self.correct
+        return wilson_interval(hits, self.n, confidence)
+
+    @property
+    def mean_latency(self) -> float | None:
+        return self.latency_total / self.calls if self.calls else None
+
+
+@dataclass(frozen=True)
+class GateResult:
+    stats: LevelStats
+    passed: bool | None  # None: no threshold set
+    reason: str
+
+
+def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
+    """Threshold gates. With ``confidence``, the Wilson lower bound must clear the threshold;
+    errors are excluded from ``n`` (they are infrastructure, not answers)."""
+    out = []
+    for s in stats:
+        thr = s.spec.rule.min_accuracy
+        if thr is None:
+            out.append(GateResult(s, None, "no threshold"))
+            continue
+        if s.n == 0:
+            out.append(GateResult(s, False, f"no scored samples ({s.errors} errors)"))
+            continue
+        acc = s.measure or 0.0
+        what = "cell accuracy" if s.spec.rule.partial else "accuracy"
+        count = f"{s.score_sum:.1f}/{s.n}" if s.spec.rule.partial else f"{s.correct}/{s.n}"
+        if s.spec.rule.confidence is not None:
+            lo, _ = s.interval(s.spec.rule.confidence)
+            ok = lo >= thr
+            reason = (
+                f"{what} {acc:.3f} ({count}), {s.spec.rule.confidence:.0%} Wilson "
+                f"lower bound {lo:.3f} {'>=' if ok else '<'} min_accuracy {thr:g}"
+            )
+        else:
+            ok = acc >= thr
+            reason = f"{what} {acc:.3f} ({count}) {'>=' if ok else '<'} min_accuracy {thr:g}"
+        out.append(GateResult(s, ok, reason))
+    return out

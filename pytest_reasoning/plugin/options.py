@@ -1,0 +1,329 @@
+"""The plugin's options: one table (flag, ini key, type, default, help), registered with
+pytest, and :class:`RunOptions`, built and validated once at configure time. Each default is
+written here once; a bad value is a usage error (one line, exit 4) before any item runs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = ["OPTIONS", "Option", "RunOptions", "add_options", "cache_disabled"]
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    dest: str
+    help: str
+    metavar: str | None = None
+    default: Any = None
+    kind: str = "str"  # str | int | float | list | optional-dir
+    minimum: float | None = None
+    ini: bool = True  # also an ini key named like ``dest``
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "--llm",
+        "reasoning_llm",
+        "model to evaluate (repeatable): any LiteLLM model string, 'reference' "
+        "(the tasks' own solvers) or 'local' (embedded SmolLM2)",
+        "MODEL",
+        kind="list",
+    ),
+    Option(
+        "--llm-api-base",
+        "reasoning_llm_api_base",
+        "API base for OpenAI-compatible servers (vLLM, llama.cpp, ...)",
+        "URL",
+    ),
+    Option(
+        "--llm-param",
+        "reasoning_llm_params",
+        "generation parameter (repeatable), e.g. max_tokens=256; temperature=0 unless given",
+        "KEY=VALUE",
+        kind="list",
+    ),
+    Option(
+        "--reasoning-samples",
+        "reasoning_samples",
+        "override every suite's sample count per level",
+        "N",
+        kind="int",
+        minimum=0,
+    ),
+    Option(
+        "--reasoning-seed",
+        "reasoning_seed",
+        "override every suite's seeds: an integer, or 'auto' (from today's UTC date) or "
+        "'auto:TEXT' (from any text, e.g. a git SHA): fresh items per release, replayable",
+        "S",
+    ),
+    Option(
+        "--reasoning-cache",
+        "reasoning_cache",
+        "response cache directory (default .reasoning_cache; 'off' disables)",
+        "DIR",
+        default=".reasoning_cache",
+    ),
+    Option(
+        "--reasoning-results",
+        "reasoning_results",
+        "append one JSON line per answered sample to PATH",
+        "PATH",
+    ),
+    Option(
+        "--reasoning-concurrency",
+        "reasoning_concurrency",
+        "concurrent model calls per process (default 8)",
+        "N",
+        default=8,
+        kind="int",
+        minimum=1,
+    ),
+    Option(
+        "--reasoning-max-errors",
+        "reasoning_max_errors",
+        "unrecovered call errors tolerated before the run fails (default 0)",
+        "N",
+        default=0,
+        kind="int",
+        minimum=0,
+    ),
+    Option(
+        "--reasoning-retries",
+        "reasoning_retries",
+        "attempts per call, first included (default 5); backoff with jitter",
+        "N",
+        default=5,
+        kind="int",
+        minimum=1,
+    ),
+    Option(
+        "--reasoning-timeout",
+        "reasoning_timeout",
+        "per-request timeout in seconds (default 120)",
+        "S",
+        default=120.0,
+        kind="float",
+    ),
+    Option(
+        "--llm-baseline",
+        "reasoning_llm_baseline",
+        "answer the same items with MODEL too and gate each level on a significant "
+        "drop of the --llm models against it (paired, exact McNemar, Holm across levels)",
+        "MODEL",
+    ),
+    Option(
+        "--reasoning-baseline-results",
+        "reasoning_baseline_results",
+        "compare against a stored results JSONL instead of calling a baseline",
+        "PATH",
+    ),
+    Option(
+        "--reasoning-baseline-model",
+        "reasoning_baseline_model",
+        "which model of the stored results is the baseline (if it holds several)",
+        "NAME",
+    ),
+    Option(
+        "--reasoning-max-calls",
+        "reasoning_max_calls",
+        "model calls one test may make through the llm fixture (default 200; "
+        "cached answers are free)",
+        "N",
+        default=200,
+        kind="int",
+        minimum=1,
+    ),
+    Option(
+        "--reasoning-report",
+        "reasoning_report",
+        "write an HTML report (index.html with plots, tables and failing samples, "
+        "summary.json, PNGs) to DIR after the run",
+        "DIR",
+        ini=False,
+    ),
+    Option(
+        "--reasoning-robustness",
+        "reasoning_robustness",
+        "when two or more models answered the same items, test whether their ranking "
+        "survives other weightings of the items (seed 004); with DIR, also write JSON and "
+        "PNG plots there (needs the [analysis] extra)",
+        "DIR",
+        kind="optional-dir",
+        ini=False,
+    ),
+)
+_BY_DEST = {o.dest: o for o in OPTIONS}
+# The ini help of the keys that are not plain "as --flag".
+_INI_HELP = {
+    "reasoning_llm": "models to evaluate (as --llm)",
+    "reasoning_llm_params": "KEY=VALUE lines (as --llm-param)",
+}
+
+
+def add_options(parser: pytest.Parser) -> None:
+    g = parser.getgroup("reasoning", "pytest-reasoning: regression-test LLMs on generated problems")
+    for o in OPTIONS:
+        kwargs: dict[str, Any] = {"dest": o.dest, "metavar": o.metavar, "help": o.help}
+        if o.kind == "list":
+            kwargs["action"] = "append"
+        elif o.kind == "int":
+            kwargs["type"] = int
+        elif o.kind == "float":
+            kwargs["type"] = float
+        elif o.kind == "optional-dir":
+            kwargs.update(nargs="?", const="", default=None)
+        g.addoption(o.flag, **kwargs)
+    for o in OPTIONS:
+        if o.ini and o.kind == "list":
+            parser.addini(o.dest, _INI_HELP.get(o.dest, f"as {o.flag}"), type="linelist")
+        elif o.ini:
+            parser.addini(o.dest, _INI_HELP.get(o.dest, f"as {o.flag}"))
+
+
+def _raw(config: pytest.Config, dest: str) -> Any:
+    """The command line's value, else the ini file's (as text), else None."""
+    value = config.getoption(dest, None)
+    if value is not None and value != []:
+        return value
+    if not _BY_DEST[dest].ini:
+        return None
+    ini = config.getini(dest)
+    return ini if ini not in (None, "", []) else None
+
+
+def _typed(config: pytest.Config, dest: str) -> Any:
+    o = _BY_DEST[dest]
+    value = _raw(config, dest)
+    if value is None:
+        return o.default
+    convert: Callable[[Any], Any] = {"int": int, "float": float}.get(o.kind, str)
+    if isinstance(value, str) and o.kind in ("int", "float"):
+        try:
+            value = convert(value)
+        except ValueError:
+            raise pytest.UsageError(
+                f"ini option {dest}: expected {convert.__name__}, got {value!r}"
+            ) from None
+    if o.minimum is not None and value < o.minimum:
+        raise pytest.UsageError(f"{o.flag}: must be >= {o.minimum:g}, got {value}")
+    return value
+
+
+def _list(config: pytest.Config, dest: str) -> list[str]:
+    value = _raw(config, dest)
+    return [str(v) for v in value] if value else []
+
+
+def cache_disabled(value: str) -> bool:
+    return value.lower() in ("off", "none", "0")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Every option of a run, typed and checked. Workers build theirs from the same command
+    line; the seed comes from the controller (``auto`` must not straddle midnight)."""
+
+    models: tuple[str, ...]
+    api_base: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    samples: int | None = None
+    seed: int | None = None
+    seed_source: str | None = None  # the text an ``auto`` seed was derived from
+    cache: str = ".reasoning_cache"  # as given; see cache_dir
+    cache_dir: Path | None = None  # resolved against the rootdir; None when 'off'
+    results: str | None = None
+    concurrency: int = 8
+    max_errors: int = 0
+    retries: int = 5
+    timeout_s: float = 120.0
+    baseline: str | None = None
+    baseline_results: str | None = None
+    baseline_model: str | None = None
+    max_calls: int = 200
+    report_dir: str | None = None
+    robustness: str | None = None  # None: off; "": terminal only; DIR: also files
+
+    @staticmethod
+    def active(config: pytest.Config) -> bool:
+        """Suites are collected only when a model is named."""
+        return bool(_list(config, "reasoning_llm"))
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> RunOptions:
+        from ..config import parse_param
+        from ..errors import InvalidArgument
+
+        params: dict[str, Any] = {}
+        for pair in _list(config, "reasoning_llm_params"):
+            try:
+                key, value = parse_param(pair)
+            except InvalidArgument as exc:
+                raise pytest.UsageError(f"--llm-param: {exc}") from None
+            params[key] = value
+        timeout = float(_typed(config, "reasoning_timeout"))
+        if not math.isfinite(timeout) or timeout <= 0:
+            raise pytest.UsageError(
+                f"--reasoning-timeout: expected a positive number of seconds, got {timeout}"
+            )
+        seed, source = _resolve_seed(config)
+        cache = str(_typed(config, "reasoning_cache"))
+        baseline = _raw(config, "reasoning_llm_baseline")
+        baseline_results = _raw(config, "reasoning_baseline_results")
+        if baseline and baseline_results:
+            raise pytest.UsageError(
+                "--llm-baseline and --reasoning-baseline-results: give one baseline, not both"
+            )
+        return cls(
+            models=tuple(_list(config, "reasoning_llm")),
+            api_base=_raw(config, "reasoning_llm_api_base"),
+            params=params,
+            samples=_typed(config, "reasoning_samples"),
+            seed=seed,
+            seed_source=source,
+            cache=cache,
+            cache_dir=None if cache_disabled(cache) else config.rootpath / cache,
+            results=_raw(config, "reasoning_results"),
+            concurrency=_typed(config, "reasoning_concurrency"),
+            max_errors=_typed(config, "reasoning_max_errors"),
+            retries=_typed(config, "reasoning_retries"),
+            timeout_s=timeout,
+            baseline=str(baseline) if baseline else None,
+            baseline_results=str(baseline_results) if baseline_results else None,
+            baseline_model=_raw(config, "reasoning_baseline_model"),
+            max_calls=_typed(config, "reasoning_max_calls"),
+            report_dir=config.getoption("reasoning_report", None),
+            robustness=config.getoption("reasoning_robustness", None),
+        )
+
+
+def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
+    """``--reasoning-seed``: an int, or ``auto[:TEXT]`` → a seed derived from TEXT (default
+    today's UTC date); returns the seed and the text it came from."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput and workerinput.get("reasoning_seed") is not None:
+        return workerinput["reasoning_seed"], workerinput.get("reasoning_seed_source")
+    raw = _raw(config, "reasoning_seed")
+    if raw is None:
+        return None, None
+    raw = str(raw).strip()
+    if raw == "auto" or raw.startswith("auto:"):
+        import datetime
+
+        from ..rng import derive_seed
+
+        source = raw[5:] or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        return derive_seed("reasoning-seed", source) % 2**31, source
+    try:
+        return int(raw), None
+    except ValueError:
+        raise pytest.UsageError(
+            f"--reasoning-seed: expected an integer, 'auto' or 'auto:TEXT', got {raw!r}"
+        ) from None

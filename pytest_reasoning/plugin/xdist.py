@@ -1,0 +1,65 @@
+"""The xdist glue, and the only module that touches xdist's internals: the controller hands
+the local server's address and the run's seed to each worker, and a worker peeks (read-only,
+best effort) at its own queue to prefetch what it will run next."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .state import STATE
+
+if TYPE_CHECKING:
+    from .items import ReasoningItem
+    from .state import RunState
+
+__all__ = ["XdistHooks", "worker_upcoming"]
+
+
+class XdistHooks:
+    """Registered only when xdist is present."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["reasoning_local_url"] = self.state.local_url
+        node.workerinput["reasoning_local_identity"] = self.state.local_identity
+        node.workerinput["reasoning_seed"] = self.state.options.seed
+        node.workerinput["reasoning_seed_source"] = self.state.options.seed_source
+
+
+def worker_inputs(config: Any) -> tuple[str | None, str | None]:
+    """The local server's address and identity, as the controller handed them over."""
+    workerinput = config.workerinput
+    return workerinput.get("reasoning_local_url"), workerinput.get("reasoning_local_identity")
+
+
+def worker_upcoming(item: ReasoningItem, window: int) -> Iterator[ReasoningItem]:
+    """The items after ``item`` in this worker's queue (xdist's ``WorkerInteractor.torun``)."""
+    from .items import ReasoningItem
+
+    state = item.config.stash[STATE]
+    if state._worker_queue is None:
+        state._worker_queue = next(
+            (
+                p
+                for p in item.config.pluginmanager.get_plugins()
+                if type(p).__name__ == "WorkerInteractor"
+            ),
+            False,
+        )
+    wi = state._worker_queue
+    if not wi:
+        return
+    try:
+        with wi.torun.lock() as queue:
+            indices = [wi.nextitem_index, *list(queue)[:window]]
+    except Exception:
+        return
+    all_items = item.session.items
+    for i in indices:
+        if isinstance(i, int) and 0 <= i < len(all_items):
+            other = all_items[i]
+            if isinstance(other, ReasoningItem):
+                yield other

@@ -1,0 +1,172 @@
+"""Every table of the summary and the report, built once as rows of strings; the renderers in
+``render.py`` turn a :class:`Table` into terminal text, Markdown or HTML."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core import level_key
+from ..gates import Comparison, GateResult, LevelStats
+
+__all__ = [
+    "Table",
+    "comparisons_table",
+    "fmt",
+    "length_table",
+    "levels_table",
+    "verdict",
+]
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: tuple[str, ...]
+    rows: list[list[str]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+
+def fmt(x: float | None, spec: str = ".3f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+LEVEL_HEADERS = (
+    "model",
+    "task",
+    "level",
+    "n",
+    "correct",
+    "accuracy",
+    "95% CI",
+    "threshold",
+    "gate",
+    "errors",
+    "tokens",
+    "mean latency",
+)
+
+
+def levels_table(
+    levels: Iterable[LevelStats], gates: Sequence[GateResult] = (), *, reasons: bool = False
+) -> Table:
+    """One row per (model, suite entry, level): the gated measure, its interval, the verdict.
+    With ``reasons``, the gate's one-line reason is a last column (the HTML report)."""
+    by_stats = {id(g.stats): g for g in gates}
+    rows = []
+    ordered = sorted(
+        levels, key=lambda s: (s.model, s.spec.suite, s.spec.entry, level_key(s.spec.level))
+    )
+    for s in ordered:
+        gate = by_stats.get(id(s))
+        rule = s.spec.rule
+        lo, hi = s.interval(0.95)
+        thr = rule.min_accuracy
+        threshold = (
+            "-"
+            if thr is None
+            else f"{thr:g}" + (f" @{rule.confidence:g}" if rule.confidence else "")
+        )
+        decided = "-" if gate is None or gate.passed is None else "PASS" if gate.passed else "FAIL"
+        latency = s.mean_latency
+        row = [
+            s.model,
+            s.spec.entry,
+            s.spec.level,
+            str(s.n),
+            str(s.correct),
+            fmt(s.measure) + (" cell" if rule.partial else ""),
+            f"[{lo:.2f}, {hi:.2f}]" if s.n else "-",
+            threshold,
+            decided,
+            str(s.errors),
+            str(s.prompt_tokens + s.completion_tokens),
+            "-" if latency is None else f"{latency:.2f}s",
+        ]
+        if reasons:
+            row.append(gate.reason if gate is not None else "-")
+        rows.append(row)
+    return Table(LEVEL_HEADERS + (("reason",) if reasons else ()), rows)
+
+
+def verdict(c: Comparison) -> str:
+    return "REGRESSION" if c.regressed else ("improved" if c.improved else "ok")
+
+
+COMPARISON_HEADERS = (
+    "candidate",
+    "task",
+    "level",
+    "n",
+    "both/only base/only cand/neither",
+    "candidate",
+    "baseline",
+    "difference [95% CI]",
+    "McNemar p",
+    "Holm p (one-sided)",
+    "verdict",
+)
+
+
+def comparisons_table(comparisons: Sequence[Comparison]) -> Table:
+    rows = []
+    for c in comparisons:
+        t = c.table
+        rows.append(
+            [
+                c.candidate,
+                c.spec.entry,
+                c.spec.level,
+                str(t.n),
+                f"{t.both}/{t.only_baseline}/{t.only_candidate}/{t.neither}",
+                f"{t.candidate_accuracy:.3f}",
+                f"{t.baseline_accuracy:.3f}",
+                f"{t.difference:+.3f} [{c.low:+.2f}, {c.high:+.2f}]",
+                f"{c.p_two_sided:.3g}",
+                f"{c.p_adjusted:.3g}",
+                verdict(c),
+            ]
+        )
+    return Table(COMPARISON_HEADERS, rows)
+
+
+def length_table(rows: Iterable[Mapping[str, Any]]) -> Table:
+    """FLenQA's figure 1 as a table: accuracy per target length for each (model, task,
+    padding, position), then the label bias (share of False answers against the balanced
+    truth's 0.50) and, for chain-of-thought, the answer-first and key-sentence coverage shares.
+    Empty when no FLenQA sample was answered. ``rows`` are results rows (dicts)."""
+    cells: dict[tuple[str, str, str, str], dict[int, list[bool]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    flags: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    lengths: set[int] = set()
+    for r in rows:
+        extra = r.get("extra") or {}
+        task = str(r["task"])
+        if not task.startswith("flenqa.") or r.get("error") is not None or "padding" not in extra:
+            continue
+        key = (str(r["model"]), task, str(extra["padding"]), str(extra["position"]))
+        length = int(extra["target_tokens"])
+        lengths.add(length)
+        cells[key][length].append(bool(r.get("correct")))
+        flags[key].append(r)
+    order = sorted(lengths)
+    headers = ("model", "task", "padding", "position", *map(str, order))
+    headers += ("False share", "answer first", "coverage")
+    out = []
+    for key in sorted(cells):
+        row = list(key)
+        for length in order:
+            hits = cells[key].get(length, [])
+            row.append(f"{sum(hits) / len(hits):.2f} ({len(hits)})" if hits else "-")
+        outs = flags[key]
+        said = [o.get("extracted") for o in outs if o.get("extracted") in ("True", "False")]
+        row.append(f"{said.count('False') / len(said):.2f}" if said else "-")
+        cot = [o for o in outs if "coverage" in (o.get("extra") or {})]
+        for flag in ("answer_first", "coverage"):
+            row.append(f"{sum(bool(o['extra'][flag]) for o in cot) / len(cot):.2f}" if cot else "-")
+        out.append(row)
+    return Table(headers, out)
