@@ -53,7 +53,7 @@ WEAPONS = (
     Weapon("a crowbar", "struck down with a crowbar",
            (("demolition worker", "a hard hat and an orange vest", "the old mill demolition site", "pries apart beams"),
             ("carpenter", "a canvas tool belt", "the Lindell furniture workshop", "pulls nails from old boards")),
-           (("salvaging old barn wood", "the Reclaimed Timber collective"), ("urban exploring", "an urban-exploration forum"))),
+           (("salvaging old barn wood", "the Reclaimed Timber collective"), ("urban exploring", "the Rust Belt explorers' club"))),
     Weapon("an axe", "killed with an axe",
            (("firefighter", "turnout gear", "Engine Company 12", "breaks down jammed doors"),
             ("tree surgeon", "a spiked climbing harness", "the parks department yard", "chops through fallen limbs")),
@@ -80,11 +80,12 @@ _OVERLAPS = frozenset(
 )  # fmt: skip
 
 SCENES = (
-    "the marina", "the community greenhouse", "the old Rialto theatre", "a parking garage on Fifth "
-    "Street", "the bowling alley", "the library's archive room", "a ski lodge", "the rooftop bar",
-    "the train depot", "the city aquarium", "the pottery studio", "the golf club's locker room",
-    "the abandoned cannery", "a lakeside cabin", "the museum's loading dock", "the botanical "
-    "garden", "a recording studio", "the county fairgrounds", "the observatory", "a wine cellar",
+    "the marina", "the community greenhouse", "the old Rialto theatre", "the parking garage on "
+    "Fifth Street", "the bowling alley", "the library's archive room", "the ski lodge on Crest "
+    "Road", "the rooftop bar", "the train depot", "the city aquarium", "the pottery studio", "the "
+    "golf club's locker room", "the abandoned cannery", "the lakeside cabin", "the museum's loading "
+    "dock", "the botanical garden", "the recording studio on Vine Street", "the county "
+    "fairgrounds", "the observatory", "the wine cellar of the Hotel Marlow",
 )  # fmt: skip
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 AMOUNTS = ("forty thousand dollars", "twelve thousand dollars", "sixty-five thousand dollars",
@@ -95,7 +96,7 @@ SECRETS = ("had faked a nursing degree", "had served time for fraud under anothe
 COMPANIES = ("Halvorsen Logistics", "the Brightwater Gazette", "Pinecrest Realty",
              "Norwood Insurance", "the Silver Spoon diner chain", "Castellan Engineering")  # fmt: skip
 PARTNERS = ("husband", "wife", "fiancé", "fiancée", "partner")
-COLLEAGUES = ("a cashier", "a retired foreman", "a night-shift nurse", "a mail carrier")
+COLLEAGUES = ("a coworker", "a former colleague", "a shift supervisor", "a long-time colleague")
 # The suspicious but irrelevant facts (bare red herrings, in the spirit of the paper's pool:
 # odd habits, never evidence of this crime and never explained away).
 ODD_ACTS = (
@@ -287,14 +288,15 @@ LIBRARY: Library = {
                     "{s} is trusted with the store room key at {workplace}", tense="now",
                     exp=(_pair("key_log", "key_seen", rule="A sign-out sheet and a colleague's "
                                "account together show who holds a key."),)),
-    "pastime": fact_type("{s} has spent years on {hobby}", "{s} is devoted to {hobby}", tense="now",
+    "pastime": fact_type("{s} has been into {hobby} for years", "{s} is devoted to {hobby}", tense="now",
                   exp=(_pair("membership", "photos", rule="Paying dues to a club and posting photos "
                              "from its outings shows a real, regular hobby."),)),
-    "competes": fact_type("{s} competes with {club}", "{s} takes part in contests held by {club}", tense="now",
-                   exp=(_pair("trophy", "practice", rule="Trophies and weekly practice mark someone "
-                              "who competes seriously."),)),
+    "competes": fact_type("{s} is one of the most active members of {club}", "{s} is a stalwart of {club}",
+                   tense="now",
+                   exp=(_pair("trophy", "practice", rule="Years of membership and weekly sessions mark "
+                              "someone serious about a pastime."),)),
     "wears": fact_type("{s} is usually dressed in {uniform}", "{s} is rarely seen out of {uniform}", tense="now"),
-    "commutes": fact_type("Every morning {s} drives to {workplace}", "{s} is at {workplace} by seven on weekdays",
+    "commutes": fact_type("{s} drives to {workplace} most days", "{s}'s car is often parked outside {workplace}",
                    tense="now"),
     "payslip": fact_type("A payslip from {workplace} was lying on {s}'s kitchen table",
                   "{s} showed {d} a pay stub from {workplace}"),
@@ -311,10 +313,10 @@ LIBRARY: Library = {
     "membership": fact_type("{s} pays yearly dues to {club}", "{s}'s name is on the roll of {club}", tense="now"),
     "photos": fact_type("{s}'s social media is full of photos from outings with {club}",
                  "A photo on {s}'s fridge shows {s} on a trip with {club}", tense="now"),
-    "trophy": fact_type("A trophy from {club} stands on {s}'s mantelpiece",
-                 "{s}'s hallway is lined with ribbons won with {club}", tense="now"),
-    "practice": fact_type("{s} practises with {club} every Saturday morning",
-                   "{s} never misses a Saturday session with {club}", tense="now"),
+    "trophy": fact_type("A plaque from {club} thanking {s} for ten years of membership stands on {s_their} mantelpiece",
+                 "{s} holds an honorary life membership of {club}", tense="now"),
+    "practice": fact_type("{s} practises with {club} every week",
+                   "{s} never misses a weekly session with {club}", tense="now"),
     # motive ({a} the aggrieved one, {b} the one who wronged them)
     "grievance": fact_type("{a} held a bitter grievance against {b}", "{a} had been badly wronged by {b}",
                     exp=_GRIEVANCE),
@@ -443,7 +445,7 @@ LIBRARY: Library = {
                  exp=(_pair("gossip_shop", "gossip_withdrawn", rule="Neighbours talk about someone "
                             "who is seen less and whispered about more."),)),
     "odd_witness": fact_type("A neighbour told {d} that {s} {odd}", "{d} heard from a neighbour that {s} {odd}"),
-    "odd_second": fact_type("{s}'s coworker had also heard about {odd_noun}", "A second neighbour brought up {odd_noun} too"),
+    "odd_second": fact_type("{s}'s coworker knew about {odd_noun} too", "{s}'s landlord brought up {odd_noun} unprompted"),
     "odd_hush": fact_type("{s} had never mentioned {odd_noun} to anyone", "{s}'s own family knew nothing about {odd_noun}"),
     "nervous": fact_type("{s} changed the subject when {d} brought up {odd_noun}", "{s} stammered when {d} asked about {odd_noun}"),
     "gossip_shop": fact_type("{s}'s name came up twice at the corner shop while {d} was there",

@@ -342,9 +342,10 @@ def generate_placement(
     ch.shuffle(options)
     # Trees: for every move and every other person, why they did or did not see it.
     used: set[str] = set()
-    # One relative and one piece of family news a person, all story long.
+    # One relative, one piece of family news and one store room a person, all story long.
     relatives = [ch.choice(RELATIVES) for _ in cast]
     news = [ch.choice(NEWS) for _ in cast]
+    stores = [ch.choice(setting.away) for _ in cast]
     for m in history:
         trees: dict[str, Node] = {}
         mover = person("p", cast[m["mover"]])
@@ -356,7 +357,7 @@ def generate_placement(
                      "role": roles[k].title, "task": roles[k].task,
                      "why": roles[k].why[0].format(**q), "why_b": roles[k].why[1].format(**q),
                      "why2": roles[k].why2[0].format(**q), "why2_b": roles[k].why2[1].format(**q),
-                     "away": ch.choice(setting.away), "relative": relatives[k], "news": news[k],
+                     "away": stores[k], "relative": relatives[k], "news": news[k],
                      "a_role": article(roles[k].title).capitalize()}  # fmt: skip
             kind = "seen" if who_k[0] in m["seen_by"] else "unseen"
             banned = banned_pattern([m["item"], _bare(m["item"]), m["to"], _bare(m["to"]), "saw",

@@ -39,15 +39,15 @@ __all__ = [
 _TEAMS = ("", "", "", "Also, ", "On top of that, ", "As it happens, ", "Everyone knows that ")
 CONNECTIVES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "murder": {
-        "now": ("", "", "", "Also, ", "On top of that, ", "What is more, "),
-        "past": ("", "", "", "Also, ", "On top of that, ", "It also came out that ",
-                 "As it turned out, ", "{d} also learned that "),
+        "now": ("", "", "", "", "", "", "Also, ", "On top of that, ", "What is more, "),
+        "past": ("", "", "", "", "", "", "", "", "", "Also, ", "On top of that, ",
+                 "It also came out that ", "As it turned out, ", "{d} also learned that "),
         "colour": ("",),
     },
     "placement": {
         "scene": ("", "", "", "Meanwhile, ", "At that moment, ", "All the while, "),
-        "before": ("", "", "", "", "As it happened, "),
-        "past": ("", "", "", "", "As it happened, "),
+        "before": ("", "", "", "", "", "", "As it happened, "),
+        "past": ("", "", "", "", "", "", "As it happened, "),
         "colour": ("",),
     },
     "teams": {
@@ -125,6 +125,8 @@ def _tell(
             prefix = "" if detective in text else prefix.format(d=detective)
         if "also" in prefix.lower() and re.search(r"\balso\b", text):
             prefix = ""  # not "also … had also heard"
+        if prefix.startswith("Everyone") and text.startswith("Everyone"):
+            prefix = ""  # not "Everyone knows that everyone still remembers"
         out.append(_connect(prefix, text, proper))
     return [" ".join(out[i : i + per_paragraph]) for i in range(0, len(out), per_paragraph)]
 
@@ -146,7 +148,7 @@ MURDER_COLOUR = (
     "{s} spoke slowly, choosing each word with care.",
     "The conversation lasted well over an hour.",
     "A cat wandered in, inspected {d}'s shoes and wandered out again.",
-    "{d} asked about {s}'s work and family first, as always.",
+    "{d} asked about {s}'s work and family, as always.",
     "The room was tidy, with a row of houseplants along the sill.",
     "Outside, a delivery van idled at the curb for a long while.",
     "{s} had lived in the neighbourhood for most of a decade.",

@@ -34,8 +34,10 @@ STRATEGY = {
     "murder": "How to reason: a murderer needs three things — the means (access to the weapon "
     "and the ability to use it), a motive (a reason to want the victim dead) and the "
     "opportunity (a chance to be at the scene at the time, unseen). Exactly one suspect has all "
-    "three; the other has at most two and may have done something that only looks bad. Check "
-    "each suspect for each of the three, using everyday knowledge to connect the facts.",
+    "three; the other has two of them proven, not the third. Evidence can look like the third "
+    "without proving it, so check that it concerns this weapon, this victim, this place and "
+    "this time. Either suspect may have done something that only looks bad. Check each suspect "
+    "for each of the three, using everyday knowledge to connect the facts.",
     "placement": "How to reason: a person believes an item is where they last saw it being put. "
     "If they never saw it move, they believe it is still where it was at the start; whoever "
     "moves an item knows where they put it. For each move of the item, decide from the story "

@@ -25,7 +25,7 @@ def _person(slot: str, name: str, gender: str) -> tuple[tuple[str, str], ...]:
     return ((slot, name), *((f"{slot}_{k}", v) for k, v in _PRONOUNS[gender].items()))
 
 
-_AN = ("hour", "honest", "honour", "heir")
+_AN = ("hour", "honest", "honour", "honor", "heir")
 _A = ("uni", "use", "usu", "eu", "one", "once")
 
 

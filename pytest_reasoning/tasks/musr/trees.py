@@ -201,23 +201,30 @@ def _index(chooser: Chooser, n: int) -> int:
 def _say(
     spec: FactType, slots: Slots, chooser: Chooser, used: set[str] | None, log: list[str]
 ) -> tuple[str, bool]:
-    """One wording of a fact, a fresh one if the story already has the drawn one (two
-    people who both "started the day at dawn" read like a template); and whether it is new
-    to the story. A new statement is added to ``used`` and to ``log`` (to take it back)."""
+    """One wording of a fact: one the story has not said yet, and if possible in a template
+    it has not used for someone else (two suspects who both "had paid a hardware store to
+    copy a key" read like a form); and whether the statement is new to the story. What is
+    said (and its template) goes into ``used`` and ``log``, to take back with an attempt."""
     say = spec.say
     first = _index(chooser, len(say))
-    text = fill(say[first], slots)
     if used is None:
-        return text, True
-    for k in range(1, len(say)):
-        if text not in used:
-            break
-        text = fill(say[(first + k) % len(say)], slots)
-    if text in used:
-        return text, False
-    used.add(text)
-    log.append(text)
-    return text, True
+        return fill(say[first], slots), True
+    best: tuple[int, int, str] | None = None
+    for k in range(len(say)):
+        n = (first + k) % len(say)
+        text = fill(say[n], slots)
+        rank = 2 * (text in used) + (say[n] in used)  # 0: a new statement in a new template
+        if best is None or rank < best[0]:
+            best = (rank, n, text)
+            if rank == 0:
+                break
+    assert best is not None
+    rank, n, text = best
+    for said in (text, say[n]):  # templates hold braces: never mistaken for a statement
+        if said not in used:
+            used.add(said)
+            log.append(said)
+    return text, rank < 2
 
 
 def grow(
