@@ -506,31 +506,32 @@ def _tree_steps_cite_children(node: Node, steps: list[Step]) -> None:
 @pytest.mark.parametrize("task_id", DOMAINS)
 @pytest.mark.parametrize("level", ["L1", "L3"])
 def test_reasoning_steps_check_against_the_facts(task_id: str, level: str) -> None:
+    """The worked reasoning, rebuilt from the export: every quote is in the story, every
+    inference of the trees it needs cites exactly its facts, the last step names the gold
+    answer, and team scores add up from F's values."""
     task = get_task(task_id)
     assert isinstance(task, MusrTask)
-    params = task.resolve_params(level)
-    for seed in range(25):
-        facts, story, _options, answer = task.build(SeededChooser(seed), params)
-        steps = task.reasoning(facts)
-        assert check(steps, story.text) == []
-        trees: list[Node] = []
+    for item in _items(task_id, level, 25, 61):
+        p = item.problem
+        steps = task.reasoning(p)
+        assert check(steps, p["story"]) == []
+        trees: list[dict[str, Any]] = []
         if task_id == MURDER:
-            trees = [t for s in facts["suspects"] for t in s["trees"].values()]
-            gold = facts["suspects"][facts["murderer"]]["name"]
+            trees = [t for s in p["suspects"] for t in s["trees"].values()]
         elif task_id == PLACEMENT:
-            who = facts["query"]["person"]
-            trees = [m["trees"][who] for m in facts["moves"]
-                     if m["item"] == facts["query"]["item"] and m["person"] != who]  # fmt: skip
-            gold = facts["answer"]
+            who = p["query"]["person"]
+            trees = [m["trees"][who] for m in p["moves"]
+                     if m["item"] == p["query"]["item"] and m["person"] != who]  # fmt: skip
         else:
-            gold = f"Choice {answer + 1} "
             for step in steps[:-1]:  # every choice's score adds up, from F's values
                 got = re.search(r"scores ([\d + ]+) = (\d+)", step.conclusion)
                 if got:
                     assert sum(map(int, got[1].split(" + "))) == int(got[2])
         for tree in trees:
-            _tree_steps_cite_children(tree, steps)
+            _tree_steps_cite_children(Node.from_dict(tree), steps)
+        gold = f"Choice {p['answer_index'] + 1} " if task_id == TEAMS else item.answer
         assert gold in steps[-1].conclusion
+        assert task.steps(item).endswith(f"ANSWER: {p['answer_index'] + 1}")
 
 
 def test_the_hand_written_examples_are_valid_and_share_no_template() -> None:

@@ -185,37 +185,37 @@ _means_deep = _with_both(_root(
 
 
 # -- motive: who wronged whom ({a} is the aggrieved one, {b} the one who wronged them) ------
-def _motive(types: tuple[str, str], rule: str) -> Expansion:
-    """One of the four grudges, with the rule for what it concludes (a motive under a motive,
-    a grievance under a grievance)."""
+def _motive(types: tuple[str, str], slot: str, pool: tuple[str, ...], rule: str) -> Expansion:
+    """One of the four grudges (drawing the one detail it names: a sum, a secret, a company,
+    a partner), with the rule for what it concludes: a motive under a motive, a grievance
+    under a grievance."""
 
     def expand(slots: Slots, ch: Chooser) -> tuple[list[Fact], str]:
-        more = {"amount": ch.choice(AMOUNTS), "secret": ch.choice(SECRETS),
-                "company": ch.choice(COMPANIES), "partner": ch.choice(PARTNERS)}  # fmt: skip
-        return [Fact(t, {**slots, **more}) for t in types], rule
+        more = {**slots, slot: ch.choice(pool)}
+        return [Fact(t, more) for t in types], rule
 
     return expand
 
 
-# (facts, the rule concluding a motive, the rule concluding a grievance)
+# (facts, the detail they name, the rule concluding a motive, the one concluding a grievance)
 _GRUDGES = (
-    (("debt", "demand"),
+    (("debt", "demand"), "amount", AMOUNTS,
      "Someone pressed hard to repay a debt they cannot pay may want the lender gone.",
      "Someone pressed hard to repay a debt they cannot pay comes to resent the lender bitterly."),
-    (("knew_secret", "threat"),
+    (("knew_secret", "threat"), "secret", SECRETS,
      "Someone about to have a ruinous secret exposed may want the one who knows it silenced.",
      "Someone about to have a ruinous secret exposed comes to hate the one who threatens it."),
-    (("fired", "ruined"),
+    (("fired", "ruined"), "company", COMPANIES,
      "Someone whose livelihood another person destroyed may want revenge on that person.",
      "Someone whose livelihood another person destroyed holds a bitter grievance against them."),
-    (("affair", "found_out"),
+    (("affair", "found_out"), "partner", PARTNERS,
      "Someone who learns that their partner is secretly seeing another person can turn "
      "violently jealous of that person.",
      "Someone who learns that their partner is secretly seeing another person holds a bitter "
      "grievance against that person."),
 )  # fmt: skip
-_MOTIVE = tuple(_motive(types, motive) for types, motive, _ in _GRUDGES)
-_GRIEVANCE = tuple(_motive(types, grievance) for types, _, grievance in _GRUDGES)
+_MOTIVE = tuple(_motive(t, slot, pool, motive) for t, slot, pool, motive, _ in _GRUDGES)
+_GRIEVANCE = tuple(_motive(t, slot, pool, grief) for t, slot, pool, _, grief in _GRUDGES)
 _motive_deep = _pair(
     "grievance", "seething",
     rule="A bitter grievance that leaves a person seething can drive them to act against "

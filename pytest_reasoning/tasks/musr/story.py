@@ -29,6 +29,7 @@ __all__ = [
     "move_sentence",
     "murder_story",
     "placement_story",
+    "start_sentence",
     "teams_story",
 ]
 
@@ -81,6 +82,7 @@ class Story:
 
 
 _OWN_ADVERBIAL = re.compile(r"[^,]{1,30}, ")
+_ALSO = re.compile(r"\balso\b")
 _FIRST_WORD = re.compile(r"[\s']")
 
 
@@ -116,17 +118,18 @@ def _tell(
     order = list(told)
     ch.shuffle(order)
     table = CONNECTIVES[domain]
-    out = []
-    for i, (text, tense) in enumerate(order):
+    detective = (slots or {}).get("d", "")
+    out = [sentence(order[0][0])] if order else []
+    for text, tense in order[1:]:
         options = table.get(tense) or table[_SAME.get(tense, "past")]
-        prefix = options[min(int(ch.random() * len(options)), len(options) - 1)] if i else ""
-        if "{d}" in prefix:
-            detective = (slots or {}).get("d", "")
-            prefix = "" if detective in text else prefix.format(d=detective)
-        if "also" in prefix.lower() and re.search(r"\balso\b", text):
-            prefix = ""  # not "also … had also heard"
-        if prefix.startswith("Everyone") and text.startswith("Everyone"):
-            prefix = ""  # not "Everyone knows that everyone still remembers"
+        prefix = options[min(int(ch.random() * len(options)), len(options) - 1)]
+        if prefix:
+            if "{d}" in prefix:
+                prefix = "" if detective in text else prefix.format(d=detective)
+            if "also" in prefix.lower() and _ALSO.search(text):
+                prefix = ""  # not "also … had also heard"
+            if prefix.startswith("Everyone") and text.startswith("Everyone"):
+                prefix = ""  # not "Everyone knows that everyone still remembers"
         out.append(_connect(prefix, text, proper))
     return [" ".join(out[i : i + per_paragraph]) for i in range(0, len(out), per_paragraph)]
 
@@ -184,12 +187,13 @@ def murder_story(f: dict[str, Any], ch: Chooser) -> Story:
         f"put the time of death at around {f['hour']}. {d} took the case, and two names "
         f"quickly came up: {join_names(names)}"
     ))  # fmt: skip
-    pool = list(MURDER_COLOUR)  # one pool for the story: no remark twice
-    ch.shuffle(pool)
+    # One draw for the story, split between the chapters: no remark twice.
+    counts = [ch.randint(*_COLOUR_COUNT) for _ in f["suspects"]]
+    pool = ch.sample(MURDER_COLOUR, sum(counts))
     for k, suspect in enumerate(f["suspects"]):
         slots = {"d": d, **person("s", (suspect["name"], suspect["gender"]))}
         told = _told(n for tree in suspect["trees"].values() for n in tree.leaf_nodes())
-        colour = [pool.pop() for _ in range(ch.randint(*_COLOUR_COUNT))]
+        colour = [pool.pop() for _ in range(counts[k])]
         told += [(c.format_map(slots), "colour") for c in colour]
         visit = _VISITS[0] if k == 0 else ch.choice(_VISITS[1:])
         body = _tell(told, ch, proper, 4, "murder", slots)
@@ -220,6 +224,11 @@ PLACE_COLOUR = (
 )  # fmt: skip
 
 
+def start_sentence(item: str, prep: str, place: str) -> str:
+    """``The van keys were on the flour shelf.``"""
+    return sentence(f"{item} {be(item)} {prep} {place}")
+
+
 def move_sentence(m: Mapping[str, Any], prep: str, verb: str, why: str) -> str:
     """``Janet carried the order clipboard into the delivery van to make some room.``"""
     return sentence(f"{m['person']} {verb} {m['item']} {_INTO.get(prep, prep)} {m['to']} {why}")
@@ -231,9 +240,7 @@ def placement_story(f: dict[str, Any], ch: Chooser) -> Story:
     story = Story()
     cast = join_names([f"{p} (the {r})" for p, r in zip(people, roles, strict=True)])
     intro = f["setting"].format(names=cast)
-    f["start_told"] = {item: sentence(f"{item} {be(item)} {where[place]} {place}")
-                       for item, place in f["start"].items()}  # fmt: skip
-    starts = " ".join(f["start_told"].values())
+    starts = " ".join(start_sentence(i, where[place], place) for i, place in f["start"].items())
     opening = (
         sentence(intro) + " Everyone knew where things stood at the start of the day. " + starts
     )

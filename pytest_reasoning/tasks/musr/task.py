@@ -16,8 +16,17 @@ from .examples import solved
 from .murder import generate_murder
 from .placement import generate_placement
 from .reasoning import Step, render, tree_steps
-from .story import Story, be, describe_allocation, murder_story, placement_story, teams_story
-from .teams import generate_teams, pair_key
+from .story import (
+    Story,
+    be,
+    describe_allocation,
+    murder_story,
+    placement_story,
+    start_sentence,
+    teams_story,
+)
+from .teams import generate_teams
+from .trees import Node
 
 __all__ = [
     "MurderMysteryTask",
@@ -95,8 +104,9 @@ class MusrTask(Task):
     def option_text(self, facts: Mapping[str, Any], option: Any) -> str:
         return str(option)
 
-    def reasoning(self, facts: Mapping[str, Any]) -> list[Step]:
-        return []
+    def reasoning(self, problem: Mapping[str, Any]) -> list[Step]:
+        """The steps that solve an exported problem (computed on demand, not stored)."""
+        raise NotImplementedError
 
     def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
         parts = []
@@ -142,8 +152,10 @@ class MusrTask(Task):
         raise NotImplementedError
 
     def explain(self, problem: Mapping[str, Any], answer: str) -> str:
-        steps = problem.get("explanation") or []
-        return "\n".join([*steps, f"ANSWER: {int(problem['answer_index']) + 1}"])
+        """The worked reasoning (``--with-steps``), rebuilt from the exported facts and trees:
+        one numbered step per inference, each citing what it uses (``reasoning.check``)."""
+        lines = render(self.reasoning(problem))
+        return "\n".join([*lines, f"ANSWER: {int(problem['answer_index']) + 1}"])
 
 
 _ELEMENTS = ("means", "motive", "opportunity")
@@ -194,14 +206,13 @@ class MurderMysteryTask(MusrTask):
                           "opportunity": s["opportunity"],
                           "trees": {k: t.to_dict() for k, t in s["trees"].items()}}
                          for s in facts["suspects"]],
-            "explanation": render(self.reasoning(facts)),
         }  # fmt: skip
 
-    def reasoning(self, facts: Mapping[str, Any]) -> list[Step]:
+    def reasoning(self, problem: Mapping[str, Any]) -> list[Step]:
         steps: list[Step] = []
         verdicts = []
-        for s in facts["suspects"]:
-            roots = [("step", tree_steps(t, steps)) for t in s["trees"].values()]
+        for s in problem["suspects"]:
+            roots = [("step", tree_steps(Node.from_dict(t), steps)) for t in s["trees"].values()]
             have = [e for e in _ELEMENTS if s[e]]
             lacking = [e for e in _ELEMENTS if not s[e]]
             verdict = (f"{s['name']} has {_and(have)}, but no proven {lacking[0]}" if lacking
@@ -210,7 +221,7 @@ class MurderMysteryTask(MusrTask):
                     "proves none of them.")  # fmt: skip
             steps.append(Step(tuple(roots), rule, verdict))
             verdicts.append(("step", len(steps)))
-        name = facts["suspects"][facts["murderer"]]["name"]
+        name = problem["choices"][problem["answer_index"]]
         steps.append(Step(tuple(verdicts), "Only a suspect with all three can be the murderer.",
                           f"{name} is the most likely murderer"))  # fmt: skip
         return steps
@@ -270,23 +281,22 @@ class ObjectPlacementTask(MusrTask):
     def export(self, facts: Mapping[str, Any]) -> dict[str, Any]:
         return {
             "setting": facts["setting"], "people": facts["people"], "roles": facts["roles"],
-            "start": facts["start"],
+            "locations": facts["locations"], "start": facts["start"],
             "moves": [{"person": m["person"], "item": m["item"], "to": m["to"],
-                       "seen_by": m["seen_by"],
+                       "seen_by": m["seen_by"], "told": m["told"],
                        "trees": {k: t.to_dict() for k, t in m["trees"].items()}}
                       for m in facts["moves"]],
             "query": facts["query"], "true_place": facts["true_place"],
-            "explanation": render(self.reasoning(facts)),
         }  # fmt: skip
 
-    def reasoning(self, facts: Mapping[str, Any]) -> list[Step]:
-        who, item = facts["query"]["person"], facts["query"]["item"]
-        where = facts["locations"]
+    def reasoning(self, problem: Mapping[str, Any]) -> list[Step]:
+        who, item = problem["query"]["person"], problem["query"]["item"]
+        where = problem["locations"]
         steps: list[Step] = []
         moves: list[tuple[str, str | int]] = []
         known: dict[str, int] = {}  # background facts already inferred (true all day)
         seen: dict[str, int] = {}  # the same move made twice is told apart
-        for m in facts["moves"]:
+        for m in problem["moves"]:
             if m["item"] != item:
                 continue
             told = ("story", m["told"].rstrip("."))
@@ -299,12 +309,13 @@ class ObjectPlacementTask(MusrTask):
                 when = f"while {m['person']} put {item} {where[m['to']]} {m['to']}"
                 seen[when] = seen.get(when, 0) + 1
                 when += _AGAIN.get(seen[when], "")
-                tree = m["trees"][who]
+                tree = Node.from_dict(m["trees"][who])
                 moves.append(("step", tree_steps(tree, steps, (told,), known=known, when=when)))
-        start = ("story", facts["start_told"][item].rstrip("."))
+        first = problem["start"][item]
+        start = ("story", start_sentence(item, where[first], first).rstrip("."))
         rule = ("A person looks for an item where they last saw it put, or put it themselves; "
                 "if they saw none of its moves, where it was at the start.")  # fmt: skip
-        answer = facts["answer"]
+        answer = problem["choices"][problem["answer_index"]]
         steps.append(Step((start, *moves), rule,
                           f"{who} would look for {item} {where[answer]} {answer}"))  # fmt: skip
         return steps
@@ -367,15 +378,17 @@ class TeamAllocationTask(MusrTask):
                          for k, v in facts["teamwork"].items()],
             "margin": facts["margin"],
             "trees": {p: [t.to_dict() for t in ts] for p, ts in facts["trees"].items()},
-            "explanation": render(self.reasoning(facts)),
+            "team_pairs": facts["team_pairs"],
         }  # fmt: skip
 
-    def reasoning(self, facts: Mapping[str, Any]) -> list[Step]:
+    def reasoning(self, problem: Mapping[str, Any]) -> list[Step]:
+        options = problem["choices"]
+        teamwork = {frozenset(t["pair"]): t["score"] for t in problem["teamwork"]}
         # Only what the choices need: a person's skill at a job no choice gives them, or a
         # pair no choice puts together, is never cited (every step must be used).
         needed: set[tuple[str, int]] = set()
         pairs: set[frozenset[str]] = set()
-        for option in facts["options"]:
+        for option in options:
             for j, group in enumerate(option):
                 needed.update((p, j) for p in group)
                 if len(group) == 2:
@@ -383,33 +396,33 @@ class TeamAllocationTask(MusrTask):
         steps: list[Step] = []
         skill: dict[tuple[str, int], int] = {}  # (person, job) -> the step that rates it
         team: dict[frozenset[str], int] = {}
-        for p, trees in facts["trees"].items():
+        for p, trees in problem["trees"].items():
             for n, tree in enumerate(trees):
+                pair = frozenset(problem["team_pairs"][p])
                 if n < 2 and (p, n) in needed:
-                    skill[(p, n)] = tree_steps(tree, steps)
-                elif n == 2 and frozenset(facts["team_pairs"][p]) in pairs:
-                    team[frozenset(facts["team_pairs"][p])] = tree_steps(tree, steps)
+                    skill[(p, n)] = tree_steps(Node.from_dict(tree), steps)
+                elif n == 2 and pair in pairs:  # the third tree of a chapter: a pair's history
+                    team[pair] = tree_steps(Node.from_dict(tree), steps)
         rule = ("Very well counts 2, passably 1 and badly 0, for a person's work and for a "
                 "pair's teamwork alike.")  # fmt: skip
-        options = []
-        for k, option in enumerate(facts["options"], 1):
+        scored = []
+        for k, option in enumerate(options, 1):
             uses: list[tuple[str, str | int]] = []
             points: list[int] = []
             for j, group in enumerate(option):
                 for p in group:
                     uses.append(("step", skill[(p, j)]))
-                    points.append(facts["skills"][p][j])
+                    points.append(problem["skills"][p][j])
                 if len(group) == 2:
                     uses.append(("step", team[frozenset(group)]))
-                    points.append(facts["teamwork"][pair_key(*group)])
+                    points.append(teamwork[frozenset(group)])
             total = " + ".join(map(str, points)) + f" = {sum(points)}"
-            desc = describe_allocation(facts["tasks"], option)
+            desc = describe_allocation(problem["tasks"], option)
             steps.append(Step(tuple(uses), rule if k == 1 else "",
                               f"Choice {k} ({desc}) scores {total}"))  # fmt: skip
-            options.append(("step", len(steps)))
-        best = [list(g) for g in facts["best"]]
-        number = next(k for k, o in enumerate(facts["options"], 1) if [list(g) for g in o] == best)
-        steps.append(Step(tuple(options), "The best allocation scores highest.",
+            scored.append(("step", len(steps)))
+        number = problem["answer_index"] + 1
+        steps.append(Step(tuple(scored), "The best allocation scores highest.",
                           f"Choice {number} is the best allocation"))  # fmt: skip
         return steps
 

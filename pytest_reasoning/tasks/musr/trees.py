@@ -137,10 +137,16 @@ class Node:
         return [t for c in self.children for t in (c.text, *c.texts())]
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"text": self.text, "kind": self.kind}
+        out: dict[str, Any] = {"text": self.text, "kind": self.kind, "tense": self.tense}
         if self.children:
             out["children"] = [c.to_dict() for c in self.children]
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Node:
+        """The node ``to_dict`` wrote (the worked reasoning is rebuilt from the export)."""
+        kids = tuple(cls.from_dict(c) for c in data.get("children", ()))
+        return cls(data["text"], data["kind"], kids, data.get("tense", "past"))
 
 
 def fill(template: str, slots: Slots) -> str:
@@ -206,6 +212,15 @@ def _say(
     copy a key" read like a form); and whether the statement is new to the story. What is
     said (and its template) goes into ``used`` and ``log``, to take back with an attempt."""
     say = spec.say
+    if len(say) == 1:  # the common case: nothing to choose
+        text = fill(say[0], slots)
+        if used is None:
+            return text, True
+        if text in used:
+            return text, False
+        used.add(text)
+        log.append(text)
+        return text, True
     first = _index(chooser, len(say))
     if used is None:
         return fill(say[first], slots), True
