@@ -117,6 +117,10 @@ def musr_examples() -> str:
             parts.append(details(summary, item.prompt, open_=level == "L1"))
         item = task.make_item("L1", 1, 0)
         parts.append(f"Steps (`--with-steps`, L1):\n\n```text\n{task.steps(item)}\n```\n")
+        shot = task.make_item("L1", 1, 0, style="1shot-cot+").prompt
+        example = shot.split("\n\nNow the story to solve.")[0]
+        parts.append(details("The hand-written solved example that opens <code>1shot-cot+</code>",
+                             example))  # fmt: skip
     return "\n".join(parts)
 
 

@@ -9,12 +9,22 @@ from typing import Any, ClassVar
 
 from ...core import Item, Score
 from ...rng import Chooser
-from ..base import Generated, Knob, Task
+from ..base import Generated, Knob, Shortcut, Task
 from ..names import gendered_first_names
-from . import solver
+from . import shortcuts, solver
+from .examples import solved
 from .murder import generate_murder
 from .placement import generate_placement
-from .story import Story, describe_allocation, murder_story, placement_story, teams_story
+from .reasoning import Step, render, tree_steps
+from .story import (
+    Story,
+    be,
+    describe_allocation,
+    murder_story,
+    placement_story,
+    start_sentence,
+    teams_story,
+)
 from .teams import generate_teams
 from .trees import Node
 
@@ -33,8 +43,10 @@ STRATEGY = {
     "murder": "How to reason: a murderer needs three things — the means (access to the weapon "
     "and the ability to use it), a motive (a reason to want the victim dead) and the "
     "opportunity (a chance to be at the scene at the time, unseen). Exactly one suspect has all "
-    "three; the other has at most two and may have done something that only looks bad. Check "
-    "each suspect for each of the three, using everyday knowledge to connect the facts.",
+    "three; the other has two of them proven, not the third. Evidence can look like the third "
+    "without proving it, so check that it concerns this weapon, this victim, this place and "
+    "this time. Either suspect may have done something that only looks bad. Check each suspect "
+    "for each of the three, using everyday knowledge to connect the facts.",
     "placement": "How to reason: a person believes an item is where they last saw it being put. "
     "If they never saw it move, they believe it is still where it was at the start; whoever "
     "moves an item knows where they put it. For each move of the item, decide from the story "
@@ -56,7 +68,7 @@ class MusrTask(Task):
     levels = ("L1", "L2", "L3")
     styles = STYLES
     style_aliases: ClassVar[Mapping[str, str]] = {"regular": "direct"}  # the paper's name
-    example_styles = ("1shot-cot+",)
+    example_styles = ()  # the one-shot example is fixed, hand-written (see examples.py)
     depth_knob = Knob(
         "depth", int, "reasoning-tree depth (inference steps per gold fact)", minimum=1, maximum=3
     )
@@ -92,22 +104,14 @@ class MusrTask(Task):
     def option_text(self, facts: Mapping[str, Any], option: Any) -> str:
         return str(option)
 
-    def reasoning(self, facts: Mapping[str, Any]) -> list[str]:
-        return []
-
-    def shots(self, params: Mapping[str, Any]) -> int:
-        return 1
+    def reasoning(self, problem: Mapping[str, Any]) -> list[Step]:
+        """The steps that solve an exported problem (computed on demand, not stored)."""
+        raise NotImplementedError
 
     def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
         parts = []
         if style == "1shot-cot+":
-            for ex in examples:
-                steps = " ".join(ex.problem["explanation"])
-                number = ex.problem["answer_index"] + 1
-                parts.append(
-                    f"Here is a solved example.\n\n{ex.body}\n\nReasoning: {steps}\n"
-                    f"ANSWER: {number}\n\nNow the story to solve."
-                )
+            parts.append(solved(self.domain).prompt)
         parts.append(generated.body)
         if style in ("cot+", "1shot-cot+"):
             parts.append(STRATEGY[self.domain])
@@ -148,8 +152,18 @@ class MusrTask(Task):
         raise NotImplementedError
 
     def explain(self, problem: Mapping[str, Any], answer: str) -> str:
-        steps = problem.get("explanation") or []
-        return " ".join([*steps, f"ANSWER: {int(problem['answer_index']) + 1}"])
+        """The worked reasoning (``--with-steps``), rebuilt from the exported facts and trees:
+        one numbered step per inference, each citing what it uses (``reasoning.check``)."""
+        lines = render(self.reasoning(problem))
+        return "\n".join([*lines, f"ANSWER: {int(problem['answer_index']) + 1}"])
+
+
+_ELEMENTS = ("means", "motive", "opportunity")
+_AGAIN = {2: " the second time", 3: " the third time", 4: " the fourth time"}
+
+
+def _and(words: Sequence[str]) -> str:
+    return " and ".join(words)
 
 
 def _names() -> tuple[tuple[str, str], ...]:
@@ -186,24 +200,30 @@ class MurderMysteryTask(MusrTask):
 
     def export(self, facts: Mapping[str, Any]) -> dict[str, Any]:
         return {
-            "victim": facts["victim"], "scene": facts["scene"], "time": facts["time"],
-            "weapon": facts["weapon"], "detective": facts["detective"],
+            "victim": facts["victim"], "scene": facts["scene"], "day": facts["day"],
+            "hour": facts["hour"], "weapon": facts["weapon"], "detective": facts["detective"],
             "suspects": [{"name": s["name"], "means": s["means"], "motive": s["motive"],
                           "opportunity": s["opportunity"],
                           "trees": {k: t.to_dict() for k, t in s["trees"].items()}}
                          for s in facts["suspects"]],
-            "explanation": self.reasoning(facts),
         }  # fmt: skip
 
-    def reasoning(self, facts: Mapping[str, Any]) -> list[str]:
-        steps: list[str] = []
-        for s in facts["suspects"]:
-            for tree in s["trees"].values():
-                steps += tree.explain()
-            have = [e for e in ("means", "motive", "opportunity") if s[e]]
-            lacking = [e for e in ("means", "motive", "opportunity") if not s[e]]
-            verdict = f", but not {lacking[0]}." if lacking else " — all three."
-            steps.append(f"{s['name']} has {', '.join(have)}{verdict}")
+    def reasoning(self, problem: Mapping[str, Any]) -> list[Step]:
+        steps: list[Step] = []
+        verdicts = []
+        for s in problem["suspects"]:
+            roots = [("step", tree_steps(Node.from_dict(t), steps)) for t in s["trees"].values()]
+            have = [e for e in _ELEMENTS if s[e]]
+            lacking = [e for e in _ELEMENTS if not s[e]]
+            verdict = (f"{s['name']} has {_and(have)}, but no proven {lacking[0]}" if lacking
+                       else f"{s['name']} has means, motive and opportunity")  # fmt: skip
+            rule = ("A murderer needs the means, a motive and the opportunity; an odd habit "
+                    "proves none of them.")  # fmt: skip
+            steps.append(Step(tuple(roots), rule, verdict))
+            verdicts.append(("step", len(steps)))
+        name = problem["choices"][problem["answer_index"]]
+        steps.append(Step(tuple(verdicts), "Only a suspect with all three can be the murderer.",
+                          f"{name} is the most likely murderer"))  # fmt: skip
         return steps
 
     def solve_index(self, problem: Mapping[str, Any]) -> int:
@@ -211,6 +231,12 @@ class MurderMysteryTask(MusrTask):
 
     def failure(self, problem: Mapping[str, Any], got: int) -> str:
         return "accused_innocent"
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.MURDER_SHORTCUTS
+
+    def choice_texts(self, item: Item) -> Mapping[str, str]:
+        return shortcuts.murder_texts(item)
 
 
 class ObjectPlacementTask(MusrTask):
@@ -255,30 +281,43 @@ class ObjectPlacementTask(MusrTask):
     def export(self, facts: Mapping[str, Any]) -> dict[str, Any]:
         return {
             "setting": facts["setting"], "people": facts["people"], "roles": facts["roles"],
-            "start": facts["start"],
+            "locations": facts["locations"], "start": facts["start"],
             "moves": [{"person": m["person"], "item": m["item"], "to": m["to"],
-                       "seen_by": m["seen_by"],
+                       "seen_by": m["seen_by"], "told": m["told"],
                        "trees": {k: t.to_dict() for k, t in m["trees"].items()}}
                       for m in facts["moves"]],
             "query": facts["query"], "true_place": facts["true_place"],
-            "explanation": self.reasoning(facts),
         }  # fmt: skip
 
-    def reasoning(self, facts: Mapping[str, Any]) -> list[str]:
-        who, item = facts["query"]["person"], facts["query"]["item"]
-        where = facts["locations"]
-        start = facts["start"][item]
-        steps = [f"At the start, {item} was {where[start]} {start}."]
-        for m in facts["moves"]:
+    def reasoning(self, problem: Mapping[str, Any]) -> list[Step]:
+        who, item = problem["query"]["person"], problem["query"]["item"]
+        where = problem["locations"]
+        steps: list[Step] = []
+        moves: list[tuple[str, str | int]] = []
+        known: dict[str, int] = {}  # background facts already inferred (true all day)
+        seen: dict[str, int] = {}  # the same move made twice is told apart
+        for m in problem["moves"]:
             if m["item"] != item:
                 continue
+            told = ("story", m["told"].rstrip("."))
             if m["person"] == who:
-                into = {"in": "into", "on": "onto"}.get(where[m["to"]], where[m["to"]])
-                steps.append(f"{who} personally moved {item} {into} {m['to']}.")
-                continue
-            tree: Node = m["trees"][who]
-            steps += tree.explain()
-        steps.append(f"So {who} would look {where[facts['answer']]} {facts['answer']}.")
+                place = f"{where[m['to']]} {m['to']}"
+                steps.append(Step((told,), "Whoever moves an item knows where they put it.",
+                                  f"{who} knew {item} {be(item)} {place}"))  # fmt: skip
+                moves.append(("step", len(steps)))
+            else:
+                when = f"while {m['person']} put {item} {where[m['to']]} {m['to']}"
+                seen[when] = seen.get(when, 0) + 1
+                when += _AGAIN.get(seen[when], "")
+                tree = Node.from_dict(m["trees"][who])
+                moves.append(("step", tree_steps(tree, steps, (told,), known=known, when=when)))
+        first = problem["start"][item]
+        start = ("story", start_sentence(item, where[first], first).rstrip("."))
+        rule = ("A person looks for an item where they last saw it put, or put it themselves; "
+                "if they saw none of its moves, where it was at the start.")  # fmt: skip
+        answer = problem["choices"][problem["answer_index"]]
+        steps.append(Step((start, *moves), rule,
+                          f"{who} would look for {item} {where[answer]} {answer}"))  # fmt: skip
         return steps
 
     def solve_index(self, problem: Mapping[str, Any]) -> int:
@@ -294,6 +333,12 @@ class ObjectPlacementTask(MusrTask):
         if picked == problem["start"][problem["query"]["item"]]:
             return "start_location"
         return "other_location"
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.PLACEMENT_SHORTCUTS
+
+    def choice_texts(self, item: Item) -> Mapping[str, str]:
+        return shortcuts.placement_texts(item)
 
 
 class TeamAllocationTask(MusrTask):
@@ -333,14 +378,52 @@ class TeamAllocationTask(MusrTask):
                          for k, v in facts["teamwork"].items()],
             "margin": facts["margin"],
             "trees": {p: [t.to_dict() for t in ts] for p, ts in facts["trees"].items()},
-            "explanation": self.reasoning(facts),
+            "team_pairs": facts["team_pairs"],
         }  # fmt: skip
 
-    def reasoning(self, facts: Mapping[str, Any]) -> list[str]:
-        steps = [line for ts in facts["trees"].values() for t in ts for line in t.explain()]
-        steps.append(
-            f"The best allocation is {describe_allocation(facts['tasks'], facts['best'])}."
-        )
+    def reasoning(self, problem: Mapping[str, Any]) -> list[Step]:
+        options = problem["choices"]
+        teamwork = {frozenset(t["pair"]): t["score"] for t in problem["teamwork"]}
+        # Only what the choices need: a person's skill at a job no choice gives them, or a
+        # pair no choice puts together, is never cited (every step must be used).
+        needed: set[tuple[str, int]] = set()
+        pairs: set[frozenset[str]] = set()
+        for option in options:
+            for j, group in enumerate(option):
+                needed.update((p, j) for p in group)
+                if len(group) == 2:
+                    pairs.add(frozenset(group))
+        steps: list[Step] = []
+        skill: dict[tuple[str, int], int] = {}  # (person, job) -> the step that rates it
+        team: dict[frozenset[str], int] = {}
+        for p, trees in problem["trees"].items():
+            for n, tree in enumerate(trees):
+                pair = frozenset(problem["team_pairs"][p])
+                if n < 2 and (p, n) in needed:
+                    skill[(p, n)] = tree_steps(Node.from_dict(tree), steps)
+                elif n == 2 and pair in pairs:  # the third tree of a chapter: a pair's history
+                    team[pair] = tree_steps(Node.from_dict(tree), steps)
+        rule = ("Very well counts 2, passably 1 and badly 0, for a person's work and for a "
+                "pair's teamwork alike.")  # fmt: skip
+        scored = []
+        for k, option in enumerate(options, 1):
+            uses: list[tuple[str, str | int]] = []
+            points: list[int] = []
+            for j, group in enumerate(option):
+                for p in group:
+                    uses.append(("step", skill[(p, j)]))
+                    points.append(problem["skills"][p][j])
+                if len(group) == 2:
+                    uses.append(("step", team[frozenset(group)]))
+                    points.append(teamwork[frozenset(group)])
+            total = " + ".join(map(str, points)) + f" = {sum(points)}"
+            desc = describe_allocation(problem["tasks"], option)
+            steps.append(Step(tuple(uses), rule if k == 1 else "",
+                              f"Choice {k} ({desc}) scores {total}"))  # fmt: skip
+            scored.append(("step", len(steps)))
+        number = problem["answer_index"] + 1
+        steps.append(Step(tuple(scored), "The best allocation scores highest.",
+                          f"Choice {number} is the best allocation"))  # fmt: skip
         return steps
 
     def aliases(self, problem: Mapping[str, Any]) -> list[list[str]]:
@@ -359,6 +442,12 @@ class TeamAllocationTask(MusrTask):
 
     def failure(self, problem: Mapping[str, Any], got: int) -> str:
         return "suboptimal"
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.TEAMS_SHORTCUTS
+
+    def choice_texts(self, item: Item) -> Mapping[str, str]:
+        return shortcuts.teams_texts(item)
 
 
 _NUMBER = re.compile(

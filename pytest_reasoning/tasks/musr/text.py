@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
-__all__ = ["People", "article", "join_names", "person", "sentence"]
+__all__ = ["People", "article", "clock", "join_names", "person", "sentence"]
 
 People = Sequence[tuple[str, str]]  # (first name, "f" | "m")
 
@@ -16,12 +17,23 @@ _PRONOUNS = {
 
 def person(slot: str, who: tuple[str, str]) -> dict[str, str]:
     """Slots for one person: ``{s}`` and ``{s_they}``, ``{s_them}``, ``{s_their}``, ``{s_self}``."""
-    name, gender = who
-    return {slot: name, **{f"{slot}_{k}": v for k, v in _PRONOUNS[gender].items()}}
+    return dict(_person(slot, who[0], who[1]))
+
+
+@lru_cache(maxsize=4096)
+def _person(slot: str, name: str, gender: str) -> tuple[tuple[str, str], ...]:
+    return ((slot, name), *((f"{slot}_{k}", v) for k, v in _PRONOUNS[gender].items()))
+
+
+_AN = ("hour", "honest", "honour", "honor", "heir")
+_A = ("uni", "use", "usu", "eu", "one", "once")
 
 
 def article(noun: str) -> str:
-    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+    """``a`` or ``an`` by the sound of the first word: an ice sculptor, a uniform, an hour."""
+    low = noun.lower()
+    vowel = (low[:1] in "aeiou" and not low.startswith(_A)) or low.startswith(_AN)
+    return ("an " if vowel else "a ") + noun
 
 
 def join_names(names: Sequence[str]) -> str:
@@ -35,3 +47,11 @@ def sentence(text: str) -> str:
     text = text.strip()
     text = text[:1].upper() + text[1:]
     return text if text[-1:] in ".!?'\"" else text + "."
+
+
+def clock(hour: int) -> str:
+    """An hour on a 24-hour circle as said aloud: ``midnight``, ``3 am``, ``noon``, ``9 pm``."""
+    hour %= 24
+    if hour in (0, 12):
+        return "midnight" if hour == 0 else "noon"
+    return f"{hour % 12} {'am' if hour < 12 else 'pm'}"
