@@ -32,6 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     state = RunState(config, RunOptions.from_config(config))
     config.stash[STATE] = state
+    _check_litellm(state)
     _check_cache(state)
     if state.is_worker:
         from .xdist import worker_inputs
@@ -48,6 +49,22 @@ def pytest_configure(config: pytest.Config) -> None:
         controller.start()
         config.stash[CONTROLLER] = controller
         config.pluginmanager.register(controller, "reasoning-controller")
+
+
+def _check_litellm(state: RunState) -> None:
+    """A compromised litellm is refused before any item runs (from the package metadata; it
+    is never imported), in one line."""
+    from ..models.kinds import model_kind
+
+    if not any(model_kind(m, state.options.model_specs).calls_model for m in state.models):
+        return
+    from ..errors import ReasoningError
+    from ..models.litellm_client import check_installed_litellm
+
+    try:
+        check_installed_litellm()
+    except ReasoningError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _check_cache(state: RunState) -> None:
