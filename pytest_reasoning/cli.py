@@ -216,6 +216,20 @@ def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
                     "--reasoning-results file"
                 )
         rows.extend(found)
+    return _disambiguate(rows)
+
+
+def _disambiguate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of one model name that name different models precisely (two GGUFs both run as
+    ``local``, one alias on two endpoints) are labelled by their ``model_id``, so the report
+    keeps them apart instead of pooling them."""
+    ids: dict[str, set[str]] = {}
+    for row in rows:
+        if row.get("model_id"):
+            ids.setdefault(str(row["model"]), set()).add(str(row["model_id"]))
+    for row in rows:
+        if len(ids.get(str(row["model"]), ())) > 1:
+            row["model"] = row["model_id"] or row["model"]
     return rows
 
 

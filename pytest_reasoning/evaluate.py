@@ -25,7 +25,7 @@ from .models.base import ChatRequest, ModelClient, error_text
 from .models.cache import ResponseCache
 from .models.endpoints import ModelSpec
 from .models.kinds import model_kind
-from .models.litellm_client import LiteLLMClient, RetryPolicy
+from .models.litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
 from .registry import get_task
 
 __all__ = ["EvalConfig", "Evaluator", "score_reply"]
@@ -167,6 +167,8 @@ class Evaluator:
         # Identical requests in flight share one call (small levels can repeat a prompt).
         self._inflight: dict[str, concurrent.futures.Future[Reply]] = {}
         self._first_calls: dict[str, asyncio.Event] = {}
+        # What LiteLLM said each model accepts, kept beside the cache (warm reruns skip it).
+        self._capabilities = CapabilityCache(config.cache_dir)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -221,6 +223,7 @@ class Evaluator:
                 kind=kind,
                 label=model,
                 env_params=spec.env_params,
+                capability_cache=self._capabilities,
             )
         else:
             api_key = None
@@ -238,6 +241,7 @@ class Evaluator:
                 retry=retry,
                 default_params=dict(cfg.params),
                 kind=kind,
+                capability_cache=self._capabilities,
             )
         self._clients[model] = client
         return client

@@ -200,6 +200,33 @@ def test_results_of_other_styles_repeats_and_models_do_not_overwrite(tmp_path: P
     }
 
 
+def test_local_models_are_known_by_their_file_hash_not_their_size(tmp_path: Path) -> None:
+    from pytest_reasoning.models.local import LocalServer
+
+    a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
+    a.write_bytes(b"GGUF" + b"\x00" * 60)
+    b.write_bytes(b"GGUF" + b"\x01" * 60)  # the same size
+    ids = [LocalServer(model_file=p).identity for p in (a, b)]
+    assert ids[0].startswith("local:a.gguf#") and ids[1].startswith("local:b.gguf#")
+    assert ids[0].split("#")[1] != ids[1].split("#")[1]
+
+
+def test_report_keeps_two_models_of_one_name_apart(tmp_path: Path) -> None:
+    from pytest_reasoning.cli import _read_all
+
+    row = {"item_id": "x[D1-s1-000]", "model": "local", "task": "t", "level": "D1",
+           "correct": True, "error": None, "prompt_sha256": "p"}  # fmt: skip
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.jsonl").write_text(
+            json.dumps({**row, "model_id": f"local=openai/smol@local:{name}.gguf#{name * 4}"})
+        )
+    got = _read_all([str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")])
+    assert sorted(r["model"] for r in got) == [
+        "local=openai/smol@local:a.gguf#aaaa",
+        "local=openai/smol@local:b.gguf#bbbb",
+    ]
+
+
 def test_a_level_whose_every_sample_failed_is_not_a_failed_gate() -> None:
     from pytest_reasoning.gates import GateRule, GateSpec, LevelStats, decide_gates
 

@@ -16,17 +16,20 @@ no further calls to that model.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import json
 import os
 import random
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..core import Reply
+from ..core import Reply, canonical_json
 from ..errors import ReasoningError
 from .base import ChatRequest, error_text, normalise_api_base
 from .kinds import KINDS, ModelKind
@@ -34,6 +37,7 @@ from .kinds import KINDS, ModelKind
 __all__ = [
     "COMPROMISED_LITELLM",
     "Capabilities",
+    "CapabilityCache",
     "LiteLLMClient",
     "RetryPolicy",
     "capabilities",
@@ -134,6 +138,59 @@ class Capabilities:
     reasoning: bool  # supports_reasoning: it thinks before answering
     max_output_tokens: int | None
     temperature_zero: bool  # a temperature=0 default would be accepted
+
+
+class CapabilityCache:
+    """What LiteLLM said about each model, kept as JSON beside the response cache: a warm
+    rerun makes no call, and must not import litellm (seconds) only to ask again. Keyed by
+    litellm's version, the model, its endpoint and the user's parameters; best effort (a
+    missing or unreadable file means asking LiteLLM)."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None) -> None:
+        self.path = Path(directory) / "capabilities.json" if directory else None
+        self._data: dict[str, Any] | None = None
+
+    @staticmethod
+    def key(model: str, api_base: str | None, given: Mapping[str, Any]) -> str:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("litellm")
+        except PackageNotFoundError:
+            installed = "-"
+        return canonical_json([installed, model, normalise_api_base(api_base), dict(given)])
+
+    def _load(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = {}
+            if self.path is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    loaded = json.loads(self.path.read_text(encoding="utf-8"))
+                    if isinstance(loaded, dict):
+                        self._data = loaded
+        return self._data
+
+    def get(self, key: str) -> Capabilities | None:
+        found = self._load().get(key)
+        if not isinstance(found, dict):
+            return None
+        try:
+            return Capabilities(**found)
+        except TypeError:
+            return None
+
+    def put(self, key: str, caps: Capabilities) -> None:
+        data = self._load()
+        data[key] = asdict(caps)
+        if self.path is None:
+            return
+        # Whole-file replace: concurrent workers may drop each other's entry (asked again
+        # next time), never corrupt the file.
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.path)
 
 
 def _thinking_on(given: Mapping[str, Any]) -> bool:
@@ -296,6 +353,7 @@ class LiteLLMClient:
         kind: ModelKind | None = None,
         label: str | None = None,
         env_params: Mapping[str, str] | None = None,
+        capability_cache: CapabilityCache | None = None,
     ) -> None:
         self.name = model
         self.api_base = api_base
@@ -316,6 +374,7 @@ class LiteLLMClient:
         self._rng = random.Random()  # jitter only: never influences what is asked or scored
         self._litellm: ModuleType | None = None
         self._caps: Capabilities | None = None
+        self._capability_cache = capability_cache
         self.answered = 0  # successful replies (a later bad request is about that request)
 
     @property
@@ -333,7 +392,12 @@ class LiteLLMClient:
     def caps(self) -> Capabilities:
         if self._caps is None:
             if self.kind.asks_litellm:
-                self._caps = capabilities(self.name, self.given, self.api_base)
+                store = self._capability_cache or CapabilityCache(None)
+                key = store.key(self.name, self.api_base, self.given)
+                self._caps = store.get(key)
+                if self._caps is None:
+                    self._caps = capabilities(self.name, self.given, self.api_base)
+                    store.put(key, self._caps)
             else:  # our own server: llama.cpp takes temperature 0 and any max_tokens
                 self._caps = Capabilities(True, False, None, "temperature" not in self.given)
         return self._caps

@@ -118,6 +118,7 @@ class _State:
     keys: dict[str, set[str]] = field(default_factory=dict)
     # The prompts in the order they arrived (SHA-256 prefixes), to check answer order.
     order: list[str] = field(default_factory=list)
+    first_at: float | None = None  # time.monotonic() of the first chat request
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -218,6 +219,8 @@ class _Handler(BaseHTTPRequestHandler):
             if bearer:
                 st.keys.setdefault(model, set()).add(key_digest(bearer))
             st.order.append(key_digest(prompt))
+            if st.first_at is None:
+                st.first_at = time.monotonic()
             heads = st.rng.random() < 0.5 if model == "coin" else True
             fault = st.rng.choice(st.fault_kinds) if st.rng.random() < st.fault_rate else None
             if fault:
@@ -449,6 +452,11 @@ class FakeOpenAIServer:
         """Requests per model, faults injected per kind, and the seconds between successive
         requests for the same prompt (retries: how long the client waited)."""
         return _stats(self._server.state)
+
+    @property
+    def first_request_at(self) -> float | None:
+        """``time.monotonic()`` when the first chat request arrived (benchmarks time from it)."""
+        return self._server.state.first_at
 
     def configure(self, **cfg: Any) -> None:
         st = self._server.state
