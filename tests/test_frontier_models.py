@@ -99,6 +99,36 @@ def test_errors_are_redacted_before_they_are_cut(monkeypatch: pytest.MonkeyPatch
     assert error_text(message[:300]) != error_text(message)[:300]  # cutting first would leak
 
 
+def test_errors_retrying_cannot_fix_stop_the_model() -> None:
+    from pytest_reasoning.models.litellm_client import classify_error
+
+    def exc(name: str, message: str = "", status: int | None = None) -> Exception:
+        return type(name, (Exception,), {"status_code": status})(message)
+
+    stop = [
+        exc("AuthenticationError", "bad key", 401),
+        exc("InternalServerError", "OpenAIException - Missing credentials. Please pass", 500),
+        exc("NotFoundError", "unknown model", 404),
+        exc("UnsupportedParamsError", "temperature=0", 400),
+        exc("APIError", "forbidden", 403),
+        ReasoningError("litellm 1.82.7 is a compromised release"),
+    ]
+    assert {classify_error(e, answered_before=True) for e in stop} == {"stop"}
+    bad = exc("BadRequestError", "prompt rejected", 400)
+    assert classify_error(bad, answered_before=False) == "stop"  # the configuration
+    assert classify_error(bad, answered_before=True) == "request"  # this request only
+    assert (
+        classify_error(exc("ContextWindowExceededError", "too long", 400), answered_before=False)
+        == "request"
+    )
+    for transient in (
+        exc("RateLimitError", "slow down", 429),
+        exc("Timeout"),
+        exc("InternalServerError", "oops", 500),
+    ):
+        assert classify_error(transient, answered_before=False) == "transient"
+
+
 def test_clustered_interval_lies_between_items_and_samples() -> None:
     # 20 items x 5 repeats; items are either always right or always wrong: samples of an item
     # carry no more information than the item, so n_eff is the number of items.

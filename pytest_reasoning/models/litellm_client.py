@@ -323,6 +323,8 @@ def classify_error(exc: BaseException, *, answered_before: bool) -> str:
 
 
 def _message(exc: BaseException) -> str:
+    if isinstance(exc, ReasoningError | _TooLarge):  # our own: complete sentences
+        return error_text(str(exc))
     text = str(exc)
     name = type(exc).__name__
     if text.startswith("litellm."):  # LiteLLM names the exception itself

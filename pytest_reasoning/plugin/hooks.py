@@ -122,7 +122,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     seed = f", seed override {opts.seed}" if opts.seed is not None else ""
     if opts.seed_source is not None:
         seed += f" (auto from {opts.seed_source!r}; replay with --reasoning-seed {opts.seed})"
-    return [f"reasoning: models {', '.join(state.models)}; concurrency {opts.concurrency}{seed}"]
+    config_file = f" (aliases from {opts.llm_config})" if opts.llm_config else ""
+    return [
+        f"reasoning: models {', '.join(state.models)}{config_file}; "
+        f"concurrency {opts.concurrency}{seed}"
+    ]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

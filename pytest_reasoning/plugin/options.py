@@ -316,10 +316,15 @@ class RunOptions:
                 "--llm-baseline and --reasoning-baseline-results: give one baseline, not both"
             )
         llm_config, specs = _model_list(config)
+        repeats = _typed(config, "reasoning_repeats")
+        from ..config import MAX_REPEATS
+
+        if repeats is not None and repeats > MAX_REPEATS:
+            raise pytest.UsageError(f"--reasoning-repeats: must be <= {MAX_REPEATS}, got {repeats}")
         return cls(
             llm_config=llm_config,
             model_specs=specs,
-            repeats=_typed(config, "reasoning_repeats"),
+            repeats=repeats,
             lenient=bool(_raw(config, "reasoning_lenient")),
             models=tuple(_list(config, "reasoning_llm")),
             api_base=_raw(config, "reasoning_llm_api_base"),
