@@ -308,6 +308,13 @@ def frontier_command(args: argparse.Namespace) -> int:
 
     if args.json:  # before the search spends calls, not after
         _check_writable("--json", os.path.dirname(os.path.abspath(args.json)))
+    from .models.endpoints import check_not_secret
+
+    for name, _ in args.llm_param:
+        try:
+            check_not_secret(name)
+        except InvalidArgument as exc:
+            raise ReasoningError(f"--llm-param {exc}") from None
     specs = {}
     if args.llm_config:
         from .models.endpoints import load_model_list

@@ -185,11 +185,44 @@ def test_model_list_refuses_keys_in_files_and_takes_everything_else() -> None:
             "model_list": [entry()["model_list"][0]] * 2
         },
         "m.yaml: expected a mapping with a 'model_list'": {"models": []},
+        "m.yaml: model_list[0].litellm_params.aws_secret_access_key: write os.environ": entry(
+            aws_secret_access_key="abc"
+        ),
     }
     for message, data in bad.items():
         with pytest.raises(InvalidArgument) as info:
             parse_model_list(data, "m.yaml")
         assert str(info.value).startswith(message), info.value
+
+
+def test_keys_on_the_command_line_are_refused(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", s="tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n")
+    result = pytester.runpytest("--llm", "openai/x", "--llm-param", "api_key=sk-123456789")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--llm-param: api_key: keys stay in the environment*"])
+    assert "sk-123456789" not in result.stderr.str()
+    fine = pytester.runpytest("--llm", "reference", "--llm-param", "max_tokens=64", "--co")
+    assert fine.ret == pytest.ExitCode.OK
+
+
+def test_baseline_pairs_items_by_majority_vote_over_repeats() -> None:
+    from pytest_reasoning.gates import GateRule, GateSpec, baseline_answers, compare
+
+    spec = GateSpec("s", "e", "D1", GateRule())
+
+    def sample(model: str, item: int, repeat: int, correct: bool) -> Outcome:
+        return Outcome(
+            f"e[D1-s1-{item:03d}-r{repeat}]", model, "t", "D1", 1, f"p{item}", "", str(correct),
+            "True", correct, None, None, None, None, 0.0, repeat=repeat, repeats=3,
+        )  # fmt: skip
+
+    # The candidate is right on items 0-5 in 2 of 3 samples, wrong on 6-9; the baseline
+    # (asked once) is right everywhere: 4 discordant items, not 4 x 3 + 6 samples.
+    cand = [sample("c", i, r, i < 6 and r != 2) for i in range(10) for r in range(3)]
+    base = baseline_answers([sample("b", i, 0, True) for i in range(10)])
+    assert len(base) == 10 and all(base.values())
+    (c,) = compare([(o, spec) for o in cand], base, "b")
+    assert (c.table.n, c.table.both, c.table.only_baseline) == (10, 6, 4)
 
 
 def test_results_of_other_styles_repeats_and_models_do_not_overwrite(tmp_path: Path) -> None:
@@ -471,6 +504,16 @@ def test_repeats_give_k_cached_samples_per_item_and_pass_at_k(
     db = pytester.path / ".reasoning_cache" / "responses.sqlite3"
     assert sqlite3.connect(db).execute("select count(*) from responses").fetchone()[0] == 20
     assert fake_server.stats()["total"] == 20  # identical requests, five answers each
+    # A warm rerun replays all five, asks nothing, and does not even import litellm (what
+    # each model accepts was kept beside the cache).
+    pytester.makeconftest(
+        "import sys\n"
+        "def pytest_unconfigure(config):\n"
+        "    open('imported.txt', 'w').write(str('litellm' in sys.modules))\n"
+    )
+    again = run(pytester, *args)
+    assert again.ret == pytest.ExitCode.OK and fake_server.stats()["total"] == 20
+    assert (pytester.path / "imported.txt").read_text() == "False"
     # --reasoning-repeats overrides the suite's.
     listed = pytester.runpytest("--llm", "reference", "--reasoning-repeats", "2", "--co", "-q")
     listed.stdout.fnmatch_lines(

@@ -29,7 +29,7 @@ from ..errors import InvalidArgument
 from .base import normalise_api_base, register_secret_env
 from .kinds import RESERVED
 
-__all__ = ["ENV_PREFIX", "ModelSpec", "load_model_list"]
+__all__ = ["ENV_PREFIX", "ModelSpec", "check_not_secret", "load_model_list", "parse_model_list"]
 
 ENV_PREFIX = "os.environ/"
 # Router settings of a proxy config: not ours to apply, not sent to the model.
@@ -41,7 +41,9 @@ _REFUSED = {
     "stream": "answers are read whole: leave stream out",
     "mock_response": "not a model",
 }
-_SECRETISH = re.compile(r"(key|token|secret|password|credential)", re.I)
+# Parameter names that hold secrets (api_key, aws_secret_access_key, auth_token,
+# vertex_credentials; not max_tokens).
+_SECRETISH = re.compile(r"(key|secret|password|credentials?|token)$", re.I)
 _NAME = re.compile(r"^[A-Za-z0-9_.:/@+\-]+$")
 MAX_CONFIG_BYTES = 1_000_000
 
@@ -65,6 +67,16 @@ class ModelSpec:
         """``alias=model@api_base``: what a results row calls this model."""
         base = normalise_api_base(self.api_base)
         return f"{self.name}={self.model}" + (f"@{base}" if base else "")
+
+
+def check_not_secret(name: str) -> None:
+    """Refuse a generation parameter that would carry a secret on the command line or in a
+    file (InvalidArgument naming it): keys come only from the environment."""
+    if _SECRETISH.search(name):
+        raise InvalidArgument(
+            f"{name}: keys stay in the environment; use LiteLLM's variable (e.g. "
+            "OPENAI_API_KEY) or a --llm-config entry with os.environ/NAME"
+        )
 
 
 def _fail(where: str, message: str) -> InvalidArgument:

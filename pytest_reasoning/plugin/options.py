@@ -296,9 +296,12 @@ class RunOptions:
         from ..errors import InvalidArgument
 
         params: dict[str, Any] = {}
+        from ..models.endpoints import check_not_secret
+
         for pair in _list(config, "reasoning_llm_params"):
             try:
                 key, value = parse_param(pair)
+                check_not_secret(key)
             except InvalidArgument as exc:
                 raise pytest.UsageError(f"--llm-param: {exc}") from None
             params[key] = value
