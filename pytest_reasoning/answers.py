@@ -13,9 +13,11 @@ from fractions import Fraction
 __all__ = [
     "extract_delimited",
     "format_number",
+    "lenient_answer",
     "normalise_label",
     "parse_number",
     "relative_error",
+    "strip_think",
 ]
 
 # SmolLM2-class models often close with two brackets (``<<<5>>``); we accept 2 or 3 closing
@@ -82,3 +84,66 @@ def format_number(value: float | int | Fraction) -> str:
     if f.is_integer() and abs(f) < 1e15:
         return str(int(f))
     return f"{f:.10g}"
+
+
+# Reasoning models that write their thoughts into the reply (DeepSeek-R1, Qwen3, QwQ without a
+# reasoning parser) wrap them in <think>…</think>; R1's chat template opens the block in the
+# prompt, so a reply may hold only the closing tag.
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.I)
+
+
+def strip_think(text: str) -> tuple[str, str | None]:
+    """The reply without its reasoning, and what was found: ``(text, None)`` without think
+    tags, ``(answer, "closed")`` when every block closed, ``(text, "unclosed")`` when a block
+    never closed (the model ran out of room mid-thought: there is no answer to extract)."""
+    closes = list(_THINK_CLOSE.finditer(text))
+    opens = list(_THINK_OPEN.finditer(text))
+    if not closes and not opens:
+        return text, None
+    if opens and (not closes or opens[-1].start() > closes[-1].start()):
+        return text, "unclosed"
+    # Everything up to the last closing tag is reasoning (an opening tag may be in the prompt).
+    return text[closes[-1].end() :].strip(), "closed"
+
+
+_BOXED = re.compile(r"\\boxed\s*\{")
+_ANSWER_IS = re.compile(
+    r"(?:final answer|the answer)\s*(?:is|:|=)\s*:?\s*(.+?)\s*(?:\.\s|\.?$|\n)",
+    re.I | re.M,
+)
+_LATEX = [
+    (re.compile(r"\\d?frac\{([^{}]*)\}\{([^{}]*)\}"), r"\1/\2"),
+    (re.compile(r"\\(?:text|mathrm|textbf|mathbf)\{([^{}]*)\}"), r"\1"),
+]
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """The text inside the braces opened just before ``start``; None if they never close."""
+    depth = 1
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:i]
+    return None
+
+
+def lenient_answer(text: str) -> tuple[str, str] | None:
+    """The answer of a reply that ignored the ``<<<…>>>`` format but answered the way frontier
+    models do: the last ``\\boxed{…}``, else the last "the answer is …" / "final answer: …".
+    Returns ``(answer, how)`` with ``how`` in ``boxed``, ``answer-is``; None if neither."""
+    boxed = [b for m in _BOXED.finditer(text) if (b := _balanced(text, m.end())) is not None]
+    if boxed:
+        found, how = boxed[-1], "boxed"
+    else:
+        said = _ANSWER_IS.findall(text)
+        if not said:
+            return None
+        found, how = said[-1], "answer-is"
+    for pattern, repl in _LATEX:
+        found = pattern.sub(repl, found)
+    found = found.strip().strip("*`$ ").strip()
+    return (found, how) if found else None

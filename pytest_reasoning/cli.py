@@ -9,13 +9,17 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .config import parse_param
+from .core import Item
 from .errors import InvalidArgument, ReasoningError
 from .gates import read_results
 from .models.kinds import model_kind
 from .registry import get_task, task_ids
+
+if TYPE_CHECKING:
+    from .evaluate import Evaluator
 
 __all__ = ["export_items", "main"]
 
@@ -108,8 +112,24 @@ def build_parser() -> argparse.ArgumentParser:
     fr = sub.add_parser(
         "frontier", help="the hardest value of one knob at which a model reaches a target"
     )
-    fr.add_argument("--llm", required=True, help="a LiteLLM model string, 'reference' or 'local'")
+    fr.add_argument(
+        "--llm",
+        required=True,
+        help="a LiteLLM model string, 'reference', 'local', or an alias of --llm-config",
+    )
     fr.add_argument("--llm-api-base", help="OpenAI-compatible endpoint (vLLM, llama.cpp, ...)")
+    fr.add_argument(
+        "--llm-config",
+        help="a LiteLLM model_list (YAML) whose model_name aliases --llm may name",
+    )
+    fr.add_argument(
+        "--llm-param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="generation parameter (repeatable)",
+    )
     fr.add_argument("--task", required=True)
     fr.add_argument("--knob", required=True, help="a numeric knob, e.g. depth or nodes")
     fr.add_argument("--min", type=int, required=True, dest="low")
@@ -196,6 +216,20 @@ def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
                     "--reasoning-results file"
                 )
         rows.extend(found)
+    return _disambiguate(rows)
+
+
+def _disambiguate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of one model name that name different models precisely (two GGUFs both run as
+    ``local``, one alias on two endpoints) are labelled by their ``model_id``, so the report
+    keeps them apart instead of pooling them."""
+    ids: dict[str, set[str]] = {}
+    for row in rows:
+        if row.get("model_id"):
+            ids.setdefault(str(row["model"]), set()).add(str(row["model_id"]))
+    for row in rows:
+        if len(ids.get(str(row["model"]), ())) > 1:
+            row["model"] = row["model_id"] or row["model"]
     return rows
 
 
@@ -274,9 +308,28 @@ def frontier_command(args: argparse.Namespace) -> int:
 
     if args.json:  # before the search spends calls, not after
         _check_writable("--json", os.path.dirname(os.path.abspath(args.json)))
+    from .models.endpoints import check_not_secret
+
+    for name, _ in args.llm_param:
+        try:
+            check_not_secret(name)
+        except InvalidArgument as exc:
+            raise ReasoningError(f"--llm-param {exc}") from None
+    specs = {}
+    if args.llm_config:
+        from .models.endpoints import load_model_list
+
+        try:
+            specs = load_model_list(args.llm_config)
+        except InvalidArgument as exc:
+            raise ReasoningError(f"--llm-config {exc}") from None
+    if model_kind(args.llm, specs).calls_model:
+        from .models.litellm_client import check_installed_litellm
+
+        check_installed_litellm()
     with contextlib.ExitStack() as stack:
         local_url = local_identity = None
-        if model_kind(args.llm).needs_local_server:
+        if model_kind(args.llm, specs).needs_local_server:
             from .models.local import LocalServer
 
             server = stack.enter_context(LocalServer())
@@ -285,9 +338,11 @@ def frontier_command(args: argparse.Namespace) -> int:
         evaluator = Evaluator(
             EvalConfig(
                 api_base=args.llm_api_base,
+                params=dict(args.llm_param),
                 cache_dir=cache,
                 local_url=local_url,
                 local_identity=local_identity,
+                models=specs,
             )
         )
         stack.callback(evaluator.close)
@@ -296,7 +351,7 @@ def frontier_command(args: argparse.Namespace) -> int:
             args.knob,
             args.low,
             args.high,
-            lambda item: evaluator.answer(item, args.llm).correct,
+            lambda item: _correct(evaluator, item, args.llm),
             target=args.target,
             level=args.level,
             params=dict(args.param),
@@ -332,6 +387,14 @@ def frontier_command(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise ReasoningError(f"--json: cannot write {args.json}: {exc.strerror}") from None
     return 0
+
+
+def _correct(evaluator: Evaluator, item: Item, model: str) -> bool | None:
+    """An answer's verdict; an error retrying cannot fix ends the search with its cause."""
+    outcome = evaluator.answer(item, model)
+    if outcome.error_kind in ("stop", "not_asked"):
+        raise ReasoningError(f"--llm {model}: {outcome.error} (infrastructure, not the model)")
+    return outcome.correct
 
 
 def _check_writable(option: str, folder: str) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .core import Item
+from .core import Item, repeat_id
 from .errors import InvalidArgument, InvalidSuite, UnknownLevel, UnknownTask
 from .gates import METRICS, GateRule, GateSpec
 from .registry import get_task
@@ -32,12 +32,20 @@ __all__ = [
 ]
 
 MAX_SAMPLES = 100_000
+MAX_REPEATS = 1_000
 # What a suite that says nothing gets (the gate keys' defaults are GateRule's own).
-DEFAULTS: dict[str, Any] = {"samples": 10, "seeds": (1,), "style": "direct", "params": {}}
+DEFAULTS: dict[str, Any] = {
+    "samples": 10,
+    "seeds": (1,),
+    "style": "direct",
+    "params": {},
+    "repeats": 1,
+}
 _RULE = GateRule()
 # Settings that cascade suite → entry → level; each layer adds its own structural keys.
 LEVEL_KEYS = {
     "samples",
+    "repeats",
     "seed",
     "seeds",
     "style",
@@ -66,6 +74,13 @@ KEY_DOCS: dict[str, tuple[str, str, str]] = {
         "any",
         f"integer 0..{MAX_SAMPLES}",
         f"samples per level and seed (default {DEFAULTS['samples']})",
+    ),
+    "repeats": (
+        "any",
+        f"integer 1..{MAX_REPEATS}",
+        "samples of each item (default 1): the model answers every item this many times "
+        "(for models that run only at temperature 1); accuracy gets an interval clustered "
+        "by item, and pass@k and majority vote are reported",
     ),
     "seed": (
         "any",
@@ -112,6 +127,7 @@ class LevelSpec:
     style: str
     params: dict[str, Any]
     rule: GateRule = field(default_factory=GateRule)
+    repeats: int = 1
 
 
 @dataclass(frozen=True)
@@ -138,16 +154,21 @@ class Address:
     level: LevelSpec
     seed: int
     index: int
+    repeat: int = 0  # which sample of the item, with ``repeats`` > 1
 
     @property
     def sample(self) -> str:
-        """``D2-s1-007``: the level, seed and index part of every id."""
-        return f"{self.level.level}-s{self.seed}-{self.index:03d}"
+        """``D2-s1-007`` (``D2-s1-007-r3`` with repeats): the level, seed, index (and repeat)
+        part of every id."""
+        base = f"{self.level.level}-s{self.seed}-{self.index:03d}"
+        return base + (f"-r{self.repeat}" if self.level.repeats > 1 else "")
 
     @property
     def sample_id(self) -> str:
-        """The item id results rows carry: ``dyval.arithmetic[D2-s1-007]``."""
-        return item_id(self.entry.id, self.level.level, self.seed, self.index)
+        """The item id results rows carry: ``dyval.arithmetic[D2-s1-007]``, with the repeat
+        index when the level asks each item more than once: ``dyval.arithmetic[D2-s1-007-r3]``."""
+        base = item_id(self.entry.id, self.level.level, self.seed, self.index)
+        return repeat_id(base, self.repeat, self.level.repeats)
 
     @property
     def gate(self) -> GateSpec:
@@ -161,12 +182,13 @@ class Address:
 
 
 def addresses(suite: SuiteSpec) -> Iterator[Address]:
-    """Every sample of a suite, in file order: entry, level, seed, index."""
+    """Every sample of a suite, in file order: entry, level, seed, index, repeat."""
     for entry in suite.entries:
         for lv in entry.levels:
             for seed in lv.seeds:
                 for index in range(lv.samples):
-                    yield Address(suite.path, entry, lv, seed, index)
+                    for repeat in range(lv.repeats):
+                        yield Address(suite.path, entry, lv, seed, index, repeat)
 
 
 def parse_param(text: str) -> tuple[str, Any]:
@@ -228,6 +250,7 @@ def load_suite(
     samples: int | None = None,
     seed: int | None = None,
     display: str | None = None,
+    repeats: int | None = None,
 ) -> SuiteSpec:
     """Read and validate a suite file; raise InvalidSuite with one line on any problem.
 
@@ -250,7 +273,7 @@ def load_suite(
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InvalidSuite(shown, "", f"YAML syntax error{where}: {problem}") from None
-    return parse_suite(data, shown, samples=samples, seed=seed)
+    return parse_suite(data, shown, samples=samples, seed=seed, repeats=repeats)
 
 
 def _type_name(v: Any) -> str:
@@ -316,6 +339,14 @@ def _common(
                 f"{where}samples",
                 f"expected at most {MAX_SAMPLES} samples, got {out['samples']}",
             )
+    if "repeats" in d:
+        out["repeats"] = _int(d["repeats"], f"{where}repeats", path, minimum=1)
+        if out["repeats"] > MAX_REPEATS:
+            raise InvalidSuite(
+                path,
+                f"{where}repeats",
+                f"expected at most {MAX_REPEATS} repeats, got {out['repeats']}",
+            )
     seeds = _seeds(d, where, path)
     if seeds is not None:
         out["seeds"] = seeds
@@ -353,9 +384,15 @@ def _common(
 
 
 def parse_suite(
-    data: Any, path: str, *, samples: int | None = None, seed: int | None = None
+    data: Any,
+    path: str,
+    *,
+    samples: int | None = None,
+    seed: int | None = None,
+    repeats: int | None = None,
 ) -> SuiteSpec:
-    """Validate parsed YAML. ``samples``/``seed`` override every count/seed (CLI options)."""
+    """Validate parsed YAML. ``samples``/``seed``/``repeats`` override every count, seed and
+    repeat count (CLI options)."""
     if data is None:
         raise InvalidSuite(path, "", "empty file; expected a mapping with a 'tasks' list")
     if not isinstance(data, dict):
@@ -453,6 +490,7 @@ def parse_suite(
                     style=lset["style"],
                     params=dict(lset["params"]),
                     rule=GateRule.from_dict(lset),
+                    repeats=repeats if repeats is not None else lset["repeats"],
                 )
             )
         entries.append(EntrySpec(id=eid, task=task_id, levels=tuple(levels)))

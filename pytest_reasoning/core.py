@@ -12,7 +12,17 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-__all__ = ["Item", "Outcome", "Reply", "Score", "canonical_json", "level_key", "sha256_text"]
+__all__ = [
+    "Item",
+    "Outcome",
+    "Reply",
+    "Score",
+    "canonical_json",
+    "cluster_id",
+    "level_key",
+    "repeat_id",
+    "sha256_text",
+]
 
 JSON = Any
 
@@ -25,6 +35,21 @@ def canonical_json(obj: JSON) -> str:
 def level_key(level: str) -> tuple[Any, ...]:
     """Levels in reading order: 500 before 1000, 4x4 before 10x10, D2 before D10."""
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", level))
+
+
+def cluster_id(item_id: str, repeat: int = 0, repeats: int = 1) -> str:
+    """The item id without its repeat suffix: ``x[D2-s1-007-r3]`` → ``x[D2-s1-007]``."""
+    suffix = f"-r{repeat}]"
+    if repeats > 1 and item_id.endswith(suffix):
+        return item_id[: -len(suffix)] + "]"
+    return item_id
+
+
+def repeat_id(item_id: str, repeat: int, repeats: int) -> str:
+    """The id of sample ``repeat`` of ``repeats`` (unchanged when an item is asked once)."""
+    if repeats <= 1 or not item_id.endswith("]"):
+        return item_id
+    return f"{item_id[:-1]}-r{repeat}]"
 
 
 def sha256_text(text: str) -> str:
@@ -72,6 +97,14 @@ class Reply:
     completion_tokens: int | None = None
     latency_s: float = 0.0
     cached: bool = False
+    # Why the model stopped ("stop", "length", ...), as the endpoint said.
+    finish_reason: str | None = None
+    reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens
+    reasoning_chars: int | None = None  # length of a separate reasoning_content, if any
+    cost_usd: float | None = None  # LiteLLM's price of the call (its bundled map), if priced
+    # For errors: "stop" (retrying cannot help: the model gets no further calls), "request"
+    # (this request only, not retried), "transient" (failed after retries), "not_asked".
+    error_kind: str | None = None
 
     def to_dict(self) -> dict[str, JSON]:
         return asdict(self)
@@ -124,9 +157,27 @@ class Outcome:
     score: float | None = None
     cached: bool = False
     extra: dict[str, JSON] = field(default_factory=dict)
+    # Added by issue 19 (older results files lack them; readers take these defaults).
+    style: str | None = None
+    suite: str | None = None  # the suite file and entry id the sample belongs to
+    entry: str | None = None
+    repeat: int = 0  # which of ``repeats`` samples of the same item this is
+    repeats: int = 1
+    model_id: str | None = None  # the model precisely: alias=model@api_base, or the GGUF's hash
+    finish_reason: str | None = None
+    reasoning_tokens: int | None = None
+    reasoning: str | None = None  # "separate" (reasoning_content) or "tags" (<think>…</think>)
+    extraction: str | None = None  # "strict", or "lenient:boxed" / "lenient:answer-is"
+    error_kind: str | None = None  # see Reply.error_kind
+    cost_usd: float | None = None
 
     def to_dict(self) -> dict[str, JSON]:
         return asdict(self)
+
+    @property
+    def cluster(self) -> str:
+        """The item this sample answers: repeats of one item share it."""
+        return cluster_id(self.item_id, self.repeat, self.repeats)
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Outcome:

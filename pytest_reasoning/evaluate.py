@@ -13,17 +13,19 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Coroutine, Iterable
+from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .answers import lenient_answer, strip_think
 from .core import Item, Outcome, Reply
 from .errors import ReasoningError
-from .models.base import ChatRequest, ModelClient, redact
+from .models.base import ChatRequest, ModelClient, error_text
 from .models.cache import ResponseCache
+from .models.endpoints import ModelSpec
 from .models.kinds import model_kind
-from .models.litellm_client import LiteLLMClient, RetryPolicy
+from .models.litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
 from .registry import get_task
 
 __all__ = ["EvalConfig", "Evaluator", "score_reply"]
@@ -41,10 +43,31 @@ class EvalConfig:
     attempts: int = 5
     local_url: str | None = None  # set once the embedded server runs
     local_identity: str | None = None  # its cache identity (see LocalServer.identity)
+    # Aliases of --llm-config (LiteLLM model_list entries): each its own endpoint, key, params.
+    models: Mapping[str, ModelSpec] = field(default_factory=dict)
+    # Also accept \boxed{…} and "the answer is …" when the strict format is missing.
+    lenient: bool = False
 
 
-def score_reply(item: Item, model: str, reply: Reply) -> Outcome:
-    """Turn a reply into the results row; errors stay errors, never wrong answers."""
+# Failure modes that mean "no answer could be read" (the lenient reader may find one).
+_UNREAD = ("no_answer", "format")
+
+
+def score_reply(
+    item: Item,
+    model: str,
+    reply: Reply,
+    *,
+    repeat: int = 0,
+    model_id: str | None = None,
+    lenient: bool = False,
+) -> Outcome:
+    """Turn a reply into the results row; errors stay errors, never wrong answers.
+
+    Reasoning in ``<think>…</think>`` is removed before extraction; a reply cut off at its
+    token limit (``finish_reason == "length"``) or inside an unclosed think block is the
+    failure mode ``truncated``, never a correct answer, whatever it mentions.
+    """
     common: dict[str, Any] = dict(
         item_id=item.id,
         model=model,
@@ -57,6 +80,12 @@ def score_reply(item: Item, model: str, reply: Reply) -> Outcome:
         completion_tokens=reply.completion_tokens,
         latency_s=round(reply.latency_s, 6),
         cached=reply.cached,
+        style=item.style,
+        repeat=repeat,
+        model_id=model_id,
+        finish_reason=reply.finish_reason,
+        reasoning_tokens=reply.reasoning_tokens,
+        cost_usd=reply.cost_usd,
     )
     if reply.error is not None or reply.content is None:
         return Outcome(
@@ -64,12 +93,36 @@ def score_reply(item: Item, model: str, reply: Reply) -> Outcome:
             extracted=None,
             correct=None,
             failure_mode=None,
-            error=redact(reply.error or "no content"),
+            error=error_text(reply.error or "no content", limit=1000),
+            error_kind=reply.error_kind or "transient",
+            **common,
+        )
+    # Enough to rebuild the prompt later (report drill-downs) without storing it.
+    address = {"index": item.index, "style": item.style, "params": item.params}
+    text, think = strip_think(reply.content)
+    reasoning = "separate" if reply.reasoning_chars else "tags" if think else None
+    if reply.finish_reason == "length" or think == "unclosed" or (not text.strip() and reasoning):
+        return Outcome(
+            response=reply.content,
+            extracted=None,
+            correct=False,
+            failure_mode="truncated",
+            error=None,
+            score=0.0,
+            extra={"address": address},
+            reasoning=reasoning,
             **common,
         )
     task = get_task(item.task)
     try:
-        s = task.score(item, reply.content)
+        s = task.score(item, text)
+        extraction = "strict"
+        if lenient and not s.correct and s.failure_mode in _UNREAD:
+            found = lenient_answer(text)
+            if found is not None:
+                again = task.score(item, f"<<<{found[0]}>>>")
+                if again.failure_mode not in _UNREAD:
+                    s, extraction = again, f"lenient:{found[1]}"
     except Exception as exc:  # a scorer bug must not lose the (cached) answer
         return Outcome(
             response=reply.content,
@@ -79,6 +132,7 @@ def score_reply(item: Item, model: str, reply: Reply) -> Outcome:
             error=None,
             score=0.0,
             extra={"scorer_error": f"{type(exc).__name__}: {exc}"},
+            reasoning=reasoning,
             **common,
         )
     return Outcome(
@@ -88,17 +142,20 @@ def score_reply(item: Item, model: str, reply: Reply) -> Outcome:
         failure_mode=s.failure_mode,
         error=None,
         score=s.score,
-        # Enough to rebuild the prompt later (report drill-downs) without storing it.
-        extra={
-            **s.extra,
-            "address": {"index": item.index, "style": item.style, "params": item.params},
-        },
+        extra={**s.extra, "address": address},
+        reasoning=reasoning,
+        extraction=extraction,
         **common,
     )
 
 
 class Evaluator:
-    """Answers ``(item, model)`` pairs; ``prefetch`` them to run calls concurrently."""
+    """Answers ``(item, model)`` pairs; ``prefetch`` them to run calls concurrently.
+
+    A model's first call goes alone: the others wait for it, so a bad key or an unknown model
+    costs one call, not a window of them. An error that retrying cannot fix stops the model:
+    every later request is answered at once with a ``not_asked`` error naming the cause.
+    """
 
     def __init__(self, config: EvalConfig) -> None:
         self.config = config
@@ -109,11 +166,16 @@ class Evaluator:
         self._futures: dict[tuple[str, str], concurrent.futures.Future[Reply]] = {}
         # Identical requests in flight share one call (small levels can repeat a prompt).
         self._inflight: dict[str, concurrent.futures.Future[Reply]] = {}
+        self._first_calls: dict[str, asyncio.Event] = {}
+        # What LiteLLM said each model accepts, kept beside the cache (warm reruns skip it).
+        self._capabilities = CapabilityCache(config.cache_dir)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         # The first failed cache write (disk full, read-only): no call is made after it.
         self.storage_error: str | None = None
+        # model → the error that stopped it (retrying cannot help; no further calls).
+        self.stopped: dict[str, str] = {}
 
     @property
     def cache(self) -> ResponseCache | None:
@@ -128,7 +190,8 @@ class Evaluator:
             return client
         cfg = self.config
         retry = RetryPolicy(attempts=cfg.attempts)
-        if model_kind(model).needs_local_server:
+        kind = model_kind(model, cfg.models)
+        if kind.needs_local_server:
             if not cfg.local_url:
                 raise ReasoningError("model 'local' requested but the local server is not running")
             from .models.local import ALIAS
@@ -140,8 +203,27 @@ class Evaluator:
                 timeout_s=cfg.timeout_s,
                 retry=retry,
                 max_concurrency=1,
-                default_params={"max_tokens": 256},
+                default_params=dict(cfg.params),
                 identity=cfg.local_identity,
+                kind=kind,
+                label=model,
+            )
+        elif kind.configured:
+            spec = cfg.models[model]
+            client = LiteLLMClient(
+                spec.model,
+                api_base=spec.api_base,
+                api_key=_placeholder_key(spec.model, spec.api_base, spec.api_key_env),
+                api_key_env=spec.api_key_env,
+                timeout_s=spec.timeout_s or cfg.timeout_s,
+                retry=retry,
+                max_concurrency=spec.max_concurrency,
+                # The run's --llm-param values, then the entry's own (it knows its model).
+                default_params={**cfg.params, **spec.params},
+                kind=kind,
+                label=model,
+                env_params=spec.env_params,
+                capability_cache=self._capabilities,
             )
         else:
             api_key = None
@@ -152,19 +234,33 @@ class Evaluator:
             ):
                 api_key = "EMPTY"  # keyless OpenAI-compatible servers (vLLM, llama.cpp)
             client = LiteLLMClient(
-                model, api_base=cfg.api_base, api_key=api_key, timeout_s=cfg.timeout_s, retry=retry
+                model,
+                api_base=cfg.api_base,
+                api_key=api_key,
+                timeout_s=cfg.timeout_s,
+                retry=retry,
+                default_params=dict(cfg.params),
+                kind=kind,
+                capability_cache=self._capabilities,
             )
         self._clients[model] = client
         return client
 
-    def request_for(self, item: Item, model: str) -> ChatRequest:
+    def model_id(self, model: str) -> str:
+        """How results rows name ``model`` precisely (alias, model string, endpoint)."""
+        if not model_kind(model, self.config.models).calls_model:
+            return model
+        return self._client(model).model_id
+
+    def request_for(self, item: Item, model: str, repeat: int = 0) -> ChatRequest:
         client = self._client(model)
         return ChatRequest(
             model=client.name,
             messages=tuple((m["role"], m["content"]) for m in item.messages),
-            params={**client.default_params, **self.config.params},
+            params=client.params_for(item.style, len(item.answer)),
             api_base=client.api_base,
             identity=client.identity,
+            repeat=repeat,
         )
 
     # -- background loop ---------------------------------------------------------------------
@@ -179,6 +275,13 @@ class Evaluator:
                 self._loop = loop
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
+    def _not_asked(self, model: str) -> Reply:
+        return Reply(
+            content=None,
+            error=f"not asked: {model} was stopped by an earlier error: {self.stopped[model]}",
+            error_kind="not_asked",
+        )
+
     async def _call(self, model: str, client: ModelClient, request: ChatRequest) -> Reply:
         sem = self._semaphores.get(model)
         if sem is None:
@@ -186,8 +289,25 @@ class Evaluator:
             if client.max_concurrency:
                 limit = min(limit, client.max_concurrency)
             sem = self._semaphores[model] = asyncio.Semaphore(max(1, limit))
-        async with sem:
-            reply = await client.acomplete(request)
+        first = self._first_calls.get(model)
+        if first is None:  # this call goes alone; the others wait for its outcome
+            first = self._first_calls[model] = asyncio.Event()
+            leading = True
+        else:
+            leading = False
+            await first.wait()
+        try:
+            if model in self.stopped:
+                return self._not_asked(model)
+            async with sem:
+                if model in self.stopped:  # stopped while this call queued
+                    return self._not_asked(model)
+                reply = await client.acomplete(request)
+            if reply.error_kind == "stop":
+                self.stopped.setdefault(model, reply.error or "stopped")
+        finally:
+            if leading:
+                first.set()
         if self.cache is not None:
             try:
                 self.cache.put(request, reply)  # first thing after the answer arrives
@@ -198,19 +318,20 @@ class Evaluator:
         return reply
 
     # -- public API --------------------------------------------------------------------------
-    def submit(self, item: Item, model: str) -> concurrent.futures.Future[Reply]:
+    def submit(self, item: Item, model: str, repeat: int = 0) -> concurrent.futures.Future[Reply]:
+        """Start answering (cache first); the same pair twice shares one future."""
         key = (item.id, model)
         fut = self._futures.get(key)
         if fut is not None:
             return fut
-        if not model_kind(model).calls_model:  # the reference: the task's own solver
+        if not model_kind(model, self.config.models).calls_model:  # the task's own solver
             fut = concurrent.futures.Future()
             try:
                 fut.set_result(Reply(content=get_task(item.task).reference_response(item)))
             except Exception as exc:
                 fut.set_result(Reply(content=None, error=f"reference solver: {exc}"))
         else:
-            request = self.request_for(item, model)
+            request = self.request_for(item, model, repeat)
             shared = self._inflight.get(request.key)
             cached = None
             if shared is None and self.cache is not None:
@@ -222,7 +343,16 @@ class Evaluator:
                 fut.set_result(cached)
             elif self.storage_error is not None:  # an answer we could not keep: do not pay
                 fut = concurrent.futures.Future()
-                fut.set_result(Reply(content=None, error=f"not asked: {self.storage_error}"))
+                fut.set_result(
+                    Reply(
+                        content=None,
+                        error=f"not asked: {self.storage_error}",
+                        error_kind="not_asked",
+                    )
+                )
+            elif model in self.stopped:
+                fut = concurrent.futures.Future()
+                fut.set_result(self._not_asked(model))
             else:
                 fut = self._run(self._call(model, self._client(model), request))
                 self._inflight[request.key] = fut
@@ -236,16 +366,25 @@ class Evaluator:
 
         return done
 
-    def prefetch(self, pairs: Iterable[tuple[Item, str]]) -> None:
-        for item, model in pairs:
-            self.submit(item, model)
+    def prefetch(self, pairs: Iterable[tuple[Item, str] | tuple[Item, str, int]]) -> None:
+        """Submit ``(item, model)`` or ``(item, model, repeat)`` in order: calls start in
+        the order given (the semaphore is first come, first served)."""
+        for pair in pairs:
+            self.submit(*pair)
 
-    def answer(self, item: Item, model: str) -> Outcome:
+    def answer(self, item: Item, model: str, repeat: int = 0) -> Outcome:
         """Blocking: the scored outcome for one pair (the reply is dropped from memory)."""
-        fut = self.submit(item, model)
+        fut = self.submit(item, model, repeat)
         reply = fut.result()
         self._futures.pop((item.id, model), None)
-        return score_reply(item, model, reply)
+        return score_reply(
+            item,
+            model,
+            reply,
+            repeat=repeat,
+            model_id=self.model_id(model),
+            lenient=self.config.lenient,
+        )
 
     def pending(self, item_id: str, model: str) -> bool:
         return (item_id, model) in self._futures
@@ -265,3 +404,12 @@ class Evaluator:
                 self._thread.join(timeout=5)
         if self._cache is not None:
             self._cache.close()
+
+
+def _placeholder_key(model: str, api_base: str | None, key_env: str | None) -> str | None:
+    """A configured OpenAI-compatible endpoint without a key gets the placeholder ``EMPTY``
+    (vLLM and llama.cpp accept any), never the ambient OPENAI_API_KEY: a key goes only where
+    the configuration sends it."""
+    if api_base and not key_env and model.startswith("openai/"):
+        return "EMPTY"
+    return None

@@ -164,26 +164,32 @@ def test_infrastructure_errors_are_not_wrong_answers(
     assert result.ret == 6  # infrastructure only: not "a gate failed" (1)
     result.stdout.fnmatch_lines(
         [
-            "*3 model call(s) failed after retries (budget --reasoning-max-errors=0): "
-            "infrastructure errors, not wrong answers*",
+            "*3 model call(s) failed (budget --reasoning-max-errors=0), 1 level(s) got no answer "
+            "at all: infrastructure, not the model; not counted as wrong answers; cause: "
+            "openai/fail-500: InternalServerError*(after 2 attempts)",
             "*1 failed, 3 infra error*",
         ]
     )
     assert "wrong" not in result.stdout.lines[-1]
     assert all(r["correct"] is None and r["error"] for r in rows(res))
     assert fake_server.stats()["requests"]["fail-500"] == 6
-    # Within budget the run passes, and the errors are still counted apart.
-    ok = run(pytester, *failing, "--reasoning-retries", "1", "--reasoning-max-errors", "3")
-    assert ok.ret == pytest.ExitCode.OK
-    ok.stdout.fnmatch_lines(["*3 infrastructure error(s)*"])
+    # Within budget the run passes, and the errors are still counted apart (the server's
+    # seeded faults: the third of three requests fails).
+    with FakeOpenAIServer(fault_rate=0.5, fault_kinds=("500",), seed=0) as flaky:
+        some = ("--llm", "openai/oracle", "--llm-api-base", flaky.url, "--reasoning-retries", "1")
+        ok = run(pytester, *some, "--reasoning-max-errors", "1", "--reasoning-cache", "off")
+        assert ok.ret == pytest.ExitCode.OK, ok.stdout.str()
+        ok.stdout.fnmatch_lines(["*1 infrastructure error(s)*"])
     # A failed gate outranks infrastructure: exit status 1.
     pytester.makefile(
         ".yaml",
         nogate="samples: 3\nmin_accuracy: 0.5\ntasks:\n  - task: dyval.boolean_logic\n"
         "    levels: [D1]\n",
     )
-    both = run(pytester, *failing, "--reasoning-retries", "1")
-    assert both.ret == pytest.ExitCode.TESTS_FAILED
+    with FakeOpenAIServer(fault_rate=0.5, fault_kinds=("500",), seed=0) as flaky:
+        wrong = ("--llm", "openai/constant:<<<N/A>>>", "--llm-api-base", flaky.url)
+        both = run(pytester, *wrong, "--reasoning-retries", "1", "--reasoning-cache", "off")
+    assert both.ret == pytest.ExitCode.TESTS_FAILED, both.stdout.str()
 
 
 @pytest.mark.e2e

@@ -43,11 +43,11 @@ CASES = [
     ),
     (
         "colour: red\ntasks:\n" + GOOD_ENTRY,
-        "s.yaml: colour: unknown key; expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, samples, seed, seeds, style, tasks",
+        "s.yaml: colour: unknown key; expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, repeats, samples, seed, seeds, style, tasks",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels:\n      D1: {min_acuracy: 0.5}\n",
-        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key; expected one of alpha, confidence, max_drop, metric, min_accuracy, params, samples, seed, seeds, style",
+        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key; expected one of alpha, confidence, max_drop, metric, min_accuracy, params, repeats, samples, seed, seeds, style",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n    params: {depth: 0}\n",

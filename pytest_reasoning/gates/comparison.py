@@ -2,7 +2,9 @@
 
 Items are paired by ``(item_id, prompt_sha256)``, so a baseline answer only counts for the very
 same prompt; candidate items the baseline never answered are reported as missing, and pairs
-where either call failed are left out (infrastructure, not evidence). The regression test is
+where either call failed are left out (infrastructure, not evidence). With repeats (several
+samples of an item), each side's verdict on an item is its majority vote, so every item is one
+pair and McNemar's independence holds across items. The regression test is
 one-sided: the exact McNemar test when ``max_drop`` is 0, otherwise the inversion of Newcombe's
 paired interval against ``−max_drop``. p-values are Holm-adjusted across the levels compared
 for each candidate, and a gate fails when the adjusted p-value is below the level's ``alpha``.
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import Outcome
+from .clustered import majority_correct
 from .paired import (
     PairedTable,
     holm,
@@ -27,7 +30,7 @@ from .rules import GateSpec
 
 __all__ = ["Comparison", "baseline_answers", "compare"]
 
-PairKey = tuple[str, str]  # (item_id, prompt_sha256)
+PairKey = tuple[str, str]  # (item id without the repeat, prompt_sha256)
 
 
 @dataclass
@@ -37,7 +40,7 @@ class Comparison:
     task: str
     spec: GateSpec
     table: PairedTable
-    missing: int  # candidate answers with no baseline answer for the same prompt
+    missing: int  # candidate items with no baseline answer for the same prompt
     errors: int  # pairs left out because a call failed on either side
     p_two_sided: float
     p_regression: float
@@ -106,9 +109,20 @@ class Comparison:
         }
 
 
+def verdicts(rows: Iterable[Outcome]) -> dict[PairKey, bool | None]:
+    """One verdict per item and prompt: the majority vote of its answered samples (the only
+    sample's verdict without repeats); ``None`` where every call failed."""
+    votes: dict[PairKey, list[tuple[str | None, bool]]] = {}
+    for o in rows:
+        mine = votes.setdefault((o.cluster, o.prompt_sha256), [])
+        if o.error is None and o.correct is not None:
+            mine.append((o.extracted, bool(o.correct)))
+    return {key: majority_correct(v) if v else None for key, v in votes.items()}
+
+
 def baseline_answers(rows: Iterable[Outcome]) -> dict[PairKey, bool | None]:
-    """The baseline's verdict per prompt (``None`` where its call failed)."""
-    return {(o.item_id, o.prompt_sha256): o.correct for o in rows}
+    """The baseline's verdict per item and prompt (``None`` where its calls failed)."""
+    return verdicts(rows)
 
 
 def _regression_p(table: PairedTable, max_drop: float) -> float:
@@ -142,14 +156,13 @@ def compare(
     for (model, _where), rows in sorted(groups.items()):
         pairs: list[tuple[bool, bool]] = []
         missing = errors = 0
-        for outcome, _spec in rows:
-            key = (outcome.item_id, outcome.prompt_sha256)
+        for key, verdict in verdicts(o for o, _ in rows).items():
             if key not in baseline:
                 missing += 1
-            elif outcome.correct is None or baseline[key] is None:
+            elif verdict is None or baseline[key] is None:
                 errors += 1
             else:
-                pairs.append((bool(outcome.correct), bool(baseline[key])))
+                pairs.append((verdict, bool(baseline[key])))
         spec = rows[0][1]
         table = PairedTable.from_pairs(pairs)
         low, high = paired_difference_interval(table, 0.95)

@@ -16,7 +16,7 @@ from ..errors import StorageFailed
 from .rules import GateSpec
 from .threshold import LevelStats
 
-__all__ = ["RESULT_FIELDS", "ResultStore", "read_results"]
+__all__ = ["RESULT_FIELDS", "ResultStore", "read_results", "row_key"]
 
 # The documented row of the results file, in this order.
 RESULT_FIELDS = (
@@ -37,6 +37,19 @@ RESULT_FIELDS = (
     "latency_s",
     "score",
     "extra",
+    # Since issue 19 (frontier models); older files lack them.
+    "style",
+    "suite",
+    "entry",
+    "repeat",
+    "repeats",
+    "model_id",
+    "finish_reason",
+    "reasoning_tokens",
+    "reasoning",
+    "extraction",
+    "error_kind",
+    "cost_usd",
 )
 
 
@@ -44,7 +57,7 @@ class ResultStore:
     """Collects outcomes in memory for gates, and appends them to a JSONL file as they come.
 
     Rows are flushed one by one, so a killed run keeps every row it wrote; a rerun appends
-    (rows are idempotent by ``item_id`` + ``model``: readers keep the last).
+    (rows are idempotent by :func:`row_key`: readers keep the last).
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
@@ -104,10 +117,23 @@ def _ends_with_newline(path: Path) -> bool:
         return fh.read(1) == b"\n"
 
 
+def row_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes a row a distinct sample: the item, the model as named and precisely (two
+    local GGUFs are both ``local``), the prompt (a CoT and a direct run of one entry share item
+    ids) and the repeat. Rows of older files lack the last fields and key as before."""
+    return (
+        row["item_id"],
+        row["model"],
+        row.get("model_id"),
+        row.get("prompt_sha256"),
+        row.get("repeat") or 0,
+    )
+
+
 def read_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Rows of a results file, last row winning per (item_id, model). A line that is not a
+    """Rows of a results file, last row winning per :func:`row_key`. A line that is not a
     whole row (the last row of a killed run, cut mid-write) is skipped."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             if not line.strip():
@@ -117,5 +143,11 @@ def read_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
             except json.JSONDecodeError:
                 continue
             if isinstance(row, dict) and "item_id" in row and "model" in row:
-                rows[(row["item_id"], row["model"])] = row
-    yield from rows.values()
+                rows.pop(row_key(row), None)  # the last row wins, in its own place
+                rows[row_key(row)] = row
+    # A rerun of an older file appends rows that name the model precisely: they replace the
+    # older rows of the same sample, which did not.
+    precise = {k[:2] + k[3:] for k in rows if k[2] is not None}
+    for key, row in rows.items():
+        if key[2] is not None or key[:2] + key[3:] not in precise:
+            yield row

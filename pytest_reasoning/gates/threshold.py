@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..core import Outcome
 from ..stats import wilson_interval
+from .clustered import clustered_interval, majority_correct, pass_at_k
 from .rules import GateSpec
 
 __all__ = ["GateResult", "LevelStats", "decide_gates"]
@@ -26,10 +27,14 @@ class LevelStats:
     latency_total: float = 0.0
     calls: int = 0
     failure_modes: dict[str, int] = field(default_factory=dict)
+    # Per item (repeats of one item form a cluster): (extracted, correct, score) per sample.
+    clusters: dict[str, list[tuple[str | None, bool, float]]] = field(default_factory=dict)
+    reasoning_tokens: int = 0
 
     def add(self, o: Outcome) -> None:
         self.prompt_tokens += o.prompt_tokens or 0
         self.completion_tokens += o.completion_tokens or 0
+        self.reasoning_tokens += o.reasoning_tokens or 0
         if not o.cached:
             self.latency_total += o.latency_s
             self.calls += 1
@@ -38,9 +43,40 @@ class LevelStats:
             return
         self.n += 1
         self.correct += bool(o.correct)
-        self.score_sum += float(bool(o.correct)) if o.score is None else o.score
+        value = float(bool(o.correct)) if o.score is None else o.score
+        self.score_sum += value
         if o.failure_mode:
             self.failure_modes[o.failure_mode] = self.failure_modes.get(o.failure_mode, 0) + 1
+        self.clusters.setdefault(o.cluster, []).append((o.extracted, bool(o.correct), value))
+
+    @property
+    def repeats(self) -> int:
+        """The most samples any item of the level got (1 without repeats)."""
+        return max((len(c) for c in self.clusters.values()), default=1)
+
+    @property
+    def items(self) -> int:
+        return len(self.clusters)
+
+    def pass_at(self, k: int | None = None) -> float | None:
+        """pass@k averaged over items (k defaults to the repeats; items with fewer answered
+        samples than k count with all they have)."""
+        k = k or self.repeats
+        if not self.clusters:
+            return None
+        per_item = [
+            pass_at_k(len(c), sum(ok for _, ok, _ in c), min(k, len(c)))
+            for c in self.clusters.values()
+        ]
+        return sum(per_item) / len(per_item)
+
+    @property
+    def majority(self) -> float | None:
+        """Share of items whose most common answer is right (majority vote over repeats)."""
+        if not self.clusters:
+            return None
+        votes = [majority_correct([(a, ok) for a, ok, _ in c]) for c in self.clusters.values()]
+        return sum(votes) / len(votes)
 
     @property
     def accuracy(self) -> float | None:
@@ -56,7 +92,14 @@ class LevelStats:
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
         """Wilson interval of the measure. For cell accuracy (a mean of values in [0, 1]) the
         same formula is conservative: such a mean has variance at most mu(1-mu)/n, the
-        binomial variance Wilson assumes."""
+        binomial variance Wilson assumes. With repeats, clustered by item (Rao-Scott: see
+        ``gates.clustered``)."""
+        if self.repeats > 1:
+            partial = self.spec.rule.partial
+            clusters = [
+                [v if partial else float(ok) for _, ok, v in c] for c in self.clusters.values()
+            ]
+            return clustered_interval(clusters, confidence)
         hits = self.score_sum if self.spec.rule.partial else self.correct
         return wilson_interval(hits, self.n, confidence)
 
@@ -68,7 +111,7 @@ class LevelStats:
 @dataclass(frozen=True)
 class GateResult:
     stats: LevelStats
-    passed: bool | None  # None: no threshold set
+    passed: bool | None  # None: not decided (no threshold, or no answer at all: infrastructure)
     reason: str
 
 
@@ -81,8 +124,17 @@ def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
         if thr is None:
             out.append(GateResult(s, None, "no threshold"))
             continue
+        if s.n == 0 and s.errors:
+            # Every sample failed for infrastructure: nothing is known about the model, so
+            # the gate is not decided (the run fails as infrastructure, exit status 6).
+            out.append(
+                GateResult(
+                    s, None, f"not decided: all {s.errors} samples failed for infrastructure"
+                )
+            )
+            continue
         if s.n == 0:
-            out.append(GateResult(s, False, f"no scored samples ({s.errors} errors)"))
+            out.append(GateResult(s, False, "no scored samples"))
             continue
         acc = s.measure or 0.0
         what = "cell accuracy" if s.spec.rule.partial else "accuracy"
@@ -90,8 +142,9 @@ def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
         if s.spec.rule.confidence is not None:
             lo, _ = s.interval(s.spec.rule.confidence)
             ok = lo >= thr
+            how = "Wilson" if s.repeats == 1 else f"Wilson, clustered by {s.items} items,"
             reason = (
-                f"{what} {acc:.3f} ({count}), {s.spec.rule.confidence:.0%} Wilson "
+                f"{what} {acc:.3f} ({count}), {s.spec.rule.confidence:.0%} {how} "
                 f"lower bound {lo:.3f} {'>=' if ok else '<'} min_accuracy {thr:g}"
             )
         else:

@@ -11,7 +11,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..core import Reply, canonical_json, sha256_text
 
-__all__ = ["ChatRequest", "ModelClient", "normalise_api_base", "redact"]
+__all__ = [
+    "ChatRequest",
+    "ModelClient",
+    "error_text",
+    "normalise_api_base",
+    "redact",
+    "register_secret_env",
+]
 
 
 def normalise_api_base(url: str | None) -> str:
@@ -38,21 +45,22 @@ class ChatRequest:
     params: dict[str, Any] = field(default_factory=dict)
     api_base: str | None = None
     identity: str | None = None  # stable endpoint identity when api_base is not (ephemeral)
+    repeat: int = 0  # the k-th sample of the same prompt (suite key ``repeats``)
 
     @cached_property
     def key(self) -> str:
-        """The cache key; computed once (it hashes every message)."""
-        return sha256_text(
-            canonical_json(
-                {
-                    "v": 1,
-                    "model": self.model,
-                    "api_base": self.identity or normalise_api_base(self.api_base),
-                    "messages": [list(m) for m in self.messages],
-                    "params": self.params,
-                }
-            )
-        )
+        """The cache key; computed once (it hashes every message). The first sample of a
+        prompt keeps the key it had before repeats existed, so earlier answers still count."""
+        fields: dict[str, Any] = {
+            "v": 1,
+            "model": self.model,
+            "api_base": self.identity or normalise_api_base(self.api_base),
+            "messages": [list(m) for m in self.messages],
+            "params": self.params,
+        }
+        if self.repeat:
+            fields["repeat"] = self.repeat
+        return sha256_text(canonical_json(fields))
 
 
 class ModelClient(Protocol):
@@ -61,8 +69,16 @@ class ModelClient(Protocol):
     name: str
     api_base: str | None
     identity: str | None  # cache identity when api_base is ephemeral (the local server)
-    default_params: dict[str, Any]  # under the user's --llm-param values
     max_concurrency: int | None
+
+    @property
+    def model_id(self) -> str:
+        """The model precisely, for results rows (never a key)."""
+        ...
+
+    def params_for(self, style: str, answer_chars: int) -> dict[str, Any]:
+        """The generation parameters of one request (part of its cache key)."""
+        ...
 
     async def acomplete(self, request: ChatRequest) -> Reply: ...
 
@@ -72,16 +88,39 @@ class ModelClient(Protocol):
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.I)
 _BEARER = re.compile(r"(?i)(bearer\s+|api[_-]?key[\"'=:\s]+)[^\s\"',}]+")
 _SK = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
+# Environment variables a model configuration names as keys (``os.environ/NAME``), whatever
+# they are called: their values are secrets too.
+_SECRET_NAMES: set[str] = set()
+MAX_ERROR_CHARS = 300
+
+
+def register_secret_env(name: str) -> None:
+    """Treat the value of environment variable ``name`` as a secret in :func:`redact`."""
+    _SECRET_NAMES.add(name)
 
 
 def redact(text: str) -> str:
-    """Remove secrets from a message: env values named like keys, bearer tokens, ``sk-…``.
+    """Remove secrets from a message: env values named like keys (or named as keys by a model
+    configuration), bearer tokens, ``sk-…``.
 
     HTTP client exceptions can echo request headers; nothing derived from one may reach the
     cache, the results file, a report or a log line unredacted.
     """
     for name, value in os.environ.items():
-        if len(value) >= 8 and _SECRET_ENV.search(name) and value in text:
+        if (
+            len(value) >= 8
+            and (_SECRET_ENV.search(name) or name in _SECRET_NAMES)
+            and value in text
+        ):
             text = text.replace(value, "***")
     text = _BEARER.sub(lambda m: m.group(1) + "***", text)
     return _SK.sub("sk-***", text)
+
+
+def error_text(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """One line of an error message, redacted FIRST and then cut: cutting first could leave a
+    key's prefix that no longer matches the secret (a 401 echoing the key past the cut)."""
+    clean = redact(text)
+    first = next((ln for ln in clean.splitlines() if ln.strip()), "")
+    line = " ".join(first.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -3,32 +3,52 @@
 ``litellm`` is imported lazily (it costs seconds) with the local cost map forced, so that it
 never reaches for the internet; the OpenAI SDK's own retries are turned off (``max_retries=0``)
 so that every retry is ours: counted, bounded, jittered and honouring ``Retry-After``.
+
+Before a model's first request we ask LiteLLM, offline, what the model accepts (its bundled
+model map: ``supports_reasoning``, ``max_output_tokens``; and a dry run of its parameter
+mapping): reasoning models that reject ``temperature=0`` never get it, and every model gets a
+``max_tokens`` budget fit for the prompt style (``kinds.TokenBudget``). Errors that retrying
+cannot fix (authentication, permission, bad request, unsupported parameter, unknown model,
+a compromised litellm) are not retried; they are marked ``stop`` so that the evaluator makes
+no further calls to that model.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
+import json
 import os
 import random
+import re
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..core import Reply
+from ..core import Reply, canonical_json
 from ..errors import ReasoningError
-from .base import ChatRequest, redact
+from .base import ChatRequest, error_text, normalise_api_base
+from .kinds import KINDS, ModelKind
 
 __all__ = [
     "COMPROMISED_LITELLM",
+    "Capabilities",
+    "CapabilityCache",
     "LiteLLMClient",
     "RetryPolicy",
+    "capabilities",
     "check_litellm_version",
+    "classify_error",
     "cost_usd",
     "import_litellm",
 ]
 
-# Releases published by an attacker (supply-chain compromise): never import them.
+# Releases published by an attacker (supply-chain compromise): never import them. Compared
+# as versions, so ``1.82.7.0``, ``1.82.7rc1`` or ``1.107`` are refused like ``1.82.7``.
 COMPROMISED_LITELLM = ("1.82.7", "1.82.8", "1.107.*")
 
 _NO_RETRY_STATUS = {400, 401, 403, 404, 422}
@@ -37,25 +57,57 @@ _NO_RETRY_STATUS = {400, 401, 403, 404, 422}
 MAX_RESPONSE_CHARS = 1_000_000
 
 
+def _release(version: str) -> tuple[int, ...] | None:
+    """The release numbers of a version string, trailing zeros dropped; None if unreadable."""
+    try:
+        from packaging.version import InvalidVersion, Version
+    except ImportError:  # packaging comes with pytest and litellm; this is a fallback only
+        m = re.match(r"^\s*v?(\d+(?:\.\d+)*)", version)
+        if not m:
+            return None
+        numbers = tuple(int(p) for p in m.group(1).split("."))
+    else:
+        try:
+            numbers = Version(version).release
+        except InvalidVersion:
+            return None
+    while len(numbers) > 1 and numbers[-1] == 0:
+        numbers = numbers[:-1]
+    return numbers
+
+
 def check_litellm_version(version: str) -> None:
-    """Refuse a compromised litellm release (one-line ReasoningError)."""
+    """Refuse a compromised litellm release, however its version is spelt (one-line
+    ReasoningError); an unreadable version is refused too."""
+    release = _release(version)
+    if release is None:
+        raise ReasoningError(
+            f"litellm {version!r}: not a version number; install the pinned litellm==1.106.2"
+        )
     for bad in COMPROMISED_LITELLM:
-        if version == bad or (bad.endswith(".*") and version.startswith(bad[:-1])):
+        prefix = bad.endswith(".*")
+        wanted = _release(bad[:-2] if prefix else bad) or ()
+        if release == wanted or (prefix and release[: len(wanted)] == wanted):
             raise ReasoningError(
                 f"litellm {version} is a compromised release ({bad}); install the pinned "
                 "litellm==1.106.2 (pip install -e .) and rotate any keys it could have seen"
             )
 
 
-def import_litellm() -> ModuleType:
+def check_installed_litellm() -> None:
+    """Check the installed litellm from its package metadata, without importing it."""
     from importlib.metadata import PackageNotFoundError, version
 
-    # Checked from the package metadata BEFORE the import: a malicious release does its harm
-    # when imported.
     try:
         check_litellm_version(version("litellm"))
     except PackageNotFoundError:
         raise ReasoningError("litellm is not installed (pip install -e .)") from None
+
+
+def import_litellm() -> ModuleType:
+    # Checked from the package metadata BEFORE the import: a malicious release does its harm
+    # when imported.
+    check_installed_litellm()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
@@ -77,6 +129,124 @@ def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float | 
     return float(prompt) + float(completion)
 
 
+# -- what a model accepts ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Capabilities:
+    """What LiteLLM's bundled model map says about a model (offline)."""
+
+    known: bool  # in the map
+    reasoning: bool  # supports_reasoning: it thinks before answering
+    max_output_tokens: int | None
+    temperature_zero: bool  # a temperature=0 default would be accepted
+
+
+class CapabilityCache:
+    """What LiteLLM said about each model, kept as JSON beside the response cache: a warm
+    rerun makes no call, and must not import litellm (seconds) only to ask again. Keyed by
+    litellm's version, the model, its endpoint and the user's parameters; best effort (a
+    missing or unreadable file means asking LiteLLM)."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None) -> None:
+        self.path = Path(directory) / "capabilities.json" if directory else None
+        self._data: dict[str, Any] | None = None
+
+    @staticmethod
+    def key(model: str, api_base: str | None, given: Mapping[str, Any]) -> str:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("litellm")
+        except PackageNotFoundError:
+            installed = "-"
+        return canonical_json([installed, model, normalise_api_base(api_base), dict(given)])
+
+    def _load(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = {}
+            if self.path is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    loaded = json.loads(self.path.read_text(encoding="utf-8"))
+                    if isinstance(loaded, dict):
+                        self._data = loaded
+        return self._data
+
+    def get(self, key: str) -> Capabilities | None:
+        found = self._load().get(key)
+        if not isinstance(found, dict):
+            return None
+        try:
+            return Capabilities(**found)
+        except TypeError:
+            return None
+
+    def put(self, key: str, caps: Capabilities) -> None:
+        data = self._load()
+        data[key] = asdict(caps)
+        if self.path is None:
+            return
+        # Whole-file replace: concurrent workers may drop each other's entry (asked again
+        # next time), never corrupt the file.
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.path)
+
+
+def _thinking_on(given: Mapping[str, Any]) -> bool:
+    thinking = given.get("thinking")
+    if isinstance(thinking, Mapping) and thinking.get("type") not in (None, "disabled"):
+        return True
+    effort = given.get("reasoning_effort")
+    return effort is not None and str(effort) not in ("none", "disable", "disabled")
+
+
+def capabilities(model: str, given: Mapping[str, Any], api_base: str | None = None) -> Capabilities:
+    """Ask LiteLLM (offline) what ``model`` accepts, given the parameters the user set."""
+    lib = import_litellm()
+    try:
+        reasoning = bool(lib.supports_reasoning(model=model))
+    except Exception:  # an unmapped model: not known to reason
+        reasoning = False
+    try:
+        info = lib.get_model_info(model)
+        known, max_out = True, info.get("max_output_tokens")
+    except Exception:
+        known, max_out = False, None
+    # With thinking on, Anthropic accepts only temperature 1 (LiteLLM does not check it);
+    # OpenAI's reasoning models reject temperature 0 (LiteLLM's dry run below says so).
+    temperature_zero = not _thinking_on(given) and "temperature" not in given
+    if temperature_zero:
+        temperature_zero = _accepts(lib, model, api_base, {**given, "temperature": 0})
+    return Capabilities(
+        known=known,
+        reasoning=reasoning,
+        max_output_tokens=int(max_out) if isinstance(max_out, int) and max_out > 0 else None,
+        temperature_zero=temperature_zero,
+    )
+
+
+def _accepts(lib: ModuleType, model: str, api_base: str | None, params: dict[str, Any]) -> bool:
+    """A dry run of LiteLLM's parameter mapping (no request): False when it would raise
+    UnsupportedParamsError for ``params``."""
+    try:
+        from litellm.utils import get_optional_params
+
+        name, provider, _, _ = lib.get_llm_provider(model, api_base=api_base)
+        accepted = set(inspect.signature(get_optional_params).parameters) - {"model", "kwargs"}
+        get_optional_params(
+            model=name,
+            custom_llm_provider=provider,
+            **{k: v for k, v in params.items() if k in accepted},
+        )
+    except lib.UnsupportedParamsError:
+        return False
+    except Exception:  # an unknown provider: the call itself will say so
+        return True
+    return True
+
+
+# -- retries and errors --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RetryPolicy:
     """Exponential backoff with full jitter, capped; ``Retry-After`` wins when given."""
@@ -113,8 +283,62 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
 
 
+# LiteLLM reports missing credentials of some providers as a 500 (InternalServerError).
+_NO_CREDENTIALS = re.compile(
+    r"missing credentials|api_key client option must be set|no api key|"
+    r"missing [a-z ]*api key|invalid api key|incorrect api key",
+    re.I,
+)
+# Exception names (LiteLLM's, the OpenAI SDK's) whose cause is the request itself, for this
+# request only: the model may answer the next one.
+_REQUEST_ONLY = ("ContextWindowExceededError", "ContentPolicyViolationError")
+_STOP = (
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "UnsupportedParamsError",
+)
+
+
+def classify_error(exc: BaseException, *, answered_before: bool) -> str:
+    """``stop`` (retrying cannot help, and the next request would fail alike), ``request``
+    (not retried, this request only) or ``transient`` (retry)."""
+    if isinstance(exc, ReasoningError):  # a compromised or missing litellm, a missing key
+        return "stop"
+    if isinstance(exc, _TooLarge):
+        return "request"
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if names & set(_REQUEST_ONLY):
+        return "request"
+    if names & set(_STOP) or _NO_CREDENTIALS.search(str(exc)):
+        return "stop"
+    status = _status(exc)
+    if status in (401, 403, 404):
+        return "stop"
+    if "BadRequestError" in names or "UnprocessableEntityError" in names or status in (400, 422):
+        # Before any answer, a bad request is about the model's configuration (a parameter,
+        # the model name): every request would fail alike. After answers, it is this one.
+        return "request" if answered_before else "stop"
+    return "transient"
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, ReasoningError | _TooLarge):  # our own: complete sentences
+        return error_text(str(exc))
+    text = str(exc)
+    name = type(exc).__name__
+    if text.startswith("litellm."):  # LiteLLM names the exception itself
+        text = text[len("litellm.") :]
+    elif not text.startswith(name):
+        text = f"{name}: {text}"
+    # "AuthenticationError: AuthenticationError: OpenAIException - …": say the name once.
+    text = re.sub(r"^(\w+): \1: ", r"\1: ", text)
+    return error_text(text)
+
+
+# -- the client ----------------------------------------------------------------------------------
 class LiteLLMClient:
-    """One model string (+ api_base) through ``litellm.acompletion``."""
+    """One model string (+ api_base, key, parameters) through ``litellm.acompletion``."""
 
     def __init__(
         self,
@@ -122,37 +346,117 @@ class LiteLLMClient:
         *,
         api_base: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         timeout_s: float = 120.0,
         retry: RetryPolicy | None = None,
         max_concurrency: int | None = None,
         default_params: dict[str, Any] | None = None,
         identity: str | None = None,
+        kind: ModelKind | None = None,
+        label: str | None = None,
+        env_params: Mapping[str, str] | None = None,
+        capability_cache: CapabilityCache | None = None,
     ) -> None:
         self.name = model
         self.api_base = api_base
         self.identity = identity
-        self.default_params = {"temperature": 0, **(default_params or {})}
+        self.kind = kind or KINDS["litellm"]
+        self.label = label  # the alias or built-in name the run knows it by
+        # The user's parameters (--llm-param, then the config entry's): every request's.
+        self.given: dict[str, Any] = dict(default_params or {})
         # Only ever a placeholder for keyless local servers; real keys come from the
-        # environment through LiteLLM's own conventions and are never stored here.
+        # environment (LiteLLM's conventions, or the config's os.environ/NAME, read at call
+        # time) and are never stored here.
         self._api_key = api_key
+        self._api_key_env = api_key_env
+        self._env_params = dict(env_params or {})
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
         self.max_concurrency = max_concurrency
         self._rng = random.Random()  # jitter only: never influences what is asked or scored
         self._litellm: ModuleType | None = None
+        self._caps: Capabilities | None = None
+        self._capability_cache = capability_cache
+        self.answered = 0  # successful replies (a later bad request is about that request)
+
+    @property
+    def model_id(self) -> str:
+        where = self.identity or normalise_api_base(self.api_base)
+        name = f"{self.label}={self.name}" if self.label and self.label != self.name else self.name
+        return name + (f"@{where}" if where else "")
 
     def _lib(self) -> ModuleType:
         if self._litellm is None:
             self._litellm = import_litellm()
         return self._litellm
 
+    @property
+    def caps(self) -> Capabilities:
+        if self._caps is None:
+            if self.kind.asks_litellm:
+                store = self._capability_cache or CapabilityCache(None)
+                key = store.key(self.name, self.api_base, self.given)
+                self._caps = store.get(key)
+                if self._caps is None:
+                    self._caps = capabilities(self.name, self.given, self.api_base)
+                    store.put(key, self._caps)
+            else:  # our own server: llama.cpp takes temperature 0 and any max_tokens
+                self._caps = Capabilities(True, False, None, "temperature" not in self.given)
+        return self._caps
+
+    def params_for(self, style: str, answer_chars: int) -> dict[str, Any]:
+        """Defaults the model accepts (``temperature=0`` where it is supported, a max_tokens
+        budget for the style), under the user's parameters."""
+        params: dict[str, Any] = {}
+        budget = self.kind.budget
+        caps = self.caps if (self.kind.asks_litellm or budget is not None) else None
+        if caps is not None and caps.temperature_zero:
+            params["temperature"] = 0
+        if (
+            budget is not None
+            and caps is not None
+            and not {"max_tokens", "max_completion_tokens"} & set(self.given)
+            and (caps.known or not self.kind.budget_needs_known_model)
+        ):
+            tokens = budget.tokens(style, answer_chars, reasoning=caps.reasoning)
+            thinking = self.given.get("thinking")
+            if isinstance(thinking, Mapping) and isinstance(thinking.get("budget_tokens"), int):
+                # Anthropic counts the thinking budget inside max_tokens.
+                tokens = max(
+                    tokens,
+                    thinking["budget_tokens"] + budget.tokens(style, answer_chars, reasoning=False),
+                )
+            if caps.max_output_tokens:
+                tokens = min(tokens, caps.max_output_tokens)
+            params["max_tokens"] = tokens
+        params.update(self.given)
+        return params
+
+    def _credentials(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        if self._api_key_env:
+            key = os.environ.get(self._api_key_env)
+            if not key:
+                raise ReasoningError(
+                    f"no key: environment variable {self._api_key_env} is not set "
+                    f"(api_key: os.environ/{self._api_key_env})"
+                )
+            kwargs["api_key"] = key
+        elif self._api_key:
+            kwargs["api_key"] = self._api_key
+        for param, env in self._env_params.items():
+            value = os.environ.get(env)
+            if value is None:
+                raise ReasoningError(f"{param}: environment variable {env} is not set")
+            kwargs[param] = value
+        return kwargs
+
     async def _call_once(self, request: ChatRequest) -> Reply:
         lib = self._lib()
         kwargs: dict[str, Any] = dict(request.params)
         if request.api_base:
             kwargs["api_base"] = request.api_base
-        if self._api_key:
-            kwargs["api_key"] = self._api_key
+        kwargs.update(self._credentials())
         started = time.perf_counter()
         resp = await lib.acompletion(
             model=request.model,
@@ -163,38 +467,70 @@ class LiteLLMClient:
             **kwargs,
         )
         latency = time.perf_counter() - started
-        content = resp.choices[0].message.content if resp.choices else None
+        choice = resp.choices[0] if resp.choices else None
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        finish = getattr(choice, "finish_reason", None)
+        reasoning_text = getattr(message, "reasoning_content", None)
+        reasoning_chars = len(reasoning_text) if isinstance(reasoning_text, str) else None
         if not content:
-            raise _EmptyReply("endpoint returned an empty completion")
+            # A reasoning model cut off while thinking, or one that thought and never answered,
+            # did reply: that is scored (truncated), not retried as an empty body.
+            if finish != "length" and not reasoning_chars:
+                raise _EmptyReply("endpoint returned an empty completion")
+            content = ""
         if len(content) > MAX_RESPONSE_CHARS:
             raise _TooLarge(
                 f"response too large: {len(content):,} characters (limit {MAX_RESPONSE_CHARS:,})"
             )
         usage = getattr(resp, "usage", None)
+        details = getattr(usage, "completion_tokens_details", None)
+        reasoning_tokens = getattr(details, "reasoning_tokens", None)
+        hidden = getattr(resp, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
         return Reply(
             content=content,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
             latency_s=latency,
+            finish_reason=str(finish) if finish is not None else None,
+            reasoning_tokens=reasoning_tokens if isinstance(reasoning_tokens, int) else None,
+            reasoning_chars=reasoning_chars or None,
+            cost_usd=float(cost) if isinstance(cost, int | float) and cost > 0 else None,
         )
 
     async def acomplete(self, request: ChatRequest) -> Reply:
         last = ""
         for attempt in range(self.retry.attempts):
             try:
-                return await self._call_once(request)
+                reply = await self._call_once(request)
             except asyncio.CancelledError:
                 raise
-            except _TooLarge as exc:
-                return Reply(content=None, error=f"{exc} (not retried)")
             except Exception as exc:
+                kind = classify_error(exc, answered_before=self.answered > 0)
+                last = _message(exc)
                 status = _status(exc)
-                last = redact(f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
-                if status in _NO_RETRY_STATUS:
-                    return Reply(content=None, error=f"{last} (HTTP {status}, not retried)")
+                http = f"HTTP {status}, " if status else ""
+                if kind == "stop":
+                    return Reply(
+                        content=None,
+                        error=f"{last} ({http}not retried; no further calls to this model)",
+                        error_kind="stop",
+                    )
+                if kind == "request" or status in _NO_RETRY_STATUS:
+                    return Reply(
+                        content=None, error=f"{last} ({http}not retried)", error_kind="request"
+                    )
                 if attempt + 1 < self.retry.attempts:
                     await asyncio.sleep(self.retry.delay(attempt, _retry_after(exc), self._rng))
-        return Reply(content=None, error=f"{last} (after {self.retry.attempts} attempts)")
+            else:
+                self.answered += 1
+                return reply
+        return Reply(
+            content=None,
+            error=f"{last} (after {self.retry.attempts} attempts)",
+            error_kind="transient",
+        )
 
     async def aclose(self) -> None:
         return None

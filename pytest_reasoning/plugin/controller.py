@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
@@ -33,6 +34,11 @@ class Controller:
         self.comparisons: list[Comparison] = []
         self.baseline_rows: tuple[dict[tuple[str, str], bool | None], str] | None = None
         self.repeats: dict[tuple[str, str, str], int] = {}  # (entry, level, model) → count
+        # Per model: answered / cached / errors / not_asked (for progress lines), and the
+        # distinct error messages in the order they first came, with counts.
+        self.counts: dict[str, Counter[str]] = {}
+        self.error_messages: dict[str, Counter[str]] = {}
+        self.stopped: dict[str, str] = {}  # model → the error that stopped its calls
 
     # -- start --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -72,14 +78,16 @@ class Controller:
             raise pytest.UsageError(
                 f"--reasoning-baseline-model {name!r}: not in {path}; it holds {', '.join(models)}"
             )
-        self.baseline_rows = (
-            {
-                (str(r["item_id"]), str(r["prompt_sha256"])): r.get("correct")
-                for r in rows
-                if r["model"] == name
-            },
-            name,
-        )
+        from ..core import Outcome
+        from ..gates import baseline_answers
+
+        try:
+            outcomes = [Outcome.from_dict(r) for r in rows if r["model"] == name]
+        except TypeError as exc:  # a row without the fields every results row has
+            raise pytest.UsageError(
+                f"--reasoning-baseline-results {path}: not a results file ({exc})"
+            ) from None
+        self.baseline_rows = (baseline_answers(outcomes), name)
 
     # -- during the run -----------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -93,15 +101,39 @@ class Controller:
         from ..gates import GateSpec
 
         spec = GateSpec.from_dict(data["gate"])
+        outcome = Outcome.from_dict(data)
         try:
-            self.store.add(Outcome.from_dict(data), spec)
+            self.store.add(outcome, spec)
         except StorageFailed as exc:
             _stop_for_storage(str(exc))
         if data.get("storage_error"):
             _stop_for_storage(str(data["storage_error"]))
-        if data.get("repeat"):
+        if data.get("repeated_problem"):
             key = (spec.entry, spec.level, str(data["model"]))
             self.repeats[key] = self.repeats.get(key, 0) + 1
+        self._count(outcome)
+
+    def _count(self, o: Any) -> None:
+        """Per-model counts and error causes; the first error that stops a model is printed
+        at once (the run then ends in seconds: its other items are not asked)."""
+        counts = self.counts.setdefault(o.model, Counter())
+        if o.error is None:
+            counts["cached" if o.cached else "answered"] += 1
+            return
+        kind = o.error_kind or "transient"
+        counts["not_asked" if kind == "not_asked" else "errors"] += 1
+        if kind != "not_asked":
+            self.error_messages.setdefault(o.model, Counter())[o.error] += 1
+        if kind == "stop" and o.model not in self.stopped:
+            self.stopped[o.model] = o.error
+            tr = self.state.config.pluginmanager.get_plugin("terminalreporter")
+            if tr is not None:
+                tr.ensure_newline()
+                tr.write_line(
+                    f"reasoning: {o.model} stopped (infrastructure, not the model): {o.error}",
+                    red=True,
+                    bold=True,
+                )
 
     # -- the end ------------------------------------------------------------------------------
     def finish(self, session: pytest.Session) -> None:
@@ -115,11 +147,10 @@ class Controller:
         self.gates = decide_gates(s for s in store.levels.values() if s.model != baseline)
         multi = len({s.model for s in store.levels.values()}) > 1
         self.comparisons = self._compare()
-        max_errors = self.options.max_errors
         # Gates are reported as tests; count them so progress ends at 100%, not beyond.
         session.testscollected += sum(g.passed is not None for g in self.gates)
         session.testscollected += len(self.comparisons)
-        session.testscollected += store.errors > max_errors
+        session.testscollected += self.infrastructure_failed
         for gate in self.gates:
             if gate.passed is None:
                 continue
@@ -158,17 +189,36 @@ class Controller:
                 f"REGRESSION {c.task} {c.spec.level}: {c.reason()}",
                 [("reasoning.comparison", json.dumps(c.to_dict()))],
             )
-        if store.errors > max_errors:
-            _emit(
-                session,
-                "reasoning",
-                "infrastructure",
-                False,
-                f"{store.errors} model call(s) failed after retries (budget "
-                f"--reasoning-max-errors={max_errors}): infrastructure errors, not wrong "
-                "answers; see the 'errors' column",
-                [],
-            )
+        if self.infrastructure_failed:
+            _emit(session, "reasoning", "infrastructure", False, self.infrastructure_message(), [])
+
+    @property
+    def unanswered_levels(self) -> list[Any]:
+        """Levels where every sample failed for infrastructure (nothing known of the model)."""
+        return [s for s in self.store.levels.values() if s.n == 0 and s.errors]
+
+    @property
+    def infrastructure_failed(self) -> bool:
+        """More errors than --reasoning-max-errors, or a level with no answer at all."""
+        return self.store.errors > self.options.max_errors or bool(self.unanswered_levels)
+
+    def infrastructure_message(self) -> str:
+        """One line: how many calls failed, that it is not the model, and the first cause."""
+        errors, budget = self.store.errors, self.options.max_errors
+        empty = len(self.unanswered_levels)
+        parts = [
+            f"{errors} model call(s) failed (budget --reasoning-max-errors={budget})"
+            + (f", {empty} level(s) got no answer at all" if empty else "")
+            + ": infrastructure, not the model; not counted as wrong answers"
+        ]
+        stopped = next(iter(self.stopped.items()), None)
+        first = stopped or next(
+            ((m, next(iter(c))) for m, c in self.error_messages.items() if c), None
+        )
+        if first is not None:
+            model, message = first
+            parts.append(f"cause: {model}: {message}")
+        return "; ".join(parts)
 
     def _compare(self) -> list[Comparison]:
         """Candidate-vs-baseline comparisons, from the live baseline or the stored one."""
@@ -187,9 +237,8 @@ class Controller:
 
     def exit_status(self, session: pytest.Session) -> None:
         """Infrastructure errors alone get their own exit status, apart from failed gates."""
-        infra = self.store.errors > self.options.max_errors
         if (
-            infra
+            self.infrastructure_failed
             and session.exitstatus == pytest.ExitCode.TESTS_FAILED
             and session.testsfailed == 1
         ):
@@ -212,6 +261,8 @@ class Controller:
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             saved_to=str(store.path) if store.path else None,
             repeats=self.repeats,
+            error_messages={m: list(c.items()) for m, c in self.error_messages.items()},
+            not_asked={m: c["not_asked"] for m, c in self.counts.items() if c["not_asked"]},
         )
         tr.section("reasoning summary")
         for line in summary_lines(run):

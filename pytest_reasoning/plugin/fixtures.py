@@ -107,12 +107,13 @@ class ReasoningResults:
         if not path.is_absolute():
             path = self._root / path
         opts = self._state.options
-        spec = load_suite(path, samples=opts.samples, seed=opts.seed)
+        spec = load_suite(path, samples=opts.samples, seed=opts.seed, repeats=opts.repeats)
         name = model or self._state.models[0]
         evaluator = self._state.evaluator
-        items = [a.make_item() for a in addresses(spec)]  # ids as the suite's own items
-        evaluator.prefetch((item, name) for item in items)
-        return [evaluator.answer(item, name) for item in items]
+        # Ids as the suite's own items, so their cached answers are these.
+        asked = [(a.make_item(), name, a.repeat) for a in addresses(spec)]
+        evaluator.prefetch(asked)
+        return [evaluator.answer(*one) for one in asked]
 
     def profile(
         self, suite: str | os.PathLike[str], model: str | None = None, **options: Any

@@ -32,6 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     state = RunState(config, RunOptions.from_config(config))
     config.stash[STATE] = state
+    _check_litellm(state)
     _check_cache(state)
     if state.is_worker:
         from .xdist import worker_inputs
@@ -48,6 +49,22 @@ def pytest_configure(config: pytest.Config) -> None:
         controller.start()
         config.stash[CONTROLLER] = controller
         config.pluginmanager.register(controller, "reasoning-controller")
+
+
+def _check_litellm(state: RunState) -> None:
+    """A compromised litellm is refused before any item runs (from the package metadata; it
+    is never imported), in one line."""
+    from ..models.kinds import model_kind
+
+    if not any(model_kind(m, state.options.model_specs).calls_model for m in state.models):
+        return
+    from ..errors import ReasoningError
+    from ..models.litellm_client import check_installed_litellm
+
+    try:
+        check_installed_litellm()
+    except ReasoningError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _check_cache(state: RunState) -> None:
@@ -105,7 +122,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     seed = f", seed override {opts.seed}" if opts.seed is not None else ""
     if opts.seed_source is not None:
         seed += f" (auto from {opts.seed_source!r}; replay with --reasoning-seed {opts.seed})"
-    return [f"reasoning: models {', '.join(state.models)}; concurrency {opts.concurrency}{seed}"]
+    config_file = f" (aliases from {opts.llm_config})" if opts.llm_config else ""
+    return [
+        f"reasoning: models {', '.join(state.models)}{config_file}; "
+        f"concurrency {opts.concurrency}{seed}"
+    ]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -37,7 +37,9 @@ class ReasoningSuiteFile(pytest.File):
             else self.path
         )
         opts = state.options
-        suite = load_suite(self.path, samples=opts.samples, seed=opts.seed, display=str(rel))
+        suite = load_suite(
+            self.path, samples=opts.samples, seed=opts.seed, display=str(rel), repeats=opts.repeats
+        )
         multi = len(state.models) > 1
         for model in state.models:
             for address in addresses(suite):
@@ -85,19 +87,24 @@ class ReasoningItem(pytest.Item):
 
         state = self.config.stash[STATE]
         evaluator = state.evaluator
+        a = self.address
+        item = self.build()
         if model_kind(self.model).calls_model:  # the reference answers instantly
+            # This item's call first, then the look-ahead: collection order is answer order,
+            # so the first item is answered first and its row written at once.
+            evaluator.submit(item, self.model, a.repeat)
             evaluator.prefetch(self._ahead(state, evaluator))
-        outcome = evaluator.answer(self.build(), self.model)
+        outcome = evaluator.answer(item, self.model, a.repeat)
         data = outcome.to_dict()
+        data.update(suite=a.suite, entry=a.entry.id, repeats=a.level.repeats)
         if evaluator.storage_error is not None:
             data["storage_error"] = evaluator.storage_error
-        a = self.address
         if get_task(a.entry.task).is_repeat(a.level.level, a.seed, a.index, a.level.params):
-            data["repeat"] = True
+            data["repeated_problem"] = True
         data["gate"] = a.gate.to_dict()
         self.user_properties.append((PROPERTY, json.dumps(data, ensure_ascii=False)))
 
-    def _ahead(self, state: RunState, evaluator: Evaluator) -> Iterator[tuple[Item, str]]:
+    def _ahead(self, state: RunState, evaluator: Evaluator) -> Iterator[tuple[Item, str, int]]:
         """Upcoming model-answered items not yet built or in flight (built once, kept until
         they run)."""
         from ..models.kinds import model_kind
@@ -111,7 +118,7 @@ class ReasoningItem(pytest.Item):
             ):
                 continue
             state.built[other.nodeid] = built = other.build()
-            yield built, other.model
+            yield built, other.model, other.address.repeat
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.name

@@ -22,7 +22,7 @@ class Option:
     help: str
     metavar: str | None = None
     default: Any = None
-    kind: str = "str"  # str | int | float | list | optional-dir
+    kind: str = "str"  # str | int | float | list | optional-dir | flag
     minimum: float | None = None
     ini: bool = True  # also an ini key named like ``dest``
 
@@ -37,17 +37,42 @@ OPTIONS: tuple[Option, ...] = (
         kind="list",
     ),
     Option(
+        "--llm-config",
+        "reasoning_llm_config",
+        "a LiteLLM model_list (YAML): --llm and --llm-baseline may name its model_name "
+        "aliases, each with its own model, api_base, api_key (os.environ/NAME) and parameters",
+        "FILE",
+    ),
+    Option(
         "--llm-api-base",
         "reasoning_llm_api_base",
-        "API base for OpenAI-compatible servers (vLLM, llama.cpp, ...)",
+        "API base for OpenAI-compatible servers (vLLM, llama.cpp, ...), for plain model "
+        "strings (a --llm-config alias has its own)",
         "URL",
     ),
     Option(
         "--llm-param",
         "reasoning_llm_params",
-        "generation parameter (repeatable), e.g. max_tokens=256; temperature=0 unless given",
+        "generation parameter (repeatable), e.g. reasoning_effort=low; under a --llm-config "
+        "entry's own; temperature=0 where the model accepts it, max_tokens by prompt style",
         "KEY=VALUE",
         kind="list",
+    ),
+    Option(
+        "--reasoning-repeats",
+        "reasoning_repeats",
+        "override every suite's repeats: answer each item N times (pass@k, majority vote, "
+        "an interval clustered by item)",
+        "N",
+        kind="int",
+        minimum=1,
+    ),
+    Option(
+        "--reasoning-lenient",
+        "reasoning_lenient",
+        "when a reply lacks the strict answer format, also read \\boxed{...} and 'the answer "
+        "is ...' (recorded per row as extraction: lenient:...)",
+        kind="flag",
     ),
     Option(
         "--reasoning-samples",
@@ -180,10 +205,15 @@ def add_options(parser: pytest.Parser) -> None:
             kwargs["type"] = float
         elif o.kind == "optional-dir":
             kwargs.update(nargs="?", const="", default=None)
+        elif o.kind == "flag":
+            kwargs.update(action="store_true", default=None)
+            kwargs.pop("metavar")
         g.addoption(o.flag, **kwargs)
     for o in OPTIONS:
         if o.ini and o.kind == "list":
             parser.addini(o.dest, _INI_HELP.get(o.dest, f"as {o.flag}"), type="linelist")
+        elif o.ini and o.kind == "flag":
+            parser.addini(o.dest, _INI_HELP.get(o.dest, f"as {o.flag}"), type="bool")
         elif o.ini:
             parser.addini(o.dest, _INI_HELP.get(o.dest, f"as {o.flag}"))
 
@@ -250,6 +280,10 @@ class RunOptions:
     max_calls: int = 200
     report_dir: str | None = None
     robustness: str | None = None  # None: off; "": terminal only; DIR: also files
+    llm_config: str | None = None  # the --llm-config file, as found
+    model_specs: dict[str, Any] = field(default_factory=dict)  # alias → models.ModelSpec
+    repeats: int | None = None
+    lenient: bool = False
 
     @staticmethod
     def active(config: pytest.Config) -> bool:
@@ -262,9 +296,12 @@ class RunOptions:
         from ..errors import InvalidArgument
 
         params: dict[str, Any] = {}
+        from ..models.endpoints import check_not_secret
+
         for pair in _list(config, "reasoning_llm_params"):
             try:
                 key, value = parse_param(pair)
+                check_not_secret(key)
             except InvalidArgument as exc:
                 raise pytest.UsageError(f"--llm-param: {exc}") from None
             params[key] = value
@@ -281,7 +318,17 @@ class RunOptions:
             raise pytest.UsageError(
                 "--llm-baseline and --reasoning-baseline-results: give one baseline, not both"
             )
+        llm_config, specs = _model_list(config)
+        repeats = _typed(config, "reasoning_repeats")
+        from ..config import MAX_REPEATS
+
+        if repeats is not None and repeats > MAX_REPEATS:
+            raise pytest.UsageError(f"--reasoning-repeats: must be <= {MAX_REPEATS}, got {repeats}")
         return cls(
+            llm_config=llm_config,
+            model_specs=specs,
+            repeats=repeats,
+            lenient=bool(_raw(config, "reasoning_lenient")),
             models=tuple(_list(config, "reasoning_llm")),
             api_base=_raw(config, "reasoning_llm_api_base"),
             params=params,
@@ -302,6 +349,25 @@ class RunOptions:
             report_dir=config.getoption("reasoning_report", None),
             robustness=config.getoption("reasoning_robustness", None),
         )
+
+
+def _model_list(config: pytest.Config) -> tuple[str | None, dict[str, Any]]:
+    """``--llm-config`` (or the ini key, relative to the ini file): LiteLLM's model_list by
+    alias; a bad file is a usage error naming the file and the key."""
+    value = config.getoption("reasoning_llm_config", None)
+    if value is None:
+        ini = config.getini("reasoning_llm_config")
+        if not ini:
+            return None, {}
+        base = config.inipath.parent if config.inipath else config.rootpath
+        value = str(base / str(ini))
+    from ..errors import InvalidArgument
+    from ..models.endpoints import load_model_list
+
+    try:
+        return str(value), load_model_list(value)
+    except InvalidArgument as exc:
+        raise pytest.UsageError(f"--llm-config {exc}") from None
 
 
 def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:

@@ -56,6 +56,8 @@ class RunState:
                     attempts=o.retries,
                     local_url=self.local_url,
                     local_identity=self.local_identity,
+                    models=o.model_specs,
+                    lenient=o.lenient,
                 )
             )
         return self._evaluator
@@ -68,7 +70,7 @@ class RunState:
         self.order = {i.nodeid: n for n, i in enumerate(self.items)}
 
     def upcoming(self, item: ReasoningItem) -> Iterator[ReasoningItem]:
-        """The items this process will run next (for concurrent prefetch)."""
+        """The items this process will run next, ``item`` first (for concurrent prefetch)."""
         window = self.options.concurrency * LOOKAHEAD_PER_SLOT
         if not self.is_worker:
             start = self.order.get(item.nodeid, 0)

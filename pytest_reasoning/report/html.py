@@ -86,14 +86,24 @@ def _costs(
         tokens[r["model"]][1] += int(r.get("completion_tokens") or 0)
     costs: dict[str, float | None] = {}
     row_cost: dict[int, float] = {}
-    priced = [m for m in models if model_kind(m).priced and any(tokens[m])]
+    # Rows that recorded LiteLLM's price of their call (aliases of --llm-config included)
+    # count as recorded; other priced models are priced from their token totals.
+    recorded: dict[str, float] = defaultdict(float)
+    for k, r in enumerate(rows):
+        price = r.get("cost_usd")
+        if isinstance(price, int | float) and not isinstance(price, bool):
+            recorded[r["model"]] += float(price)
+            if not r.get("cached"):
+                row_cost[k] = float(price)
+    costs.update(recorded)
+    priced = [m for m in models if m not in recorded and model_kind(m).priced and any(tokens[m])]
     if priced:
         from ..models.litellm_client import cost_usd
 
         for m in priced:
             costs[m] = cost_usd(m, *tokens[m])
         for k, r in enumerate(rows):
-            if costs.get(r["model"]) is not None and not r.get("cached"):
+            if r["model"] in priced and costs.get(r["model"]) is not None and not r.get("cached"):
                 price = cost_usd(
                     r["model"],
                     int(r.get("prompt_tokens") or 0),

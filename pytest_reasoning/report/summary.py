@@ -12,7 +12,14 @@ from ..gates import Comparison, GateResult, LevelStats
 from . import render
 from .tables import comparisons_table, length_table, levels_table, verdict
 
-__all__ = ["Line", "RunSummary", "closing_lines", "markdown_summary", "summary_lines"]
+__all__ = [
+    "Line",
+    "RunSummary",
+    "closing_lines",
+    "error_lines",
+    "markdown_summary",
+    "summary_lines",
+]
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,13 @@ class RunSummary:
     interrupted: bool = False
     saved_to: str | None = None
     repeats: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    # Per model: distinct error messages (redacted) with counts, in the order they came,
+    # and how many samples were not asked after an error stopped the model.
+    error_messages: Mapping[str, Sequence[tuple[str, int]]] = field(default_factory=dict)
+    not_asked: Mapping[str, int] = field(default_factory=dict)
+
+
+SHOWN_CAUSES = 3  # distinct error messages printed per model
 
 
 def summary_lines(run: RunSummary) -> list[Line]:
@@ -91,6 +105,28 @@ def closing_lines(run: RunSummary) -> list[Line]:
                 "yellow",
             )
         )
+    lines += error_lines(run)
+    return lines
+
+
+def error_lines(run: RunSummary) -> list[Line]:
+    """Per model, the first distinct error messages (already redacted) with their counts."""
+    lines = []
+    for model in sorted(set(run.error_messages) | set(run.not_asked)):
+        messages = list(run.error_messages.get(model, ()))
+        total = sum(c for _, c in messages)
+        lines.append(Line(f"reasoning: errors of {model} ({total}):", "yellow"))
+        for message, count in messages[:SHOWN_CAUSES]:
+            lines.append(Line(f"  {count}x {message}", "yellow"))
+        if len(messages) > SHOWN_CAUSES:
+            lines.append(
+                Line(f"  ... and {len(messages) - SHOWN_CAUSES} more distinct message(s)", "yellow")
+            )
+        skipped = run.not_asked.get(model, 0)
+        if skipped:
+            lines.append(
+                Line(f"  {skipped}x not asked: an error above stopped calls to {model}", "yellow")
+            )
     return lines
 
 

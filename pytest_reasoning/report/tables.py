@@ -50,12 +50,19 @@ LEVEL_HEADERS = (
 )
 
 
+REPEAT_HEADERS = ("k", "pass@k", "majority")
+
+
 def levels_table(
     levels: Iterable[LevelStats], gates: Sequence[GateResult] = (), *, reasons: bool = False
 ) -> Table:
     """One row per (model, suite entry, level): the gated measure, its interval, the verdict.
     With ``reasons``, the gate's one-line reason is a last column (the HTML report)."""
+    levels = list(levels)
     by_stats = {id(g.stats): g for g in gates}
+    # Repeats add pass@k and majority vote (and only then: tables without repeats keep
+    # their columns).
+    repeated = any(s.repeats > 1 for s in levels)
     rows = []
     ordered = sorted(
         levels, key=lambda s: (s.model, s.spec.suite, s.spec.entry, level_key(s.spec.level))
@@ -71,6 +78,8 @@ def levels_table(
             else f"{thr:g}" + (f" @{rule.confidence:g}" if rule.confidence else "")
         )
         decided = "-" if gate is None or gate.passed is None else "PASS" if gate.passed else "FAIL"
+        if gate is not None and gate.passed is None and s.n == 0 and s.errors:
+            decided = "INFRA"  # every sample failed for infrastructure: not decided
         latency = s.mean_latency
         row = [
             s.model,
@@ -86,10 +95,13 @@ def levels_table(
             str(s.prompt_tokens + s.completion_tokens),
             "-" if latency is None else f"{latency:.2f}s",
         ]
+        if repeated:
+            row += [str(s.repeats), fmt(s.pass_at()), fmt(s.majority)]
         if reasons:
             row.append(gate.reason if gate is not None else "-")
         rows.append(row)
-    return Table(LEVEL_HEADERS + (("reason",) if reasons else ()), rows)
+    headers = LEVEL_HEADERS + (REPEAT_HEADERS if repeated else ())
+    return Table(headers + (("reason",) if reasons else ()), rows)
 
 
 def verdict(c: Comparison) -> str:

@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import json
 import random
+import re
 import select
 import socket
 import struct
@@ -29,6 +30,7 @@ __all__ = [
     "EXTRA_FAULTS",
     "FAULT_KINDS",
     "FakeOpenAIServer",
+    "key_digest",
     "oracle_answer",
 ]
 
@@ -45,7 +47,36 @@ BEHAVIOURS = {
     "fail-429": "HTTP 429 with Retry-After: 0 every time",
     "garbage": "HTTP 200 with an HTML body",
     "empty": "HTTP 200 with empty content",
+    # Reasoning models and their providers' habits (issue 19).
+    "o1, o3, o3-mini, o4-mini, gpt-5*": "like OpenAI's reasoning models: HTTP 400 for a "
+    "temperature other than 1 and for max_tokens (they take max_completion_tokens), else "
+    "the oracle's answer with reasoning tokens in usage",
+    "think": "the oracle's answer after a <think>…</think> block that mentions a wrong "
+    "<<<…>>> answer (DeepSeek-R1, Qwen3 without a reasoning parser)",
+    "think-noopen": "as think, without the opening tag (R1's chat template opens the block "
+    "in the prompt)",
+    "think-unclosed": "an unclosed <think> block that mentions the right <<<…>>> answer, "
+    "finish_reason stop",
+    "truncated": "the oracle's answer, then more text, cut off: finish_reason length",
+    "reasoning-content": "the oracle's answer, its reasoning in message.reasoning_content "
+    "(vLLM's reasoning parser, DeepSeek's API), reasoning tokens in usage",
+    "boxed": "the oracle's answer as \\boxed{…} (strict extraction finds nothing)",
+    "bad-key": "HTTP 401 whose message echoes the request's key after 200 characters",
+    "coin": "the oracle's answer or <<<N/A>>>, at random (the server's seeded RNG): a model "
+    "sampled at temperature 1, for repeats",
 }
+# OpenAI's reasoning models, by name (what LiteLLM sends for openai/o3-mini or openai/gpt-5).
+_OPENAI_REASONING = re.compile(r"^(o[1-9](-mini|-pro)?|gpt-5.*)$")
+_DELIMITED = re.compile(r"<<<(.*?)>>>", re.DOTALL)
+_REASONING_TOKENS = 64
+_REASONING_KINDS = (
+    "think",
+    "think-noopen",
+    "think-unclosed",
+    "truncated",
+    "reasoning-content",
+    "boxed",
+)
 
 FAULT_KINDS = ("429", "500", "503", "html", "empty", "truncated")
 # Opt-in, slower kinds: a reset connection, a 429 asking for a 1 s wait, a reply that hangs
@@ -83,6 +114,11 @@ class _State:
     last_at: dict[str, float] = field(default_factory=dict)  # per prompt: last request time
     gaps: list[float] = field(default_factory=list)  # seconds between a prompt's requests
     hangs: list[dict[str, Any]] = field(default_factory=list)  # per "hang" fault: client_left
+    # Per model, the SHA-256 prefixes of the bearer keys it was sent (never the keys).
+    keys: dict[str, set[str]] = field(default_factory=dict)
+    # The prompts in the order they arrived (SHA-256 prefixes), to check answer order.
+    order: list[str] = field(default_factory=list)
+    first_at: float | None = None  # time.monotonic() of the first chat request
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -94,7 +130,14 @@ def _stats(st: _State) -> dict[str, Any]:
             "faults": dict(st.faults),
             "gaps": [round(g, 3) for g in st.gaps],
             "hangs": list(st.hangs),
+            "keys": {m: sorted(k) for m, k in st.keys.items()},
+            "order": list(st.order),
         }
+
+
+def key_digest(key: str) -> str:
+    """How ``stats()["keys"]`` names a key: the first 12 hex digits of its SHA-256."""
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -163,6 +206,8 @@ class _Handler(BaseHTTPRequestHandler):
                     st.gaps.clear()
                     st.last_at.clear()
                     st.hangs.clear()
+                    st.keys.clear()
+                    st.order.clear()
             self._json(200, {"ok": True})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -172,8 +217,15 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model", ""))
         messages = body.get("messages") or []
         prompt = str(messages[-1].get("content", "")) if messages else ""
+        bearer = str(self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
         with st.lock:
             st.requests[model] += 1
+            if bearer:
+                st.keys.setdefault(model, set()).add(key_digest(bearer))
+            st.order.append(key_digest(prompt))
+            if st.first_at is None:
+                st.first_at = time.monotonic()
+            heads = st.rng.random() < 0.5 if model == "coin" else True
             fault = st.rng.choice(st.fault_kinds) if st.rng.random() < st.fault_rate else None
             if fault:
                 st.faults[fault] += 1
@@ -201,12 +253,35 @@ class _Handler(BaseHTTPRequestHandler):
         if model == "flaky-oracle" and first_time:
             self._json(500, {"error": {"message": "flaky first attempt"}})
             return
+        if model == "bad-key":
+            self._json(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided. You can find your API key in "
+                        "your account settings; keys are rotated every 90 days and a revoked "
+                        "key stops working at once. Check the environment of the process that "
+                        f"sent this request. You passed: {bearer}.",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
+            return
+        if _OPENAI_REASONING.match(model):
+            self._reasoning_model(model, prompt, body)
+            return
+        if model in _REASONING_KINDS:
+            self._reasoning_habit(model, prompt)
+            return
         if model in ("oracle", "flaky-oracle"):
             content = oracle_answer(prompt)
         elif model.startswith("shallow:"):
             content = shallow_answer(prompt, int(model.split(":", 1)[1]))
         elif model == "always-true":
             content = "<<<True>>>"
+        elif model == "coin":
+            content = oracle_answer(prompt) if heads else "<<<N/A>>>"
         elif model == "echo":
             content = prompt
         elif model.startswith("constant:"):
@@ -265,7 +340,73 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         return left
 
-    def _completion(self, model: str, prompt: str, content: str) -> None:
+    def _reasoning_model(self, model: str, prompt: str, body: dict[str, Any]) -> None:
+        """OpenAI's o-series and gpt-5: what they refuse, and reasoning tokens in usage."""
+        if body.get("temperature", 1) != 1:
+            self._bad_request(
+                "temperature",
+                f"Unsupported value: 'temperature' does not support {body['temperature']} with "
+                "this model. Only the default (1) value is supported.",
+            )
+        elif "max_tokens" in body:
+            self._bad_request(
+                "max_tokens",
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                "'max_completion_tokens' instead.",
+            )
+        else:
+            self._completion(model, prompt, oracle_answer(prompt), reasoning_tokens=128)
+
+    def _bad_request(self, param: str, message: str) -> None:
+        error = {"message": message, "type": "invalid_request_error", "param": param}
+        self._json(400, {"error": {**error, "code": "unsupported_parameter"}})
+
+    def _reasoning_habit(self, model: str, prompt: str) -> None:
+        right = oracle_answer(prompt)
+        if model == "think":
+            content = f"<think>A first guess: <<<-1>>>. No, work it out.</think>\n\n{right}"
+        elif model == "think-noopen":
+            content = f"A first guess: <<<-1>>>. No, work it out.</think>\n\n{right}"
+        elif model == "think-unclosed":
+            content = f"<think>Working it out, I would say {right} but let me check again"
+        elif model == "truncated":
+            self._completion(model, prompt, f"{right} And to double-check, ", "length")
+            return
+        elif model == "reasoning-content":
+            self._completion(
+                model,
+                prompt,
+                right,
+                reasoning="Worked out step by step.",
+                reasoning_tokens=_REASONING_TOKENS,
+            )
+            return
+        else:  # boxed
+            inner = _DELIMITED.findall(right)
+            content = f"So the result is \\boxed{{{inner[-1] if inner else right}}}."
+        self._completion(model, prompt, content)
+
+    def _completion(
+        self,
+        model: str,
+        prompt: str,
+        content: str,
+        finish_reason: str = "stop",
+        *,
+        reasoning: str | None = None,
+        reasoning_tokens: int | None = None,
+    ) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if reasoning is not None:
+            message["reasoning_content"] = reasoning
+        completion = len(content.split()) + (reasoning_tokens or 0)
+        usage: dict[str, Any] = {
+            "prompt_tokens": len(prompt.split()),
+            "completion_tokens": completion,
+            "total_tokens": len(prompt.split()) + completion,
+        }
+        if reasoning_tokens is not None:
+            usage["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
         self._json(
             200,
             {
@@ -273,18 +414,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "object": "chat.completion",
                 "created": 0,
                 "model": model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": content},
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": len(prompt.split()),
-                    "completion_tokens": len(content.split()),
-                    "total_tokens": len(prompt.split()) + len(content.split()),
-                },
+                "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
+                "usage": usage,
             },
         )
 
@@ -325,6 +456,11 @@ class FakeOpenAIServer:
         """Requests per model, faults injected per kind, and the seconds between successive
         requests for the same prompt (retries: how long the client waited)."""
         return _stats(self._server.state)
+
+    @property
+    def first_request_at(self) -> float | None:
+        """``time.monotonic()`` when the first chat request arrived (benchmarks time from it)."""
+        return self._server.state.first_at
 
     def configure(self, **cfg: Any) -> None:
         st = self._server.state

@@ -1,0 +1,212 @@
+"""Models as configuration, in LiteLLM's own format: ``--llm-config FILE`` reads a LiteLLM
+``model_list`` (the proxy's config format), so one file names every model of a run, each
+with its own endpoint, key and generation parameters::
+
+    model_list:
+      - model_name: candidate            # what --llm / --llm-baseline name
+        litellm_params:
+          model: openai/Qwen/Qwen3-8B     # any LiteLLM model string
+          api_base: http://127.0.0.1:8000/v1
+          api_key: os.environ/VLLM_KEY    # keys only ever from the environment
+          temperature: 0.6                # any generation parameter
+
+Keys stay in the environment: a literal key is refused, the variable is read at call time,
+and its value is redacted from every message. Router and proxy settings (``rpm``, ``tpm``,
+``litellm_settings``, ``router_settings``, ``general_settings``, ``environment_variables``) are
+ignored: this file only names models.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgument
+from .base import normalise_api_base, register_secret_env
+from .kinds import RESERVED
+
+__all__ = ["ENV_PREFIX", "ModelSpec", "check_not_secret", "load_model_list", "parse_model_list"]
+
+ENV_PREFIX = "os.environ/"
+# Router settings of a proxy config: not ours to apply, not sent to the model.
+_IGNORED = {"rpm", "tpm", "weight", "order"}
+# Retries and streaming are the harness's own (one retry policy, counted and bounded).
+_REFUSED = {
+    "max_retries": "retries are the plugin's own: use --reasoning-retries",
+    "num_retries": "retries are the plugin's own: use --reasoning-retries",
+    "stream": "answers are read whole: leave stream out",
+    "mock_response": "not a model",
+}
+# Parameter names that hold secrets (api_key, aws_secret_access_key, auth_token,
+# vertex_credentials; not max_tokens).
+_SECRETISH = re.compile(r"(key|secret|password|credentials?|token)$", re.I)
+_NAME = re.compile(r"^[A-Za-z0-9_.:/@+\-]+$")
+MAX_CONFIG_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One ``model_list`` entry, checked."""
+
+    name: str  # the alias (model_name)
+    model: str  # the LiteLLM model string behind it
+    api_base: str | None = None
+    api_key_env: str | None = None  # read at call time, never stored
+    params: dict[str, Any] = field(default_factory=dict)  # generation parameters (cache key)
+    env_params: dict[str, str] = field(default_factory=dict)  # param → env var, at call time
+    timeout_s: float | None = None
+    max_concurrency: int | None = None
+    where: str = ""  # "FILE: model_list[i]" for messages
+
+    @property
+    def model_id(self) -> str:
+        """``alias=model@api_base``: what a results row calls this model."""
+        base = normalise_api_base(self.api_base)
+        return f"{self.name}={self.model}" + (f"@{base}" if base else "")
+
+
+def check_not_secret(name: str) -> None:
+    """Refuse a generation parameter that would carry a secret on the command line or in a
+    file (InvalidArgument naming it): keys come only from the environment."""
+    if _SECRETISH.search(name):
+        raise InvalidArgument(
+            f"{name}: keys stay in the environment; use LiteLLM's variable (e.g. "
+            "OPENAI_API_KEY) or a --llm-config entry with os.environ/NAME"
+        )
+
+
+def _fail(where: str, message: str) -> InvalidArgument:
+    return InvalidArgument(f"{where}: {message}")
+
+
+def _env_name(value: Any) -> str | None:
+    if isinstance(value, str) and value.startswith(ENV_PREFIX):
+        return value[len(ENV_PREFIX) :].strip()
+    return None
+
+
+def _entry(raw: Any, where: str, seen: set[str]) -> ModelSpec:
+    if not isinstance(raw, dict):
+        raise _fail(where, "expected a mapping with model_name and litellm_params")
+    unknown = sorted(set(raw) - {"model_name", "litellm_params", "model_info"})
+    if unknown:
+        raise _fail(
+            f"{where}.{unknown[0]}", "unknown key; expected model_name, litellm_params, model_info"
+        )
+    name = raw.get("model_name")
+    if not isinstance(name, str) or not name.strip() or not _NAME.match(name):
+        raise _fail(f"{where}.model_name", f"expected a model name, got {name!r}")
+    if name in RESERVED:
+        raise _fail(f"{where}.model_name", f"{name!r} names a built-in model; choose another")
+    if name in seen:
+        raise _fail(
+            f"{where}.model_name",
+            f"duplicate {name!r} (load balancing is not supported: give each a distinct name)",
+        )
+    seen.add(name)
+    lp = raw.get("litellm_params")
+    if not isinstance(lp, dict):
+        raise _fail(f"{where}.litellm_params", "expected a mapping with at least 'model'")
+    model = lp.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise _fail(f"{where}.litellm_params.model", "missing; expected a LiteLLM model string")
+    params: dict[str, Any] = {}
+    env_params: dict[str, str] = {}
+    api_base: str | None = None
+    api_key_env: str | None = None
+    timeout: float | None = None
+    parallel: int | None = None
+    for key, value in lp.items():
+        at = f"{where}.litellm_params.{key}"
+        if not isinstance(key, str):
+            raise _fail(at, "expected a parameter name")
+        env = _env_name(value)
+        if key == "model" or key in _IGNORED:
+            continue
+        if key in _REFUSED:
+            raise _fail(at, _REFUSED[key])
+        if key == "api_key":
+            if env is None:
+                raise _fail(
+                    at,
+                    "write os.environ/NAME: keys stay in the environment, never in files "
+                    "(a keyless local server needs no api_key)",
+                )
+            if not env:
+                raise _fail(at, "expected os.environ/NAME with a variable name")
+            api_key_env = env
+            register_secret_env(env)
+        elif key == "api_base":
+            if env is not None:
+                resolved = os.environ.get(env)
+                if not resolved:
+                    raise _fail(at, f"environment variable {env} is not set")
+                value = resolved
+            if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+                raise _fail(at, f"expected an http(s) URL, got {value!r}")
+            api_base = value
+        elif key == "timeout":
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise _fail(at, f"expected a positive number of seconds, got {value!r}")
+            timeout = float(value)
+        elif key == "max_parallel_requests":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise _fail(at, f"expected an integer >= 1, got {value!r}")
+            parallel = value
+        elif env is not None:
+            if not env:
+                raise _fail(at, "expected os.environ/NAME with a variable name")
+            env_params[key] = env
+            register_secret_env(env)  # read at call time; redacted like a key
+        elif _SECRETISH.search(key) and isinstance(value, str):
+            raise _fail(at, "write os.environ/NAME: secrets stay in the environment")
+        else:
+            params[key] = value
+    return ModelSpec(
+        name=name,
+        model=model.strip(),
+        api_base=api_base,
+        api_key_env=api_key_env,
+        params=params,
+        env_params=env_params,
+        timeout_s=timeout,
+        max_concurrency=parallel,
+        where=where,
+    )
+
+
+def parse_model_list(data: Any, path: str) -> dict[str, ModelSpec]:
+    """A parsed config file's models by alias; InvalidArgument (one line) on any problem."""
+    if not isinstance(data, Mapping) or "model_list" not in data:
+        raise _fail(path, "expected a mapping with a 'model_list' (LiteLLM's config format)")
+    entries = data["model_list"]
+    if not isinstance(entries, list) or not entries:
+        raise _fail(f"{path}: model_list", "expected a non-empty list of models")
+    seen: set[str] = set()
+    specs = [_entry(raw, f"{path}: model_list[{i}]", seen) for i, raw in enumerate(entries)]
+    return {s.name: s for s in specs}
+
+
+def load_model_list(path: str | os.PathLike[str]) -> dict[str, ModelSpec]:
+    """Read ``--llm-config``: LiteLLM's ``model_list`` YAML (JSON is YAML too)."""
+    import yaml
+
+    shown = str(path)
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_CONFIG_BYTES:
+            raise _fail(shown, f"larger than {MAX_CONFIG_BYTES:,} bytes: not a model list")
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(shown, f"cannot read ({type(exc).__name__})") from None
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise _fail(shown, f"YAML syntax error{at}") from None
+    return parse_model_list(data, shown)
