@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from ...answers import extract_delimited, normalise_label
-from ...core import Score
+from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob, Task
@@ -167,6 +167,17 @@ class DyvalTask(Task):
 
     def shots(self, params: Mapping[str, Any]) -> int:
         return int(params["shots"])
+
+    def choices(self, item: Item) -> Sequence[str] | None:
+        return list(self.labels) if self.labels else None
+
+    def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The problem without its distractors: a worked example that differs from the item
+        only in unrelated lines is still the item's own problem."""
+        out = {k: v for k, v in problem.items() if not k.startswith("distractor")}
+        if "nodes" in out:
+            out["nodes"] = [n for n in out["nodes"] if not n.get("distractor")]
+        return out
 
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
         return index % len(self.labels) if params.get("balanced") and self.labels else 0

@@ -8,7 +8,7 @@ alphabetical order says nothing about reachability.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -16,8 +16,8 @@ from ...answers import parse_number
 from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
-from ..base import Generated, Knob
-from . import solver
+from ..base import Generated, Knob, Shortcut
+from . import shortcuts, solver
 from .common import GDAG_PRESETS, DyvalTask, gdag_knobs, label_score, read_value
 from .tdag import mix_lines, node_names, order_lines
 
@@ -172,6 +172,9 @@ class ReachabilityTask(_GraphTask):
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, "either '<<<True>>>' if reachable")
 
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.REACHABILITY
+
     def solve(self, item: Item) -> str:
         return str(solver.solve_reachability(item.prompt))
 
@@ -236,6 +239,9 @@ class MaxSumPathTask(_GraphTask):
         if pred == float(item.answer):
             return Score(True, raw)
         return Score(False, raw, "wrong_value")
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.MAX_SUM_PATH
 
     def solve(self, item: Item) -> str:
         return str(solver.solve_max_sum_path(item.prompt))

@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
-from ..base import Generated, Knob
-from . import solver
+from ..base import Generated, Knob, Shortcut
+from . import shortcuts, solver
 from .common import (
     TDAG_PRESETS,
     DyvalTask,
@@ -153,6 +153,9 @@ class DeductiveLogicTask(_ImplicationTask):
         problem = {"nodes": export_nodes(dag, extra, text), "target": target}
         return Generated(problem=problem, answer=text(dag.root.value), body=body)
 
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.DEDUCTIVE
+
     def solve(self, item: Item) -> str:
         return solver.solve_deductive(item.prompt)
 
@@ -224,6 +227,9 @@ class AbductiveLogicTask(_ImplicationTask):
             "given": {"node": root, "value": str(given)},
         }
         return Generated(problem=problem, answer=text(answers[leaf.name]), body=body)
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.ABDUCTIVE
 
     def solve(self, item: Item) -> str:
         return solver.solve_abductive(item.prompt)

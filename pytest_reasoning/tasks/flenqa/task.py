@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 from ...core import Item, Score
 from ...errors import InvalidArgument, UnknownLevel
 from ...rng import Chooser, SeededChooser, derive_seed
-from ..base import Generated, Knob, Task
+from ..base import Generated, Knob, Shortcut, Task
 from ..names import first_names, last_names
-from . import corpus, solver
+from . import corpus, shortcuts, solver
 from .tokens import count
 from .vocab import (
     CONCLUSIONS,
@@ -328,6 +328,9 @@ class FlenqaTask(Task):
     def solve(self, item: Item) -> str:
         return solver.solve(self.id, item.prompt)
 
+    def choices(self, item: Item) -> Sequence[str]:
+        return ["True", "False"]
+
     def reference_response(self, item: Item) -> str:
         return self.solve(item)
 
@@ -385,6 +388,9 @@ class MonoRelTask(FlenqaTask):
         "Two comparisons on one monotone scale; is a third comparison implied? (True/False)"
     )
 
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.MONOREL
+
     def base(self, chooser: Chooser, label: bool) -> Base:
         rel, converse = chooser.choice(RELATIONS)
         people = _people(chooser, 3)
@@ -424,6 +430,9 @@ class PeopleInRoomsTask(FlenqaTask):
     id = "flenqa.people_in_rooms"
     description = "A person is in a room, the room has a property; is the person in a room with it?"
 
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.PEOPLE_IN_ROOMS
+
     def base(self, chooser: Chooser, label: bool) -> Base:
         person = _people(chooser, 1)[0]
         name = _full(person)
@@ -458,6 +467,9 @@ class RuleTakerTask(FlenqaTask):
     description = (
         "A rule with two conditions and two facts about one person: can the conclusion be derived?"
     )
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.RULETAKER
 
     def base(self, chooser: Chooser, label: bool) -> Base:
         person = _people(chooser, 1)[0]
