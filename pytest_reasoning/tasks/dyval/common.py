@@ -209,12 +209,14 @@ class DyvalTask(Task):
         body = generated.body
         if style == "cot":
             return f"{body}\n\n{COT_TRIGGER}"
-        if style == "fewshot":
+        if style == "fewshot" and examples:  # none: the knobs allow no other problem
             n = len(examples)
+            plural = self.family.split(" ", 1)[1]  # "an arithmetic" → "arithmetic problems"
             head = (
-                f"Here {'is an example' if n == 1 else f'are {n} examples'} of "
-                f"{self.family} problem{'s' if n != 1 else ''} with {'its' if n == 1 else 'their'} "
-                "step-by-step solution."
+                f"Here is an example of {self.family} problem with its step-by-step solution."
+                if n == 1
+                else f"Here are {n} examples of {plural} problems with their step-by-step "
+                "solutions."
             )
             parts = [head]
             for i, ex in enumerate(examples, 1):

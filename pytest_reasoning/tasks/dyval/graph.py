@@ -156,12 +156,12 @@ class ReachabilityTask(_GraphTask):
             names = node_names()
             g = self.graph(chooser, params, names, params["nodes"])
             reach = {n: g.descendants(n) for n in g.names}
-            pairs = [
-                (s, t)
-                for s in sorted(g.names)
-                for t in sorted(g.names)
-                if s != t and (not params["balanced"] or (t in reach[s]) == want)
-            ]
+            if not params["balanced"]:  # the reference: any ordered pair
+                pairs = [(s, t) for s in sorted(g.names) for t in sorted(g.names) if s != t]
+            elif want:
+                pairs = _positive_pairs(g, chooser)
+            else:
+                pairs = _negative_pairs(g, reach)
             if pairs:
                 source, target = chooser.choice(pairs)
                 break
@@ -264,6 +264,52 @@ class MaxSumPathTask(_GraphTask):
                 break
         lines.append(f"Thus, the answer is <<<{answer}>>>")
         return "\n".join(lines)
+
+
+def hops(graph: Graph, source: str) -> dict[str, int]:
+    """Fewest edges from ``source`` to each node it reaches (breadth first)."""
+    out: dict[str, int] = {}
+    frontier = [source]
+    depth = 0
+    while frontier:
+        depth += 1
+        nxt = []
+        for node in frontier:
+            for child in graph.edges[node]:
+                if child not in out and child != source:
+                    out[child] = depth
+                    nxt.append(child)
+        frontier = nxt
+    return out
+
+
+def _positive_pairs(graph: Graph, chooser: Chooser) -> list[tuple[str, str]]:
+    """Reachable pairs at one distance, the distance drawn uniformly among those the graph
+    has: a multi-hop question is as likely as a direct edge (uniform pairs of a dense graph
+    are mostly direct edges, and an adjacency check would pass for reasoning)."""
+    by_distance: dict[int, list[tuple[str, str]]] = {}
+    for s in sorted(graph.names):
+        for t, d in sorted(hops(graph, s).items()):
+            by_distance.setdefault(d, []).append((s, t))
+    if not by_distance:
+        return []
+    return by_distance[chooser.choice(sorted(by_distance))]
+
+
+def _negative_pairs(graph: Graph, reach: Mapping[str, set[str]]) -> list[tuple[str, str]]:
+    """Unreachable pairs that look like reachable ones: the target is described before the
+    source in the topological order (as every reachable target is), the source points
+    somewhere and something points to the target. So neither the description order nor a
+    dead end gives the answer away."""
+    at = {n: i for i, n in enumerate(graph.names)}  # children first
+    pointed = {c for kids in graph.edges.values() for c in kids}
+    return [
+        (s, t)
+        for s in sorted(graph.names)
+        if graph.edges[s]
+        for t in sorted(graph.names)
+        if at[t] < at[s] and t in pointed and t not in reach[s]
+    ]
 
 
 def _topological(edges: Mapping[str, list[str]]) -> list[str]:

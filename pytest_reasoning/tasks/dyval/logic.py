@@ -201,8 +201,8 @@ class AbductiveLogicTask(_ImplicationTask):
         for _ in range(1000):
             names = node_names()
             dag = self.tree(chooser, params, names, params["depth"])
-            # The reference gives the root False with probability 0.93.
-            given: bool = chooser.random() >= 0.07
+            # The reference gives the root False with probability 0.93 (True with 0.07).
+            given: bool = chooser.random() < 0.07
             answers = leaf_answers(dag.root, given)
             leaves = [n for n in dag.nodes if n.op is None]
             if params["balanced"]:
