@@ -261,7 +261,7 @@ def feature(key: str) -> Feature:
 
 
 def article(word: str) -> str:
-    """"a" or "an" by how ``word`` is said, not spelt: an audi, an xperia (ex-), a oneplus
+    """The article by how ``word`` is said, not spelt: an audi, an xperia (ex-), a oneplus
     (wun-), a xiaomi (shao-), a unicorn (yoo-), an hour."""
     w = word.lower()
     if w.startswith(("one", "uni", "use", "usu", "eu")):
