@@ -318,20 +318,102 @@ def _support(
     return tuple(k + 1 for k in keep), not alone
 
 
+def _reasons(
+    s: _State, dom: list[int], why: list[list[int]], fact: int
+) -> list[tuple[int, int]] | None:
+    """Propagate as :func:`_propagate` does, recording for every (value, house) it rules out
+    the clues it rests on (bit k for clue k+1; ``fact`` for the earlier steps) in ``why``.
+    Returns the placements in the order found, or None on a contradiction. The record is
+    sound: a placement follows from the clues of its value's ruled-out houses."""
+    full, n = s.full, s.n
+    found: list[tuple[int, int]] = []
+    changed = True
+
+    def cause(i: int) -> int:  # what value i's current domain rests on
+        out, gone = 0, full & ~dom[i]
+        for h in range(n):
+            if gone >> h & 1:
+                out |= why[i][h]
+        return out
+
+    def narrow(i: int, mask: int, reason: int) -> bool:
+        nonlocal changed
+        new = dom[i] & mask
+        if new != dom[i]:
+            gone = dom[i] & ~new
+            for h in range(n):
+                if gone >> h & 1:
+                    why[i][h] = reason
+            dom[i] = new
+            changed = True
+            if new and new & (new - 1) == 0:
+                found.append((i, new.bit_length()))
+        return new != 0
+
+    while changed:
+        changed = False
+        for c, (kind, a, b, h) in enumerate(s.clues):
+            me = 1 << c
+            if b < 0:
+                bit = 1 << (h - 1)
+                if not narrow(a, bit if kind == "found_at" else full & ~bit, me):
+                    return None
+                continue
+            if kind == "left_of":
+                ok = narrow(a, (1 << (dom[b].bit_length() - 1)) - 1, me | cause(b)) and narrow(
+                    b, full & ~((dom[a] & -dom[a]) * 2 - 1), me | cause(a)
+                )
+            elif kind == "right_of":
+                ok = narrow(b, (1 << (dom[a].bit_length() - 1)) - 1, me | cause(a)) and narrow(
+                    a, full & ~((dom[b] & -dom[b]) * 2 - 1), me | cause(b)
+                )
+            else:
+                to_b = to_a = 0
+                for d in _OFFSETS[kind]:
+                    to_b |= _shift(dom[a], d, full)
+                    to_a |= _shift(dom[b], -d, full)
+                ok = narrow(b, to_b, me | cause(a)) and narrow(a, to_a, me | cause(b))
+            if not ok:
+                return None
+        for group in s.groups:
+            for i in group:  # a placed value leaves its house to no other
+                m = dom[i]
+                if m & (m - 1) == 0:
+                    for j in group:
+                        if j != i and dom[j] & m and not narrow(j, full & ~m, cause(i)):
+                            return None
+            for bit in range(n):  # a house only one value can take gets it
+                mask = 1 << bit
+                holders = [i for i in group if dom[i] & mask]
+                if not holders:
+                    return None
+                if len(holders) == 1 and dom[holders[0]] != mask:
+                    reason = 0
+                    for j in group:
+                        if j != holders[0]:
+                            reason |= why[j][bit]
+                    narrow(holders[0], mask, reason)
+    return found
+
+
 def deduce(puzzle: Puzzle) -> list[Step]:
     """A worked solution in which every step follows from the clues it cites and the steps
     before it (``check_steps`` verifies that): placements in the order propagation finds
-    them, and where propagation stalls a case split on the least open value, each other
-    house ruled out by its own clues."""
+    them, citing the clues their derivation rests on (recorded by :func:`_reasons`, then
+    each checked for need); where propagation stalls, a case split on the least open value,
+    each other house ruled out by an irreducible set of clues."""
     s = _State(puzzle)
     facts = _Facts()
     steps: list[Step] = []
+    fact = 1 << len(puzzle.clues)
     while len(facts.placed) < len(s.refs):
         dom = facts.domains(s)
-        log: list[tuple[int, int, str]] = []
-        if not _propagate(s, dom, log):
+        # What the earlier steps rule out rests on them alone.
+        why = [[0 if m >> h & 1 else fact for h in range(s.n)] for m in dom]
+        found = _reasons(s, dom, why, fact)
+        if found is None:
             raise SolverError("contradiction")
-        forced = [(i, h) for i, h, _ in log if i not in facts.placed]
+        forced = [(i, h) for i, h in found if i not in facts.placed]
         forced += [
             (i, m.bit_length())
             for i, m in enumerate(dom)
@@ -339,16 +421,26 @@ def deduce(puzzle: Puzzle) -> list[Step]:
         ]
         if forced:
             i, house = forced[0]
-            bit = 1 << (house - 1)
-            clues, earlier = _support(puzzle, facts, i, s.full & ~bit, s.refs[i])
-            steps.append(Step("place", s.refs[i], house, clues, earlier))
-            facts.placed[i] = bit
+            rests = 0
+            for h in range(s.n):
+                if h != house - 1:
+                    rests |= why[i][h]
+            # Sound as recorded; then each clue is checked for need (a search or two).
+            keep = [k for k in range(len(puzzle.clues)) if rests >> k & 1]
+            negation = s.full & ~(1 << (house - 1))
+            for k in list(keep):
+                trial = [c for c in keep if c != k]
+                if not _consistent(puzzle, trial, facts, i, negation):
+                    keep = trial
+            cited = tuple(k + 1 for k in keep)
+            steps.append(Step("place", s.refs[i], house, cited, bool(rests & fact)))
+            facts.placed[i] = 1 << (house - 1)
             continue
         i = min(
             (k for k in range(len(s.refs)) if k not in facts.placed),
             key=lambda k: (dom[k].bit_count(), k),
         )
-        keep = next(
+        home = next(
             b
             for b in (1 << h for h in range(s.n))
             if dom[i] & b and _consistent(puzzle, range(len(puzzle.clues)), facts, i, b)
@@ -356,13 +448,13 @@ def deduce(puzzle: Puzzle) -> list[Step]:
         taken = {b for j, b in facts.placed.items() if _same_feature(s, i, j)}
         for h in range(s.n):
             b = 1 << h
-            if b == keep or b in taken or (i, b) in facts.out:
+            if b == home or b in taken or (i, b) in facts.out:
                 continue
             clues, earlier = _support(puzzle, facts, i, b, s.refs[i])
             steps.append(Step("rule_out", s.refs[i], h + 1, clues, earlier))
             facts.out.add((i, b))
-        steps.append(Step("conclude", s.refs[i], keep.bit_length(), (), True))
-        facts.placed[i] = keep
+        steps.append(Step("conclude", s.refs[i], home.bit_length(), (), True))
+        facts.placed[i] = home
     return steps
 
 
