@@ -183,6 +183,22 @@ def test_no_filler_sentence_is_said_of_two_people_in_one_prompt(task_id: str) ->
             assert len(re.findall(pattern, prompt)) <= 1, template
 
 
+def test_bank_sentences_are_counted_exactly_from_their_parts() -> None:
+    """The generator counts a filled bank sentence from cached parts (template text, value):
+    the parts must add up to encoding the sentence whole, for every template."""
+    from pytest_reasoning.tasks.flenqa.task import _KNOWN, _filled
+    from pytest_reasoning.tasks.flenqa.vocab import ROOMS
+
+    for bank, slot, values in (
+        (PERSON_BANK, "{name}", ["Bob", "Ann-Marie", "Zoë", "Christopher"]),
+        (ROOM_BANK, "{room}", list(ROOMS)),
+    ):
+        for template in bank:
+            for value in values:
+                sentence = _filled(template, slot, value)
+                assert _KNOWN[" " + sentence] == count(" " + sentence), sentence
+
+
 def test_the_same_problem_at_every_length() -> None:
     """Length variants of one address share the base instance: only the padding changes."""
     task = get_task("flenqa.people_in_rooms")

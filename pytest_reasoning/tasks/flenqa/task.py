@@ -9,6 +9,7 @@ paragraphs at the chosen position.
 
 from __future__ import annotations
 
+import math
 import re
 from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
@@ -68,7 +69,31 @@ def _names() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return first_names(banned), last_names(banned)
 
 
-_count = lru_cache(maxsize=200_000)(count)
+_encoded = lru_cache(maxsize=200_000)(count)
+_KNOWN: dict[str, int] = {}  # bank sentences (with their leading space), counted by parts
+
+
+def _count(text: str) -> int:
+    known = _KNOWN.get(text)
+    return _encoded(text) if known is None else known
+
+
+def _filled(template: str, slot: str, value: str) -> str:
+    """A bank sentence about ``value``; its length with a leading space is recorded from
+    cached parts. cl100k's pre-tokenizer starts a piece at " word" and at "'s", and the slot
+    always follows a space (or opens the template) and is followed by a space, "'s" or
+    punctuation, so the parts add up (a test checks every template)."""
+    sentence = template.replace(slot, value)
+    key = " " + sentence
+    if key not in _KNOWN:
+        if len(_KNOWN) > 200_000:
+            _KNOWN.clear()
+        parts = template.split(slot)  # text around each mention (one sentence has two)
+        total = _encoded(" " + parts[0][:-1]) if parts[0] else 0
+        for k, part in enumerate(parts[1:], 1):
+            total += _encoded(" " + value) + _encoded(part if k == len(parts) - 1 else part[:-1])
+        _KNOWN[key] = total
+    return sentence
 
 
 def _people(chooser: Chooser, k: int) -> list[tuple[str, str]]:
@@ -91,17 +116,29 @@ def _continue(
     bank is spent)."""
     out = [key]
     size = _count(key)
-    for template in chooser.sample(bank, len(bank)):
-        if size >= KEY_TOKENS - 8:
-            break
+    free = bank if not used else [t for t in bank if t not in used]
+    # A short random run is nearly always enough (about five sentences make a paragraph);
+    # the rest, in random order too, only once that run is spent.
+    order = chooser.sample(free, min(len(free), _RUN))
+    at = 0
+    while size < KEY_TOKENS - 8:
+        if at == len(order):
+            if len(order) == len(free):
+                break
+            taken = set(order)
+            rest = [t for t in free if t not in taken]
+            order += chooser.sample(rest, len(rest))
+        template = order[at]
+        at += 1
         if used is not None:
-            if template in used:
-                continue
             used.add(template)
-        sentence = template.replace(slot, value)
+        sentence = _filled(template, slot, value)
         out.append(sentence)
-        size += _count(sentence) + 1
+        size += _count(" " + sentence)
     return tuple(out)
+
+
+_RUN = 12  # bank sentences drawn up front for one paragraph
 
 
 def _mentions(text: str, words: frozenset[str]) -> bool:
@@ -263,7 +300,11 @@ class FlenqaTask(Task):
         instance's paragraph is never split around a key paragraph."""
         k1, k2 = base.paragraphs
         n = len(pad)
-        cuts = [j for j in range(n + 1) if not whole or j in (0, n) or pad[j][1] != pad[j - 1][1]]
+        cuts = (
+            [j for j in range(n + 1) if j in (0, n) or pad[j][1] != pad[j - 1][1]]
+            if whole and position in ("middle", "random")
+            else range(n + 1)
+        )
         if position == "first":
             parts: list[Any] = [k1, k2, pad]
         elif position == "last":
@@ -278,6 +319,8 @@ class FlenqaTask(Task):
         else:
 
             def nearest(u: float) -> int:
+                if not whole:  # every sentence boundary: round, halves down
+                    return min(n, math.ceil(u * (n + 1) - 0.5))
                 return min(cuts, key=lambda j: (abs(j - u * (n + 1)), j))
 
             a, b = nearest(u1), nearest(u2)
@@ -442,13 +485,11 @@ class MonoRelTask(FlenqaTask):
                 key, subject = f"{y} is {converse} than {x}.", py
             sentences.append((key, subject))
         order = [0, 1] if chooser.random() < 0.5 else [1, 0]
-        picked = chooser.sample(PERSON_BANK, len(PERSON_BANK))
-        half = len(picked) // 2
+        # The two paragraphs share no sentence: `own` holds the templates already taken.
         paragraphs = [
-            _continue(sentences[i][0], picked[:half] if j == 0 else picked[half:], "{name}",
-                      sentences[i][1][0], chooser, own)
-            for j, i in enumerate(order)
-        ]  # fmt: skip
+            _continue(sentences[i][0], PERSON_BANK, "{name}", sentences[i][1][0], chooser, own)
+            for i in order
+        ]
         query = [a, c] if label else [c, a]
         question = f"Is {query[0]} {rel} than {query[1]}?"
         return Base(
@@ -526,10 +567,8 @@ class RuleTakerTask(FlenqaTask):
         then = chooser.choice(CONCLUSIONS)
         facts = [c1, c2] if label else [chooser.choice((c1, c2)), other]
         chooser.shuffle(facts)
-        picked = chooser.sample(PERSON_BANK, len(PERSON_BANK))
-        half = len(picked) // 2
-        k1 = _continue(f"{name} is {facts[0]}.", picked[:half], "{name}", person[0], chooser, own)
-        k2 = _continue(f"{name} is {facts[1]}.", picked[half:], "{name}", person[0], chooser, own)
+        k1 = _continue(f"{name} is {facts[0]}.", PERSON_BANK, "{name}", person[0], chooser, own)
+        k2 = _continue(f"{name} is {facts[1]}.", PERSON_BANK, "{name}", person[0], chooser, own)
         question = (
             f'Given the rule "If a person is {c1} and {c2}, then the person is {then}", can '
             f'"{name} is {then}" be derived from the rule and the facts in the text?'
