@@ -170,8 +170,14 @@ EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
         "reference semantics: an internal node is never False, so NOT over a rule is always "
         "N/A (the reference's own unbalanced items: 0.73-0.925)",
     ),
-    ("dyval.deductive_logic", "bag of words (naive Bayes)"): (1.0, "D1 has ten problems"),
-    ("dyval.deductive_logic", "bag of words (logistic)"): (1.0, "D1 has ten problems"),
+    ("dyval.deductive_logic", "bag of words (naive Bayes)"): (
+        1.0,
+        "D1 has ten problems, memorised; D2-D4 0.885/0.775/0.77 as root operation",
+    ),
+    ("dyval.deductive_logic", "bag of words (logistic)"): (
+        1.0,
+        "D1 has ten problems, memorised; D2-D4 0.94/0.915/0.855 as root operation",
+    ),
     ("dyval.deductive_logic", "prompt length"): (0.745, "as root operation (D3, D4)"),
     ("dyval.deductive_logic", "leaf majority"): (0.605, "as root operation (D4)"),
     ("dyval.max_sum_path", "endpoints only"): (
