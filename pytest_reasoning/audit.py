@@ -347,7 +347,7 @@ class _Logistic(Classifier):
         )
         # liblinear is several times faster on wide sparse data but handles two classes only.
         solver = "liblinear" if len(set(labels)) == 2 else "lbfgs"
-        self.model = LogisticRegression(max_iter=2000, solver=solver)
+        self.model = LogisticRegression(max_iter=2000, solver=solver, random_state=0)
         self.model.fit(self.vec.fit_transform(texts), list(labels))
 
     def predict(self, texts: Sequence[str]) -> list[str | None]:
