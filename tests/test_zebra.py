@@ -352,8 +352,8 @@ def _house(grid: Sequence[Mapping[str, str]], ref: tuple[str, str]) -> int:
     return next(h for h, house in enumerate(grid, 1) if house[ref[0]] == ref[1])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(["2x2", "2x4", "3x2", "3x3", "3x4", "4x2", "4x3"]), st.integers(0, 10**6))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["2x2", "2x4", "3x2", "3x3", "4x2"]), st.integers(0, 10**6))
 def test_worked_solution_steps_follow_from_the_clues_they_cite(level: str, seed: int) -> None:
     """Each step of the one-shot reasoning (and --with-steps) follows from exactly the clues
     it cites, every one of them needed, plus the steps before it: checked here by brute
