@@ -156,7 +156,76 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("results", nargs="+", help="results files (JSONL)")
     rp.add_argument("--out", required=True, help="folder for index.html, summary.json, PNGs")
     rp.add_argument("--baseline", help="a model in the files to compare the others against")
+    au = sub.add_parser(
+        "audit", help="score shortcut baselines against chance: can items be answered blind?"
+    )
+    au.add_argument("tasks", nargs="*", metavar="TASK", help="task ids (default: every task)")
+    au.add_argument("--level", action="append", help="only this level (repeatable)")
+    au.add_argument("--count", type=int, default=200, help="items per seed (default 200)")
+    au.add_argument("--seed", type=int, default=1, help="test seed; training uses seed + 1")
+    au.add_argument("--jobs", type=int, default=0, help="processes (default: one per CPU)")
+    au.add_argument("--json", action="store_true", help="write the results as JSON")
     return ap
+
+
+def audit_command(args: argparse.Namespace) -> int:
+    """``pytest-reasoning audit``: every baseline of every task x level, next to chance."""
+    from tabulate import tabulate
+
+    from .audit import audit
+
+    if args.count < 1:
+        raise ReasoningError("--count: must be >= 1")
+    if args.jobs < 0:
+        raise ReasoningError("--jobs: must be >= 0 (0: one per CPU)")
+    for tid in args.tasks:
+        get_task(tid)  # an unknown id fails before any work
+    for level in args.level or ():
+        if args.tasks:
+            for tid in args.tasks:
+                get_task(tid).check_level(level)
+        elif not any(level in get_task(t).levels for t in task_ids()):
+            raise ReasoningError(f"--level: no task has a level {level!r}")
+
+    def show(a: Any) -> None:
+        if args.json:
+            return
+        rows = [
+            [
+                b.name + (" *" if b is a.best else ""),
+                f"{b.accuracy:.3f}",
+                f"[{b.low:.3f}, {b.high:.3f}]",
+                f"{b.accuracy - a.chance:+.3f}",
+                b.abstained or "",
+            ]
+            for b in a.baselines
+        ]
+        print(f"{a.task} {a.level}: n={a.count}, chance {a.chance:.3f} ({a.chance_basis})")
+        print(
+            tabulate(
+                rows,
+                headers=["baseline", "accuracy", "95% Wilson", "vs chance", "abstained"],
+                disable_numparse=True,
+            )
+        )
+        print(flush=True)
+
+    levels = args.level or None
+    try:
+        results = audit(
+            args.tasks or None,
+            levels=levels,
+            count=args.count,
+            seed=args.seed,
+            jobs=args.jobs or os.cpu_count() or 1,
+            progress=show,
+        )
+    except ValueError as exc:
+        raise ReasoningError(str(exc)) from None
+    if args.json:
+        json.dump([a.to_dict() for a in results], sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    return 0
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -415,6 +484,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return robustness_command(args)
         if args.command == "report":
             return report_command(args)
+        if args.command == "audit":
+            return audit_command(args)
         if args.command == "tasks":
             for tid in task_ids():
                 t = get_task(tid)

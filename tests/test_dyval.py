@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -18,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_reasoning.answers import relative_error
-from pytest_reasoning.core import Item
+from pytest_reasoning.core import Item, canonical_json
 from pytest_reasoning.errors import InvalidArgument, UnknownLevel
 from pytest_reasoning.registry import get_task
-from pytest_reasoning.tasks.base import Task
+from pytest_reasoning.tasks.base import Generated, Task
 from pytest_reasoning.tasks.dyval import TASKS, ArithmeticTask, solver
 
 ARITH = get_task("dyval.arithmetic")
@@ -219,11 +220,29 @@ def _check_item(task: Task, params: Mapping[str, Any], seed: int, index: int, st
     if params.get("balanced"):
         assert item.answer == BALANCED[task.id][index % len(BALANCED[task.id])]
     if style == "fewshot":
-        assert item.prompt.count("\nA:\n") == params["shots"]
-        assert item.prompt.rstrip().endswith(item.prompt.rsplit("Q:\n", 1)[1].rstrip())
+        # Never the item's own problem (distractors aside), nor one example twice; an example
+        # whose class has nothing else to show is replaced by another class's, or left out.
+        resolved = task.resolve_params(level, params)
+        shown = task.worked_examples(level, seed, index, resolved, Generated(item.problem, "", ""))
+        keys = [canonical_json(task.identity(e.problem)) for e in shown]
+        assert canonical_json(task.identity(item.problem)) not in keys
+        assert len(set(keys)) == len(keys)
+        # (0 only where the knobs allow a single problem: e.g. min_value = max_value, one op.)
+        assert item.prompt.count("\nA:\n") == len(shown) <= params["shots"]
+        if shown:
+            assert item.prompt.rstrip().endswith(item.prompt.rsplit("Q:\n", 1)[1].rstrip())
+        else:
+            assert item.prompt == task.make_item(level, seed, index, params).prompt
     # Rendering knobs never change the problem; distractors never change the main DAG.
     plain = task.make_item(level, seed, index, {**params, "order": "topological"}, "direct")
     assert plain.problem == item.problem and plain.answer == item.answer
+    if task is REACH and params["balanced"]:
+        # Description order says nothing: every target, reachable or not, is described
+        # before its source; an unreachable pair never has a dead-end source or an orphan
+        # target (issue 25, finding 3).
+        edges, s, t = item.problem["edges"], item.problem["source"], item.problem["target"]
+        assert plain.prompt.index(f"\n{t} points to") < plain.prompt.index(f"\n{s} points to")
+        assert edges[s] and any(t in kids for kids in edges.values())
     if params["distractors"]:
         bare = task.make_item(level, seed, index, {**params, "distractors": 0})
         assert bare.answer == item.answer
@@ -363,12 +382,82 @@ def test_balanced_labels_are_exactly_balanced(task: Task, labels: tuple[str, ...
     assert all(answers.count(label) == n // len(labels) for label in labels)
 
 
+@pytest.mark.parametrize(
+    ("task_id", "level", "params"),
+    [
+        ("dyval.abductive_logic", "D1", {}),  # one True problem exists: the item itself
+        ("dyval.deductive_logic", "D2", {"ops": ["or"]}),  # one N/A problem (all leaves False)
+        ("dyval.deductive_logic", "D2", {"ops": ["and"]}),  # one True problem
+        ("dyval.boolean_logic", "D1", {"distractors": 2}),  # same problem, other distractors
+    ],
+)
+def test_fewshot_never_shows_the_item_itself(
+    task_id: str, level: str, params: dict[str, Any]
+) -> None:
+    task = get_task(task_id)
+    for index in range(12):
+        item = task.make_item(level, 7, index, params, "fewshot")
+        own = item.prompt.split("Now the problem to solve:\nQ:\n", 1)[1]
+        shown = task.worked_examples(
+            level, 7, index, task.resolve_params(level, params), Generated(item.problem, "", "")
+        )
+        assert own not in re.findall(r"Example \d+:\nQ:\n(.*?)\n\nA:\n", item.prompt, re.S)
+        assert all(task.identity(e.problem) != task.identity(item.problem) for e in shown)
+        assert len(shown) == 3  # another class stands in: still three examples
+
+
 def test_fewshot_examples_are_other_problems_of_the_same_level() -> None:
     item = ARITH.make_item("D1", 4, 0, {"shots": 3}, "fewshot")
     blocks = item.prompt.split("Q:\n")[1:]
     assert len(blocks) == 4 and len(set(blocks)) == 4
     assert blocks[-1].startswith("Here is the description of an arithmetic problem")
     assert ARITH.score(item, ARITH.reference_response(item)).correct
+
+
+def test_linear_steps_do_the_elimination_arithmetic() -> None:
+    """--with-steps writes every product and difference (the reference's training steps):
+    the scaled equations are the originals times the stated factors, and each stated result
+    is the arithmetic of the numbers before it."""
+    num = r"(-?[\d.e+-]+)"
+    kinds = set()
+    for seed in range(60):
+        item = LINEAR.make_item("D2", seed, 0)
+        steps = LINEAR.steps(item)
+        system = steps.split("Now solve the system:\n", 1)[1].splitlines()
+        rows = [
+            [float(v) for v in re.findall(r"-?[\d.]+(?:e[+-]?\d+)?", ln.replace("- ", "-"))]
+            for ln in system[:2]
+        ]
+        (a1, b1, c1), (a2, b2, c2) = rows
+        x, y = (float(v) for v in item.answer.split())
+        if "has no y" in steps:
+            kinds.add("no y")
+        else:
+            kinds.add("eliminate")
+            m = re.search(rf"so {num} x = {num}\.", steps)
+            assert m, steps
+            det, rhs = float(m.group(1)), float(m.group(2))
+            assert math.isclose(det, a1 * b2 - a2 * b1, rel_tol=1e-6)
+            assert math.isclose(rhs, c1 * b2 - c2 * b1, rel_tol=1e-6, abs_tol=1e-9)
+            assert math.isclose(rhs / det, x, rel_tol=1e-6, abs_tol=1e-9)
+            scaled = [
+                [float(v) for v in re.findall(r"-?[\d.]+(?:e[+-]?\d+)?", ln.replace("- ", "-"))]
+                for ln in system[3:5]
+            ]
+            assert scaled[0] == pytest.approx([a1 * b2, b1 * b2, c1 * b2], rel=1e-6)
+            assert scaled[1] == pytest.approx([a2 * b1, b1 * b2, c2 * b1], rel=1e-6)
+        m = re.search(rf"so y = {num} / \(?{num}\)? = {num}\.", steps)
+        assert m, steps
+        assert math.isclose(float(m.group(1)) / float(m.group(2)), y, rel_tol=1e-6, abs_tol=1e-9)
+        assert math.isclose(float(m.group(3)), y, rel_tol=1e-6, abs_tol=1e-9)
+    assert kinds == {"no y", "eliminate"}
+
+
+def test_fewshot_header_reads_as_english() -> None:
+    three = LINEAR.make_item("D1", 1, 0, style="fewshot").prompt
+    assert three.startswith("Here are 3 examples of linear equation problems with their ")
+    one = ARITH.make_item("D1", 1, 0, {"shots": 1}, "fewshot").prompt
+    assert one.startswith("Here is an example of an arithmetic problem with its step-by-step")
 
 
 def test_extra_links_make_a_dag_not_a_tree() -> None:

@@ -44,8 +44,10 @@ def logic_answer(task: str, logic: dict[str, Any]) -> bool:
 
 
 def paragraphs(item: Item) -> list[str]:
-    text = item.prompt.split(INTRO + "\n\n", 1)[1].rsplit("\n\nQuestion: ", 1)[0]
-    return text.split("\n\n")
+    """The text's paragraphs: between the opening (the question, where the paper asks it
+    first) and the closing question or instruction."""
+    assert item.prompt.startswith(INTRO)
+    return item.prompt.split("\n\n")[1:-1]
 
 
 def key_index(paras: list[str], key: str) -> int:
@@ -97,12 +99,23 @@ def test_generated_items_keep_every_promise(
         assert j == i + 1
         before, after = sum(map(count, paras[:i])), sum(map(count, paras[j + 1 :]))
         assert abs(before - after) <= 150  # halves, to a sentence or paragraph
+    if padding == "similar":  # whole paragraphs of other instances, each from its key sentence
+        for k, para in enumerate(paras):
+            assert k in (i, j) or KEY_SHAPE[task_id].match(para), para[:80]
     # Padding never names the sample's people or room.
     names = _entities(task_id, p["logic"])
     for k, para in enumerate(paras):
         if k not in (i, j):
             for name in names:
                 assert not re.search(rf"\b{re.escape(name)}\b", para), (name, para[:80])
+
+
+NAME = r"[A-Z][a-z]+ [A-Z][A-Za-z]+"
+KEY_SHAPE = {
+    "flenqa.monorel": re.compile(rf"{NAME} is \w+ than {NAME}\."),
+    "flenqa.people_in_rooms": re.compile(rf"{NAME} is in the [a-z ]+\.|The [a-z ]+ is \w+\."),
+    "flenqa.ruletaker": re.compile(rf"{NAME} is \w+\."),
+}
 
 
 def _entities(task_id: str, logic: dict[str, Any]) -> set[str]:
@@ -136,6 +149,55 @@ def test_same_address_same_bytes(task_id: str) -> None:
 def test_export_is_byte_identical_across_hash_seeds() -> None:
     exports = [(t, "1000", 4, 2, {"padding": "different"}, "cot", True) for t in IDS]
     assert len(set(export_digests(exports))) == 3
+
+
+@pytest.mark.parametrize("task_id", IDS)
+def test_the_question_sits_where_the_paper_puts_it(task_id: str) -> None:
+    """MonoRel asks before and after the text, RuleTaker states the rule and the question
+    before the facts only, PIR asks after (the paper's appendix D prompts)."""
+    item = get_task(task_id).make_item("500", 4, 1)
+    question = f"Question: {item.problem['question']}"
+    opening, *_, closing = item.prompt.split("\n\n")
+    assert opening.startswith(INTRO)
+    before, after = question in opening, closing.startswith(question)
+    expected = {
+        "flenqa.monorel": (True, True),
+        "flenqa.ruletaker": (True, False),
+        "flenqa.people_in_rooms": (False, True),
+    }
+    assert (before, after) == expected[task_id]
+    assert item.prompt.count(question) == before + after
+    assert closing.endswith(DIRECT)
+
+
+@pytest.mark.parametrize("task_id", IDS)
+def test_no_filler_sentence_is_said_of_two_people_in_one_prompt(task_id: str) -> None:
+    """With 'similar' padding other instances' paragraphs use the same banks: a template is
+    used at most once per prompt, whoever it is about (issue 25, finding 10)."""
+    slot = {"{name}": r"[A-Z][a-z]+", "{room}": r"[a-z ]+?"}
+    for index in range(4):
+        prompt = get_task(task_id).make_item("3000", 6, index, {"padding": "similar"}).prompt
+        for template in PERSON_BANK + ROOM_BANK:
+            pattern = re.escape(template)
+            for key, value in slot.items():
+                pattern = pattern.replace(re.escape(key), value)
+            assert len(re.findall(pattern, prompt)) <= 1, template
+
+
+def test_bank_sentences_are_counted_exactly_from_their_parts() -> None:
+    """The generator counts a filled bank sentence from cached parts (template text, value):
+    the parts must add up to encoding the sentence whole, for every template."""
+    from pytest_reasoning.tasks.flenqa.task import _KNOWN, _filled
+    from pytest_reasoning.tasks.flenqa.vocab import ROOMS
+
+    for bank, slot, values in (
+        (PERSON_BANK, "{name}", ["Bob", "Ann-Marie", "Zoë", "Christopher"]),
+        (ROOM_BANK, "{room}", list(ROOMS)),
+    ):
+        for template in bank:
+            for value in values:
+                sentence = _filled(template, slot, value)
+                assert _KNOWN[" " + sentence] == count(" " + sentence), sentence
 
 
 def test_the_same_problem_at_every_length() -> None:

@@ -9,6 +9,7 @@ import itertools
 import json
 import math
 import random
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from pytest_reasoning.registry import get_task
 from pytest_reasoning.strategies import zebra_problems
 from pytest_reasoning.tasks.zebra import solver
 from pytest_reasoning.tasks.zebra.clues import KINDS, true_clues
+from pytest_reasoning.tasks.zebra.pools import FEATURES, article, feature, phrase
 from pytest_reasoning.tasks.zebra.sat import Uniqueness, reduce_clues
 from pytest_reasoning.tasks.zebra.task import EASY_THRESHOLD, log10_space
 
@@ -338,6 +340,91 @@ def test_values_are_listed_sorted_not_in_solution_order() -> None:
     for values in item.problem["features"].values():
         assert values == sorted(values, key=str.lower)
     assert next(iter(item.problem["features"])) == "Name"
+
+
+def _grids(problem: Mapping[str, Any], clues: Sequence[int]) -> list[list[dict[str, str]]]:
+    """Every grid obeying the clues numbered ``clues`` (1-based), by brute force."""
+    sub = {**problem, "clues": [problem["clues"][k - 1] for k in clues]}
+    return brute_force(sub, limit=10**9)
+
+
+def _house(grid: Sequence[Mapping[str, str]], ref: tuple[str, str]) -> int:
+    return next(h for h, house in enumerate(grid, 1) if house[ref[0]] == ref[1])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["2x2", "2x4", "3x2", "3x3", "4x2"]), st.integers(0, 10**6))
+def test_worked_solution_steps_follow_from_the_clues_they_cite(level: str, seed: int) -> None:
+    """Each step of the one-shot reasoning (and --with-steps) follows from exactly the clues
+    it cites, every one of them needed, plus the steps before it: checked here by brute
+    force over all grids, apart from the solver that wrote the steps (issue 25, finding 8)."""
+    item = ZEBRA.make_item(level, seed, 0)
+    problem = item.problem
+    puzzle = solver.parse_prompt(item.prompt)
+    steps = solver.deduce(puzzle)
+    solver.check_steps(puzzle, steps)  # the solver's own check agrees
+    gold = _gold(item)
+    placed: dict[tuple[str, str], int] = {}
+    out: set[tuple[tuple[str, str], int]] = set()
+
+    def fits(grid: Sequence[Mapping[str, str]]) -> bool:
+        return all(_house(grid, r) == h for r, h in placed.items()) and not any(
+            _house(grid, r) == h for r, h in out
+        )
+
+    def holds(step: solver.Step, grid: Sequence[Mapping[str, str]]) -> bool:
+        at = _house(grid, step.value)
+        return at != step.house if step.kind == "rule_out" else at == step.house
+
+    for step in steps:
+        assert holds(step, gold)
+        grids = [g for g in _grids(problem, step.clues) if fits(g)]
+        assert all(holds(step, g) for g in grids), step
+        for c in step.clues:  # no clue cited without need
+            fewer = [k for k in step.clues if k != c]
+            assert not all(holds(step, g) for g in _grids(problem, fewer) if fits(g)), step
+        if step.kind == "rule_out":
+            out.add((step.value, step.house))
+        else:
+            placed[step.value] = step.house
+    assert len(placed) == problem["houses"] * len(problem["features"])
+    words = solver.trace(puzzle, {r: f"<{r[1]}>" for r in placed})
+    for step, text in zip(steps, words, strict=True):
+        if step.clues:
+            listed = re.search(r"clues? (\d+(?:, \d+)*(?: and \d+)?)", text)
+            assert listed, text
+            assert sorted(map(int, re.findall(r"\d+", listed.group(1)))) == list(step.clues)
+        else:
+            assert "clue" not in text
+
+
+def test_the_oneshot_example_shows_those_steps() -> None:
+    item = ZEBRA.make_item("4x4", 3, 2, style="oneshot")
+    example = item.prompt.split("Now solve this puzzle the same way.")[0]
+    reasoning = json.loads(example.rsplit("\n\n", 2)[-2])["reasoning"]
+    puzzle = solver.parse_prompt(example)
+    names = {(f, v): phrase(feature(f), v) for f, vs in puzzle.features.items() for v in vs}
+    assert reasoning == " ".join(solver.trace(puzzle, names))
+    solver.check_steps(puzzle, solver.deduce(puzzle))
+    assert "the other houses are taken" not in reasoning
+
+
+def test_values_read_as_english() -> None:
+    """Article and noun agreement in every value phrase (issue 25, finding 8)."""
+    said = [phrase(f, v) for f in FEATURES[1:] for v in f.values]
+    assert "the person with an xperia phone" in said
+    assert "the person with a oneplus phone" in said
+    assert "the person with a xiaomi phone" in said
+    assert "the person who drives an audi a4" in said
+    assert not any("phone phone" in p or "book books" in p for p in said)
+    assert not any(re.search(r"\ban [^aeiouxh]|\ba [aei]", p) for p in said), said
+    assert [article(w) for w in ("unicorn", "hour", "egg", "xbox", "xylophone")] == [
+        "a",
+        "an",
+        "an",
+        "an",
+        "a",
+    ]
 
 
 def test_steps_end_with_the_solution() -> None:

@@ -223,19 +223,7 @@ class Task(ABC):
         gen = self._generate_at(level, seed, index, resolved)
         examples: list[Generated] = []
         if style in self.example_styles:
-            shot_params = self.example_params(resolved)
-            seen = {_fingerprint(gen.problem)}
-            for j in range(self.shots(resolved)):
-                # Other seeds than the item's own; never the item itself (small levels repeat).
-                for attempt in range(_PATIENCE):
-                    chooser = SeededChooser(
-                        derive_seed(self.id, level, seed, index, "shot", j, attempt)
-                    )
-                    example = self.generate(chooser, shot_params, j)
-                    if _fingerprint(example.problem) not in seen:
-                        break
-                seen.add(_fingerprint(example.problem))
-                examples.append(example)
+            examples = self.worked_examples(level, seed, index, resolved, gen)
         return self.build_item(
             gen,
             examples,
@@ -246,6 +234,47 @@ class Task(ABC):
             style=style,
             id=id or item_id(self.id, level, seed, index),
         )
+
+    def worked_examples(
+        self, level: str, seed: int, index: int, params: Mapping[str, Any], item: Generated
+    ) -> list[Generated]:
+        """The worked examples shown with item ``index`` (styles in ``example_styles``).
+
+        Drawn from streams of their own, never the item's problem nor one identical to it
+        (:meth:`identity`), nor each other. Example ``j`` is drawn as index ``j`` (a balanced
+        task's answer class ``j``); when that class has no problem left to show (D1 abduction
+        has one True problem), the next classes are tried, and an example that cannot be made
+        distinct is left out rather than repeat the item.
+        """
+        shots = self.shots(params)
+        shot_params = self.example_params(params)
+        seen = {_fingerprint(self.identity(item.problem))}
+        out: list[Generated] = []
+        for j in range(shots):
+            example = None
+            # Same index first (the class the example was meant to show), then the others.
+            for k in range(j, j + shots + 1):
+                for attempt in range(_PATIENCE if k == j else _PATIENCE // 10):
+                    chooser = SeededChooser(
+                        derive_seed(self.id, level, seed, index, "shot", j, attempt)
+                        if k == j
+                        else derive_seed(self.id, level, seed, index, "shot", j, "k", k, attempt)
+                    )
+                    draw = self.generate(chooser, shot_params, k)
+                    if _fingerprint(self.identity(draw.problem)) not in seen:
+                        example = draw
+                        break
+                if example is not None:
+                    break
+            if example is not None:
+                seen.add(_fingerprint(self.identity(example.problem)))
+                out.append(example)
+        return out
+
+    def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What makes two problems the same for the worked-example rule (the whole problem
+        unless a task says otherwise; DyVal leaves out its distractors)."""
+        return problem
 
     def build_item(
         self,
@@ -376,9 +405,31 @@ class Task(ABC):
 
     def choice_texts(self, item: Item) -> Mapping[str, str] | None:
         """For multiple-choice tasks: the text tied to each answer choice (e.g. each
-        suspect's chapter), keyed by the answer that choice stands for, so the audit can
-        train a per-choice bag-of-words classifier; ``None`` for other tasks."""
+        suspect's chapter), keyed by the answer that choice stands for, in the order the
+        prompt lists the choices, so the audit can train a per-choice bag-of-words classifier;
+        ``None`` for other tasks."""
         return None
+
+    def choices(self, item: Item) -> Sequence[str] | None:
+        """The answers a guesser picks among, in the order the prompt lists them (gold
+        format): a label task's classes, a multiple-choice item's options; ``None`` for open
+        answers (numbers, grids). Defaults to the keys of :meth:`choice_texts`, else to the
+        problem's ``choices`` list when it holds the gold answer (the MuSR convention)."""
+        texts = self.choice_texts(item)
+        if texts is not None:
+            return list(texts)
+        listed = item.problem.get("choices")
+        if isinstance(listed, list) and item.answer in listed:
+            return [str(c) for c in listed]
+        return None
+
+    def chance(self, item: Item) -> float | None:
+        """The probability that a uniform guess answers ``item`` right: one over the number
+        of :meth:`choices` (or of the problem's ``choices`` list) by default; ``None`` for an
+        open answer with no natural guess space (the audit then takes the best constant
+        answer's accuracy as chance)."""
+        options = self.choices(item) or item.problem.get("choices")
+        return 1.0 / len(options) if isinstance(options, Sequence) and options else None
 
 
 _PATIENCE = 100  # fresh draws tried for a new problem before a duplicate is accepted

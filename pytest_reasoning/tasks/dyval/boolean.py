@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
-from ..base import Generated, Knob
-from . import solver
+from ..base import Generated, Knob, Shortcut
+from . import shortcuts, solver
 from .common import (
     TDAG_PRESETS,
     DyvalTask,
@@ -114,6 +114,9 @@ class BooleanLogicTask(DyvalTask):
 
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, ECHO_MARKER)
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.BOOLEAN
 
     def solve_text(self, prompt: str) -> str:
         return str(solver.solve_boolean(prompt))

@@ -182,6 +182,17 @@ class DyvalTask(Task):
     def shots(self, params: Mapping[str, Any]) -> int:
         return int(params["shots"])
 
+    def choices(self, item: Item) -> Sequence[str] | None:
+        return list(self.labels) if self.labels else None
+
+    def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The problem without its distractors: a worked example that differs from the item
+        only in unrelated lines is still the item's own problem."""
+        out = {k: v for k, v in problem.items() if not k.startswith("distractor")}
+        if "nodes" in out:
+            out["nodes"] = [n for n in out["nodes"] if not n.get("distractor")]
+        return out
+
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
         return index % len(self.labels) if params.get("balanced") and self.labels else 0
 
@@ -212,12 +223,14 @@ class DyvalTask(Task):
         body = generated.body
         if style == "cot":
             return f"{body}\n\n{COT_TRIGGER}"
-        if style == "fewshot":
+        if style == "fewshot" and examples:  # none: the knobs allow no other problem
             n = len(examples)
+            plural = self.family.split(" ", 1)[1]  # "an arithmetic" → "arithmetic problems"
             head = (
-                f"Here {'is an example' if n == 1 else f'are {n} examples'} of "
-                f"{self.family} problem{'s' if n != 1 else ''} with {'its' if n == 1 else 'their'} "
-                "step-by-step solution."
+                f"Here is an example of {self.family} problem with its step-by-step solution."
+                if n == 1
+                else f"Here are {n} examples of {plural} problems with their step-by-step "
+                "solutions."
             )
             parts = [head]
             for i, ex in enumerate(examples, 1):

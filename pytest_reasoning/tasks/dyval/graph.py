@@ -8,7 +8,7 @@ alphabetical order says nothing about reachability.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -16,8 +16,8 @@ from ...answers import parse_number
 from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
-from ..base import Generated, Knob
-from . import solver
+from ..base import Generated, Knob, Shortcut
+from . import shortcuts, solver
 from .common import GDAG_PRESETS, DyvalTask, gdag_knobs, label_score, read_value
 from .tdag import mix_lines, node_names, order_lines
 
@@ -156,12 +156,12 @@ class ReachabilityTask(_GraphTask):
             names = node_names()
             g = self.graph(chooser, params, names, params["nodes"])
             reach = {n: g.descendants(n) for n in g.names}
-            pairs = [
-                (s, t)
-                for s in sorted(g.names)
-                for t in sorted(g.names)
-                if s != t and (not params["balanced"] or (t in reach[s]) == want)
-            ]
+            if not params["balanced"]:  # the reference: any ordered pair
+                pairs = [(s, t) for s in sorted(g.names) for t in sorted(g.names) if s != t]
+            elif want:
+                pairs = _positive_pairs(g, chooser)
+            else:
+                pairs = _negative_pairs(g, reach)
             if pairs:
                 source, target = chooser.choice(pairs)
                 break
@@ -171,6 +171,9 @@ class ReachabilityTask(_GraphTask):
 
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, "either '<<<True>>>' if reachable")
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.REACHABILITY
 
     def solve_text(self, prompt: str) -> str:
         return str(solver.solve_reachability(prompt))
@@ -237,6 +240,9 @@ class MaxSumPathTask(_GraphTask):
             return Score(True, raw)
         return Score(False, raw, "wrong_value")
 
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.MAX_SUM_PATH
+
     def solve_text(self, prompt: str) -> str:
         return str(solver.solve_max_sum_path(prompt))
 
@@ -258,6 +264,52 @@ class MaxSumPathTask(_GraphTask):
                 break
         lines.append(f"Thus, the answer is <<<{answer}>>>")
         return "\n".join(lines)
+
+
+def hops(graph: Graph, source: str) -> dict[str, int]:
+    """Fewest edges from ``source`` to each node it reaches (breadth first)."""
+    out: dict[str, int] = {}
+    frontier = [source]
+    depth = 0
+    while frontier:
+        depth += 1
+        nxt = []
+        for node in frontier:
+            for child in graph.edges[node]:
+                if child not in out and child != source:
+                    out[child] = depth
+                    nxt.append(child)
+        frontier = nxt
+    return out
+
+
+def _positive_pairs(graph: Graph, chooser: Chooser) -> list[tuple[str, str]]:
+    """Reachable pairs at one distance, the distance drawn uniformly among those the graph
+    has: a multi-hop question is as likely as a direct edge (uniform pairs of a dense graph
+    are mostly direct edges, and an adjacency check would pass for reasoning)."""
+    by_distance: dict[int, list[tuple[str, str]]] = {}
+    for s in sorted(graph.names):
+        for t, d in sorted(hops(graph, s).items()):
+            by_distance.setdefault(d, []).append((s, t))
+    if not by_distance:
+        return []
+    return by_distance[chooser.choice(sorted(by_distance))]
+
+
+def _negative_pairs(graph: Graph, reach: Mapping[str, set[str]]) -> list[tuple[str, str]]:
+    """Unreachable pairs that look like reachable ones: the target is described before the
+    source in the topological order (as every reachable target is), the source points
+    somewhere and something points to the target. So neither the description order nor a
+    dead end gives the answer away."""
+    at = {n: i for i, n in enumerate(graph.names)}  # children first
+    pointed = {c for kids in graph.edges.values() for c in kids}
+    return [
+        (s, t)
+        for s in sorted(graph.names)
+        if graph.edges[s]
+        for t in sorted(graph.names)
+        if at[t] < at[s] and t in pointed and t not in reach[s]
+    ]
 
 
 def _topological(edges: Mapping[str, list[str]]) -> list[str]:

@@ -208,11 +208,55 @@ class LinearEquationTask(DyvalTask):
         (a1, b1, c1), (a2, b2, c2) = [
             [Fraction(v) if isinstance(v, int) else v for v in r] for r in nums
         ]
-        det = a1 * b2 - a2 * b1
         lines.append("Now solve the system:")
         lines.extend(equation_line(r) for r in nums)
-        lines.append(f"D = a1*b2 - a2*b1 = {format_number(det)}")
-        lines.append(f"x = (c1*b2 - c2*b1) / D = {format_number((c1 * b2 - c2 * b1) / det)}")
-        lines.append(f"y = (a1*c2 - a2*c1) / D = {format_number((a1 * c2 - a2 * c1) / det)}")
+        lines.extend(elimination_steps(a1, b1, c1, a2, b2, c2))
         lines.append(f"Thus, the answer is <<<{answer}>>>")
         return "\n".join(lines)
+
+
+def _n(v: Number) -> str:
+    """A number inside a formula: negative ones in parentheses."""
+    text = format_number(v)
+    return f"({text})" if v < 0 else text
+
+
+def elimination_steps(
+    a1: Number, b1: Number, c1: Number, a2: Number, b2: Number, c2: Number
+) -> list[str]:
+    """Solve ``a1 x + b1 y = c1, a2 x + b2 y = c2`` by elimination, every product and
+    difference written out (the reference's training steps: eliminate y, solve for x,
+    substitute back). The determinant is non-zero."""
+    lines = []
+    if b1 == 0 or b2 == 0:  # one equation has no y: it gives x at once
+        (a, c), (a_o, b_o, c_o), which, other = (
+            ((a1, c1), (a2, b2, c2), "first", "second")
+            if b1 == 0
+            else ((a2, c2), (a1, b1, c1), "second", "first")
+        )
+        x = c / a
+        lines.append(
+            f"The {which} equation has no y: {format_number(a)} x = {format_number(c)}, so "
+            f"x = {format_number(c)} / {_n(a)} = {format_number(x)}."
+        )
+    else:
+        other, (a_o, b_o, c_o) = "first", (a1, b1, c1)
+        lines.append(
+            f"To eliminate y, multiply the first equation by {_n(b2)} and the second by {_n(b1)}:"
+        )
+        lines.append(equation_line([a1 * b2, b1 * b2, c1 * b2]))
+        lines.append(equation_line([a2 * b1, b1 * b2, c2 * b1]))
+        det, num = a1 * b2 - a2 * b1, c1 * b2 - c2 * b1
+        lines.append(
+            f"Subtract the second from the first: ({_n(a1 * b2)} - {_n(a2 * b1)}) x = "
+            f"{_n(c1 * b2)} - {_n(c2 * b1)}, so {format_number(det)} x = {format_number(num)}."
+        )
+        x = num / det
+        lines.append(f"x = {format_number(num)} / {_n(det)} = {format_number(x)}.")
+    rest = c_o - a_o * x
+    lines.append(
+        f"Substitute x into the {other} equation: {format_number(b_o)} y = {format_number(c_o)} "
+        f"- {_n(a_o)} * {_n(x)} = {format_number(rest)}, so y = {format_number(rest)} / "
+        f"{_n(b_o)} = {format_number(rest / b_o)}."
+    )
+    return lines

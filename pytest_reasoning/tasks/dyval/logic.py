@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
-from ..base import Generated, Knob
-from . import solver
+from ..base import Generated, Knob, Shortcut
+from . import shortcuts, solver
 from .common import (
     TDAG_PRESETS,
     DyvalTask,
@@ -153,6 +153,9 @@ class DeductiveLogicTask(_ImplicationTask):
         problem = {"nodes": export_nodes(dag, extra, text), "target": target}
         return Generated(problem=problem, answer=text(dag.root.value), body=body)
 
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.DEDUCTIVE
+
     def solve_text(self, prompt: str) -> str:
         return solver.solve_deductive(prompt)
 
@@ -198,8 +201,8 @@ class AbductiveLogicTask(_ImplicationTask):
         for _ in range(1000):
             names = node_names()
             dag = self.tree(chooser, params, names, params["depth"])
-            # The reference gives the root False with probability 0.93.
-            given: bool = chooser.random() >= 0.07
+            # The reference gives the root False with probability 0.93 (True with 0.07).
+            given: bool = chooser.random() < 0.07
             answers = leaf_answers(dag.root, given)
             leaves = [n for n in dag.nodes if n.op is None]
             if params["balanced"]:
@@ -224,6 +227,9 @@ class AbductiveLogicTask(_ImplicationTask):
             "given": {"node": root, "value": str(given)},
         }
         return Generated(problem=problem, answer=text(answers[leaf.name]), body=body)
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.ABDUCTIVE
 
     def solve_text(self, prompt: str) -> str:
         return solver.solve_abductive(prompt)

@@ -21,12 +21,12 @@ class SolverError(ValueError):
 
 
 def _question(prompt: str) -> tuple[str, str]:
-    """(text, question): the question is the last 'Question:' line."""
-    at = prompt.rfind("\nQuestion: ")
-    if at < 0:
+    """(text, question): the question is the last 'Question:' line (asked after the text,
+    or before it as MonoRel and RuleTaker do); the text is everything but question lines."""
+    asked = re.findall(r"^Question: (.*)$", prompt, re.M)
+    if not asked:
         raise SolverError("no question")
-    question = prompt[at + len("\nQuestion: ") :].split("\n", 1)[0]
-    return prompt[:at], question
+    return re.sub(r"^Question: .*$", "", prompt, flags=re.M), asked[-1]
 
 
 def solve(task: str, prompt: str) -> str:

@@ -9,6 +9,7 @@ paragraphs at the chosen position.
 
 from __future__ import annotations
 
+import math
 import re
 from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,9 +20,9 @@ from typing import Any, ClassVar
 from ...core import Item, Score
 from ...errors import InvalidArgument, UnknownLevel
 from ...rng import Chooser, SeededChooser, derive_seed
-from ..base import Generated, Knob, Task
+from ..base import Generated, Knob, Shortcut, Task
 from ..names import first_names, last_names
-from . import corpus, solver
+from . import corpus, shortcuts, solver
 from .tokens import count
 from .vocab import (
     CONCLUSIONS,
@@ -57,6 +58,8 @@ class Base:
     logic: dict[str, Any]
     answer: str
     entities: frozenset[str]  # words that mark a mention of this instance's people or room
+    head: str = ""  # what the prompt says before the text (the question, where the paper asks it)
+    templates: frozenset[str] = frozenset()  # the filler templates its paragraphs used
 
 
 @cache
@@ -66,7 +69,31 @@ def _names() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return first_names(banned), last_names(banned)
 
 
-_count = lru_cache(maxsize=200_000)(count)
+_encoded = lru_cache(maxsize=200_000)(count)
+_KNOWN: dict[str, int] = {}  # bank sentences (with their leading space), counted by parts
+
+
+def _count(text: str) -> int:
+    known = _KNOWN.get(text)
+    return _encoded(text) if known is None else known
+
+
+def _filled(template: str, slot: str, value: str) -> str:
+    """A bank sentence about ``value``; its length with a leading space is recorded from
+    cached parts. cl100k's pre-tokenizer starts a piece at " word" and at "'s", and the slot
+    always follows a space (or opens the template) and is followed by a space, "'s" or
+    punctuation, so the parts add up (a test checks every template)."""
+    sentence = template.replace(slot, value)
+    key = " " + sentence
+    if key not in _KNOWN:
+        if len(_KNOWN) > 200_000:
+            _KNOWN.clear()
+        parts = template.split(slot)  # text around each mention (one sentence has two)
+        total = _encoded(" " + parts[0][:-1]) if parts[0] else 0
+        for k, part in enumerate(parts[1:], 1):
+            total += _encoded(" " + value) + _encoded(part if k == len(parts) - 1 else part[:-1])
+        _KNOWN[key] = total
+    return sentence
 
 
 def _people(chooser: Chooser, k: int) -> list[tuple[str, str]]:
@@ -76,19 +103,42 @@ def _people(chooser: Chooser, k: int) -> list[tuple[str, str]]:
 
 
 def _continue(
-    key: str, bank: Sequence[str], slot: str, value: str, chooser: Chooser
+    key: str,
+    bank: Sequence[str],
+    slot: str,
+    value: str,
+    chooser: Chooser,
+    used: set[str] | None = None,
 ) -> tuple[str, ...]:
     """A key paragraph: the key sentence, then bank sentences about ``value`` until about
-    KEY_TOKENS long."""
+    KEY_TOKENS long. Templates in ``used`` are skipped and the ones taken are added, so no
+    filler sentence is said of two people in one prompt (a paragraph ends early once the
+    bank is spent)."""
     out = [key]
     size = _count(key)
-    for template in chooser.sample(bank, len(bank)):
-        if size >= KEY_TOKENS - 8:
-            break
-        sentence = template.replace(slot, value)
+    free = bank if not used else [t for t in bank if t not in used]
+    # A short random run is nearly always enough (about five sentences make a paragraph);
+    # the rest, in random order too, only once that run is spent.
+    order = chooser.sample(free, min(len(free), _RUN))
+    at = 0
+    while size < KEY_TOKENS - 8:
+        if at == len(order):
+            if len(order) == len(free):
+                break
+            taken = set(order)
+            rest = [t for t in free if t not in taken]
+            order += chooser.sample(rest, len(rest))
+        template = order[at]
+        at += 1
+        if used is not None:
+            used.add(template)
+        sentence = _filled(template, slot, value)
         out.append(sentence)
-        size += _count(sentence) + 1
+        size += _count(" " + sentence)
     return tuple(out)
+
+
+_RUN = 12  # bank sentences drawn up front for one paragraph
 
 
 def _mentions(text: str, words: frozenset[str]) -> bool:
@@ -134,8 +184,9 @@ class FlenqaTask(Task):
 
     # -- the base instance -------------------------------------------------------------------
     @abstractmethod
-    def base(self, chooser: Chooser, label: bool) -> Base:
-        """A base instance whose answer is ``label``."""
+    def base(self, chooser: Chooser, label: bool, used: set[str] | None = None) -> Base:
+        """A base instance whose answer is ``label``; its filler sentences avoid and join
+        ``used`` (see :func:`_continue`)."""
 
     # -- generation --------------------------------------------------------------------------
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
@@ -169,13 +220,17 @@ class FlenqaTask(Task):
             corpus.sentences(params["padding_corpus"])  # a bad path fails before any work
         source = self._padding(base, padding, params["padding_corpus"], material)
 
-        head, tail = _count(f"{INTRO}\n\n"), _count(f"Question: {base.question}\n{DIRECT}")
+        head_text, tail_text = base.head or INTRO, self.tail(base)
+        head = _count(f"{head_text}\n\n")
+        tail = _count(f"{tail_text}\n{DIRECT}" if tail_text else DIRECT)
+        whole = padding == "similar"  # cut between other instances' paragraphs only
 
         def measure(k: int) -> int:
             """The direct prompt's length with k padding sentences, from cached counts."""
             while k > len(pool):
                 pool.append(next(source))
-            return head + _tokens(self._paragraphs(base, pool[:k], position, u1, u2)) + tail
+            paragraphs = self._paragraphs(base, pool[:k], position, u1, u2, whole)
+            return head + _tokens(paragraphs) + tail
 
         pool: list[tuple[str, int]] = []
         fixed = measure(0)
@@ -201,9 +256,10 @@ class FlenqaTask(Task):
                 k, best = k + d, trial
 
         def render(k: int) -> str:
-            paragraphs = self._paragraphs(base, pool[:k], position, u1, u2)
+            paragraphs = self._paragraphs(base, pool[:k], position, u1, u2, whole)
             text = "\n\n".join(" ".join(p) for p in paragraphs)
-            return f"{INTRO}\n\n{text}\n\nQuestion: {base.question}"
+            # Without a closing question the instruction follows a blank line (RuleTaker).
+            return f"{head_text}\n\n{text}\n" + (f"\n{tail_text}" if tail_text else "")
 
         body = render(k)
         tokens = count(f"{body}\n{DIRECT}")  # the one whole-prompt encode
@@ -230,25 +286,44 @@ class FlenqaTask(Task):
         return Generated(problem=problem, answer=base.answer, body=body)
 
     def _paragraphs(
-        self, base: Base, pad: Sequence[tuple[str, int]], position: str, u1: float, u2: float
+        self,
+        base: Base,
+        pad: Sequence[tuple[str, int]],
+        position: str,
+        u1: float,
+        u2: float,
+        whole: bool = False,
     ) -> list[Sequence[str]]:
-        """The text as paragraphs of sentences: padding in its own paragraphs (a cut may split
-        one), the key paragraphs placed."""
+        """The text as paragraphs of sentences: padding in its own paragraphs, the key
+        paragraphs placed. A cut falls between sentences (the paper's injection of key
+        paragraphs into prose), or with ``whole`` only between padding paragraphs, so another
+        instance's paragraph is never split around a key paragraph."""
         k1, k2 = base.paragraphs
         n = len(pad)
+        cuts = (
+            [j for j in range(n + 1) if j in (0, n) or pad[j][1] != pad[j - 1][1]]
+            if whole and position in ("middle", "random")
+            else range(n + 1)
+        )
         if position == "first":
             parts: list[Any] = [k1, k2, pad]
         elif position == "last":
             parts = [pad, k1, k2]
         elif position == "middle":  # split where half the padding's tokens are before
             sizes = [_count(" " + sentence) for sentence, _ in pad]
-            half, before, total = 0, 0, sum(sizes)
-            while half < n and abs(before + sizes[half] - total / 2) < abs(before - total / 2):
-                before += sizes[half]
-                half += 1
+            before = [0]
+            for size in sizes:
+                before.append(before[-1] + size)
+            half = min(cuts, key=lambda j: (abs(before[j] - before[-1] / 2), j))
             parts = [pad[:half], k1, k2, pad[half:]]
         else:
-            a, b = int(u1 * (n + 1)), int(u2 * (n + 1))
+
+            def nearest(u: float) -> int:
+                if not whole:  # every sentence boundary: round, halves down
+                    return min(n, math.ceil(u * (n + 1) - 0.5))
+                return min(cuts, key=lambda j: (abs(j - u * (n + 1)), j))
+
+            a, b = nearest(u1), nearest(u2)
             parts = [pad[:a], k1, pad[a:b], k2, pad[b:]]
         out: list[Sequence[str]] = []
         for part in parts:
@@ -279,8 +354,9 @@ class FlenqaTask(Task):
                         yield sentence, para
                     para += 1
         if kind == "similar":
+            used = set(base.templates)
             while True:  # key paragraphs of other instances that name none of ours
-                other = self.base(chooser, chooser.random() < 0.5)
+                other = self.base(chooser, chooser.random() < 0.5, used)
                 if other.entities & base.entities:
                     continue
                 for paragraph in chooser.sample(list(other.paragraphs), 2):
@@ -333,6 +409,14 @@ class FlenqaTask(Task):
     def text_answer(self, prompt: str, *, max_size: int | None = None) -> str | None:
         # The three tasks share the intro, so any of them answers any of their prompts.
         return f"The answer is {solver.solve_any(prompt)}."
+
+    def choices(self, item: Item) -> Sequence[str]:
+        return ["True", "False"]
+
+    def tail(self, base: Base) -> str:
+        """What follows the text before the answer instruction: the question (PIR asks it
+        after the text, MonoRel before and after); empty where the paper asks only before."""
+        return f"Question: {base.question}"
 
     def reference_response(self, item: Item) -> str:
         return self.solve(item)
@@ -391,7 +475,11 @@ class MonoRelTask(FlenqaTask):
         "Two comparisons on one monotone scale; is a third comparison implied? (True/False)"
     )
 
-    def base(self, chooser: Chooser, label: bool) -> Base:
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.MONOREL
+
+    def base(self, chooser: Chooser, label: bool, used: set[str] | None = None) -> Base:
+        own: set[str] = set() if used is None else used
         rel, converse = chooser.choice(RELATIONS)
         people = _people(chooser, 3)
         a, b, c = (_full(p) for p in people)
@@ -403,21 +491,22 @@ class MonoRelTask(FlenqaTask):
                 key, subject = f"{y} is {converse} than {x}.", py
             sentences.append((key, subject))
         order = [0, 1] if chooser.random() < 0.5 else [1, 0]
-        picked = chooser.sample(PERSON_BANK, len(PERSON_BANK))
-        half = len(picked) // 2
+        # The two paragraphs share no sentence: `own` holds the templates already taken.
         paragraphs = [
-            _continue(sentences[i][0], picked[:half] if j == 0 else picked[half:], "{name}",
-                      sentences[i][1][0], chooser)
-            for j, i in enumerate(order)
-        ]  # fmt: skip
+            _continue(sentences[i][0], PERSON_BANK, "{name}", sentences[i][1][0], chooser, own)
+            for i in order
+        ]
         query = [a, c] if label else [c, a]
+        question = f"Is {query[0]} {rel} than {query[1]}?"
         return Base(
             keys=(paragraphs[0][0], paragraphs[1][0]),
             paragraphs=(paragraphs[0], paragraphs[1]),
-            question=f"Is {query[0]} {rel} than {query[1]}?",
+            question=question,
             logic={"facts": [[a, b], [b, c]], "relation": rel, "query": query},
             answer=str(label),
             entities=frozenset(w for p in people for w in p),
+            head=f"{INTRO}\nQuestion: {question}",  # the paper asks before and after the text
+            templates=frozenset(own),
         )
 
     def reasoning(self, problem: Mapping[str, Any]) -> str:
@@ -430,15 +519,19 @@ class PeopleInRoomsTask(FlenqaTask):
     id = "flenqa.people_in_rooms"
     description = "A person is in a room, the room has a property; is the person in a room with it?"
 
-    def base(self, chooser: Chooser, label: bool) -> Base:
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.PEOPLE_IN_ROOMS
+
+    def base(self, chooser: Chooser, label: bool, used: set[str] | None = None) -> Base:
+        own: set[str] = set() if used is None else used
         person = _people(chooser, 1)[0]
         name = _full(person)
         room = chooser.choice(ROOMS)
         group = chooser.choice(PROPERTY_GROUPS)
         prop = chooser.choice(group)
         asked = prop if label else next(p for p in group if p != prop)
-        k1 = _continue(f"{name} is in the {room}.", PERSON_BANK, "{name}", person[0], chooser)
-        k2 = _continue(f"The {room} is {prop}.", ROOM_BANK, "{room}", room, chooser)
+        k1 = _continue(f"{name} is in the {room}.", PERSON_BANK, "{name}", person[0], chooser, own)
+        k2 = _continue(f"The {room} is {prop}.", ROOM_BANK, "{room}", room, chooser, own)
         first, second = (k1, k2) if chooser.random() < 0.5 else (k2, k1)
         article = "an" if asked[0] in "aeiou" else "a"
         return Base(
@@ -448,6 +541,7 @@ class PeopleInRoomsTask(FlenqaTask):
             logic={"person": name, "room": room, "room_property": prop, "query_property": asked},
             answer=str(label),
             entities=frozenset([*person, *room.split()]),
+            templates=frozenset(own),
         )
 
     def reasoning(self, problem: Mapping[str, Any]) -> str:
@@ -465,17 +559,22 @@ class RuleTakerTask(FlenqaTask):
         "A rule with two conditions and two facts about one person: can the conclusion be derived?"
     )
 
-    def base(self, chooser: Chooser, label: bool) -> Base:
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.RULETAKER
+
+    def tail(self, base: Base) -> str:
+        return ""  # the paper states the rule and the question before the facts only
+
+    def base(self, chooser: Chooser, label: bool, used: set[str] | None = None) -> Base:
+        own: set[str] = set() if used is None else used
         person = _people(chooser, 1)[0]
         name = _full(person)
         c1, c2, other = chooser.sample(CONDITIONS, 3)
         then = chooser.choice(CONCLUSIONS)
         facts = [c1, c2] if label else [chooser.choice((c1, c2)), other]
         chooser.shuffle(facts)
-        picked = chooser.sample(PERSON_BANK, len(PERSON_BANK))
-        half = len(picked) // 2
-        k1 = _continue(f"{name} is {facts[0]}.", picked[:half], "{name}", person[0], chooser)
-        k2 = _continue(f"{name} is {facts[1]}.", picked[half:], "{name}", person[0], chooser)
+        k1 = _continue(f"{name} is {facts[0]}.", PERSON_BANK, "{name}", person[0], chooser, own)
+        k2 = _continue(f"{name} is {facts[1]}.", PERSON_BANK, "{name}", person[0], chooser, own)
         question = (
             f'Given the rule "If a person is {c1} and {c2}, then the person is {then}", can '
             f'"{name} is {then}" be derived from the rule and the facts in the text?'
@@ -491,6 +590,8 @@ class RuleTakerTask(FlenqaTask):
             },
             answer=str(label),
             entities=frozenset(person),
+            head=f"{INTRO}\nQuestion: {question}",
+            templates=frozenset(own),
         )
 
     def reasoning(self, problem: Mapping[str, Any]) -> str:

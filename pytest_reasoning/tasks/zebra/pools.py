@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FEATURES", "NAME", "Feature", "feature", "phrase"]
+__all__ = ["FEATURES", "NAME", "Feature", "article", "feature", "phrase"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ FEATURES: tuple[Feature, ...] = (
             "lemonade",
             "hot chocolate",
             "root beer",
-            "smoothie",
+            "smoothies",
             "kombucha",
         ),
         "the person who drinks {v}",
@@ -210,7 +210,7 @@ FEATURES: tuple[Feature, ...] = (
             "horror",
             "thriller",
             "travel",
-            "cookbook",
+            "cooking",
         ),
         "the person who reads {v} books",
     ),
@@ -237,14 +237,14 @@ FEATURES: tuple[Feature, ...] = (
         "Phone",
         "Each person uses a different phone",
         (
-            "iphone",
+            "blackberry",
             "pixel",
             "galaxy",
             "oneplus",
             "xperia",
             "moto",
             "nokia",
-            "fairphone",
+            "alcatel",
             "xiaomi",
             "huawei",
         ),
@@ -260,7 +260,19 @@ def feature(key: str) -> Feature:
     raise KeyError(key)
 
 
+def article(word: str) -> str:
+    """The article by how ``word`` is said, not spelt: an audi, an xperia (ex-), a oneplus
+    (wun-), a xiaomi (shao-), a unicorn (yoo-), an hour."""
+    w = word.lower()
+    if w.startswith(("one", "uni", "use", "usu", "eu")):
+        return "a"
+    if w.startswith(("hour", "honest", "heir")):
+        return "an"
+    if w[:1] == "x":  # "ex-" before a consonant (xperia, xbox); "z"/"sh" before a vowel
+        return "an" if w[1:2] and w[1] not in "aeiouy" else "a"
+    return "an" if w[:1] in ("a", "e", "i", "o", "u") else "a"
+
+
 def phrase(feat: Feature, value: str) -> str:
     """How a clue names the holder of ``value``: "Eric", "the person who keeps a cat"."""
-    article = "an" if value[:1].lower() in "aeiou" else "a"
-    return feat.noun.replace("{a}", article).replace("{v}", value)
+    return feat.noun.replace("{a}", article(value)).replace("{v}", value)

@@ -11,7 +11,17 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Puzzle", "SolverError", "count_solutions", "parse_prompt", "solve_text", "trace"]
+__all__ = [
+    "Puzzle",
+    "SolverError",
+    "Step",
+    "check_steps",
+    "count_solutions",
+    "deduce",
+    "parse_prompt",
+    "solve_text",
+    "trace",
+]
 
 
 class SolverError(ValueError):
@@ -246,46 +256,262 @@ def solve_text(prompt: str) -> list[dict[str, str]]:
     return found[0]
 
 
-def trace(puzzle: Puzzle, phrase: Mapping[Ref, str]) -> list[str]:
-    """A human-readable deduction: each placement with the clue that forces it, and a
-    case split ("if X were in house 2, the clues would contradict") where propagation stalls."""
+@dataclass(frozen=True)
+class Step:
+    """One step of a worked solution, resting only on the clues it cites and the steps
+    before it. ``place``: the value lives in ``house``; ``rule_out``: it cannot (a case that
+    contradicts the cited clues); ``conclude``: it lives in ``house`` because every other
+    house is taken or ruled out by earlier steps (cites no clue)."""
+
+    kind: str
+    value: Ref
+    house: int  # 1-based
+    clues: tuple[int, ...]  # 1-based clue numbers
+    needs_earlier: bool  # the cited clues alone do not suffice: earlier steps are used too
+
+
+class _Facts:
+    """What earlier steps established: placements and ruled-out houses."""
+
+    def __init__(self) -> None:
+        self.placed: dict[int, int] = {}  # value index -> house bit
+        self.out: set[tuple[int, int]] = set()  # (value index, house bit)
+
+    def domains(self, s: _State) -> list[int]:
+        dom = [s.full] * len(s.refs)
+        for i, bit in self.placed.items():
+            dom[i] = bit
+        for i, bit in self.out:
+            dom[i] &= ~bit
+        return dom
+
+
+def _consistent(
+    puzzle: Puzzle, clues: Sequence[int], facts: _Facts | None, i: int, mask: int
+) -> bool:
+    """Whether some grid obeys the given clues (0-based) and facts with value ``i`` inside
+    ``mask``: a conclusion is entailed exactly when its negation is not consistent."""
+    sub = Puzzle(puzzle.houses, puzzle.features, [puzzle.clues[k] for k in clues])
+    s = _State(sub)
+    dom = facts.domains(s) if facts else [s.full] * len(s.refs)
+    dom[i] &= mask
+    if not dom[i]:
+        return False
+    found: list[list[int]] = []
+    _search(s, dom, 1, found)
+    return bool(found)
+
+
+def _support(
+    puzzle: Puzzle, facts: _Facts, i: int, negation: int, mention: Ref
+) -> tuple[tuple[int, ...], bool]:
+    """An irreducible set of clues that, with the facts, rules out value ``i`` in
+    ``negation`` (a house mask); and whether the facts are needed besides. Clues not naming
+    the value are dropped first, so the ones kept read as the reason."""
+    keep = list(range(len(puzzle.clues)))
+    order = sorted(keep, key=lambda k: (mention in puzzle.clues[k][1:3], -k))
+    for k in order:
+        trial = [c for c in keep if c != k]
+        if not _consistent(puzzle, trial, facts, i, negation):
+            keep = trial
+    alone = not _consistent(puzzle, keep, None, i, negation)
+    return tuple(k + 1 for k in keep), not alone
+
+
+def _reasons(
+    s: _State, dom: list[int], why: list[list[int]], fact: int
+) -> list[tuple[int, int]] | None:
+    """Propagate as :func:`_propagate` does, recording for every (value, house) it rules out
+    the clues it rests on (bit k for clue k+1; ``fact`` for the earlier steps) in ``why``.
+    Returns the placements in the order found, or None on a contradiction. The record is
+    sound: a placement follows from the clues of its value's ruled-out houses."""
+    full, n = s.full, s.n
+    found: list[tuple[int, int]] = []
+    changed = True
+
+    def cause(i: int) -> int:  # what value i's current domain rests on
+        out, gone = 0, full & ~dom[i]
+        for h in range(n):
+            if gone >> h & 1:
+                out |= why[i][h]
+        return out
+
+    def narrow(i: int, mask: int, reason: int) -> bool:
+        nonlocal changed
+        new = dom[i] & mask
+        if new != dom[i]:
+            gone = dom[i] & ~new
+            for h in range(n):
+                if gone >> h & 1:
+                    why[i][h] = reason
+            dom[i] = new
+            changed = True
+            if new and new & (new - 1) == 0:
+                found.append((i, new.bit_length()))
+        return new != 0
+
+    while changed:
+        changed = False
+        for c, (kind, a, b, h) in enumerate(s.clues):
+            me = 1 << c
+            if b < 0:
+                bit = 1 << (h - 1)
+                if not narrow(a, bit if kind == "found_at" else full & ~bit, me):
+                    return None
+                continue
+            if kind == "left_of":
+                ok = narrow(a, (1 << (dom[b].bit_length() - 1)) - 1, me | cause(b)) and narrow(
+                    b, full & ~((dom[a] & -dom[a]) * 2 - 1), me | cause(a)
+                )
+            elif kind == "right_of":
+                ok = narrow(b, (1 << (dom[a].bit_length() - 1)) - 1, me | cause(a)) and narrow(
+                    a, full & ~((dom[b] & -dom[b]) * 2 - 1), me | cause(b)
+                )
+            else:
+                to_b = to_a = 0
+                for d in _OFFSETS[kind]:
+                    to_b |= _shift(dom[a], d, full)
+                    to_a |= _shift(dom[b], -d, full)
+                ok = narrow(b, to_b, me | cause(a)) and narrow(a, to_a, me | cause(b))
+            if not ok:
+                return None
+        for group in s.groups:
+            for i in group:  # a placed value leaves its house to no other
+                m = dom[i]
+                if m & (m - 1) == 0:
+                    for j in group:
+                        if j != i and dom[j] & m and not narrow(j, full & ~m, cause(i)):
+                            return None
+            for bit in range(n):  # a house only one value can take gets it
+                mask = 1 << bit
+                holders = [i for i in group if dom[i] & mask]
+                if not holders:
+                    return None
+                if len(holders) == 1 and dom[holders[0]] != mask:
+                    reason = 0
+                    for j in group:
+                        if j != holders[0]:
+                            reason |= why[j][bit]
+                    narrow(holders[0], mask, reason)
+    return found
+
+
+def deduce(puzzle: Puzzle) -> list[Step]:
+    """A worked solution in which every step follows from the clues it cites and the steps
+    before it (``check_steps`` verifies that): placements in the order propagation finds
+    them, citing the clues their derivation rests on (recorded by :func:`_reasons`, then
+    each checked for need); where propagation stalls, a case split on the least open value,
+    each other house ruled out by an irreducible set of clues."""
     s = _State(puzzle)
-    dom = [s.full] * len(s.refs)
-    steps: list[str] = []
-    while True:
-        log: list[tuple[int, int, str]] = []
-        if not _propagate(s, dom, log):
+    facts = _Facts()
+    steps: list[Step] = []
+    fact = 1 << len(puzzle.clues)
+    while len(facts.placed) < len(s.refs):
+        dom = facts.domains(s)
+        # What the earlier steps rule out rests on them alone.
+        why = [[0 if m >> h & 1 else fact for h in range(s.n)] for m in dom]
+        found = _reasons(s, dom, why, fact)
+        if found is None:
             raise SolverError("contradiction")
-        for i, house, why in log:
-            if why.startswith("clue"):
-                steps.append(f"By {why}, {phrase[s.refs[i]]} lives in house {house}.")
-            elif why == "elimination":
-                steps.append(
-                    f"{_cap(phrase[s.refs[i]])} is in house {house}: the other houses are taken."
-                )
-            else:
-                steps.append(f"Only {phrase[s.refs[i]]} can be in house {house}.")
-        open_ = [i for i, m in enumerate(dom) if m & (m - 1)]
-        if not open_:
-            return steps
-        i = min(open_, key=lambda k: (dom[k].bit_count(), k))
-        m, keep = dom[i], 0
-        while m:
-            bit = m & -m
-            m ^= bit
-            trial = list(dom)
-            trial[i] = bit
-            found: list[list[int]] = []
-            _search(s, trial, 1, found)
-            if found:
-                keep = bit
-            else:
-                steps.append(
-                    f"If {phrase[s.refs[i]]} lived in house {bit.bit_length()}, "
-                    "the clues would contradict each other."
-                )
-        steps.append(f"So {phrase[s.refs[i]]} lives in house {keep.bit_length()}.")
-        dom[i] = keep
+        forced = [(i, h) for i, h in found if i not in facts.placed]
+        forced += [
+            (i, m.bit_length())
+            for i, m in enumerate(dom)
+            if i not in facts.placed and m & (m - 1) == 0
+        ]
+        if forced:
+            i, house = forced[0]
+            rests = 0
+            for h in range(s.n):
+                if h != house - 1:
+                    rests |= why[i][h]
+            # Sound as recorded; then each clue is checked for need (a search or two).
+            keep = [k for k in range(len(puzzle.clues)) if rests >> k & 1]
+            negation = s.full & ~(1 << (house - 1))
+            for k in list(keep):
+                trial = [c for c in keep if c != k]
+                if not _consistent(puzzle, trial, facts, i, negation):
+                    keep = trial
+            cited = tuple(k + 1 for k in keep)
+            steps.append(Step("place", s.refs[i], house, cited, bool(rests & fact)))
+            facts.placed[i] = 1 << (house - 1)
+            continue
+        i = min(
+            (k for k in range(len(s.refs)) if k not in facts.placed),
+            key=lambda k: (dom[k].bit_count(), k),
+        )
+        home = next(
+            b
+            for b in (1 << h for h in range(s.n))
+            if dom[i] & b and _consistent(puzzle, range(len(puzzle.clues)), facts, i, b)
+        )
+        taken = {b for j, b in facts.placed.items() if _same_feature(s, i, j)}
+        for h in range(s.n):
+            b = 1 << h
+            if b == home or b in taken or (i, b) in facts.out:
+                continue
+            clues, earlier = _support(puzzle, facts, i, b, s.refs[i])
+            steps.append(Step("rule_out", s.refs[i], h + 1, clues, earlier))
+            facts.out.add((i, b))
+        steps.append(Step("conclude", s.refs[i], home.bit_length(), (), True))
+        facts.placed[i] = home
+    return steps
+
+
+def _same_feature(s: _State, i: int, j: int) -> bool:
+    return s.refs[i][0] == s.refs[j][0]
+
+
+def check_steps(puzzle: Puzzle, steps: Sequence[Step]) -> None:
+    """Raise SolverError unless every step follows from exactly the clues it cites (each of
+    them needed) and the steps before it, and the steps place every value."""
+    s = _State(puzzle)
+    facts = _Facts()
+    for n, step in enumerate(steps, 1):
+        i, bit = s.at[step.value], 1 << (step.house - 1)
+        negation = bit if step.kind == "rule_out" else s.full & ~bit
+        cited = [c - 1 for c in step.clues]
+        if _consistent(puzzle, cited, facts, i, negation):
+            raise SolverError(f"step {n} does not follow from clues {step.clues}: {step}")
+        for c in cited:
+            if not _consistent(puzzle, [k for k in cited if k != c], facts, i, negation):
+                raise SolverError(f"step {n} cites clue {c + 1} without needing it")
+        if step.kind == "rule_out":
+            facts.out.add((i, bit))
+        else:
+            facts.placed[i] = bit
+    if len(facts.placed) != len(s.refs):
+        raise SolverError("the steps leave values unplaced")
+
+
+def _clue_list(clues: Sequence[int]) -> str:
+    if len(clues) == 1:
+        return f"clue {clues[0]}"
+    return "clues " + ", ".join(map(str, clues[:-1])) + f" and {clues[-1]}"
+
+
+def trace(puzzle: Puzzle, phrase: Mapping[Ref, str]) -> list[str]:
+    """The worked solution of :func:`deduce` in words: each step names every clue it uses
+    ("By clues 2 and 4, ..."), and says when it also builds on the houses found so far."""
+    out = []
+    for step in deduce(puzzle):
+        who = phrase[step.value]
+        so_far = " and the houses found so far" if step.needs_earlier else ""
+        if step.kind == "conclude":
+            out.append(f"So {who} lives in house {step.house}.")
+        elif step.kind == "rule_out":
+            out.append(
+                f"If {who} lived in house {step.house}, {_clue_list(step.clues)}{so_far} "
+                "could not all hold, so that house is ruled out."
+                if len(step.clues) > 1 or so_far
+                else f"{_cap(who)} cannot live in house {step.house}: "
+                f"{_clue_list(step.clues)} rules it out."
+            )
+        elif not step.clues:
+            out.append(f"{_cap(who)} lives in house {step.house}, the only house left.")
+        else:
+            out.append(f"By {_clue_list(step.clues)}{so_far}, {who} lives in house {step.house}.")
+    return out
 
 
 def _cap(text: str) -> str:

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 from ...core import Item, Score, canonical_json
 from ...errors import InvalidArgument, UnknownLevel
 from ...rng import Chooser
-from ..base import Generated, Knob, Task
-from . import solver
+from ..base import Generated, Knob, Shortcut, Task
+from . import shortcuts, solver
 from .clues import KINDS, Clue, holds, names, render, true_clues
 from .grid import extract_grid, norm
 from .pools import FEATURES, NAME, feature, phrase
@@ -223,6 +223,15 @@ class ZebraGridTask(Task):
 
     def export_answer(self, answer: str) -> Any:
         return json.loads(answer)
+
+    # -- shortcut audit ----------------------------------------------------------------------
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return shortcuts.ZEBRA
+
+    def chance(self, item: Item) -> float:
+        """The paper's random-guess probability of a whole grid: ``(1/N!)^M``."""
+        p = item.problem
+        return float(math.factorial(p["houses"])) ** -len(p["features"])
 
     # -- scoring -----------------------------------------------------------------------------
     def score(self, item: Item, response: str) -> Score:

@@ -1,0 +1,249 @@
+"""The shortcut audit (``pytest-reasoning audit``): the battery itself, and the bound every
+registered task x level must keep (docs/audit.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from pytest_reasoning.audit import NaiveBayes, audit, audit_level, features
+from pytest_reasoning.cli import main
+from pytest_reasoning.core import Item, Score
+from pytest_reasoning.registry import get_task, task_ids
+from pytest_reasoning.rng import Chooser
+from pytest_reasoning.tasks.base import Generated, Knob, Shortcut, Task
+
+
+class _Parity(Task):
+    """A toy task with a planted artefact: the answer is the parity of a number, and odd
+    items say 'odd-ish' somewhere in the text. Declares one honest rule and one shortcut."""
+
+    id = "toy.parity"
+    levels = ("L1",)
+    knobs: Mapping[str, Knob] = {}
+
+    def preset(self, level: str) -> dict[str, Any]:
+        return {}
+
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        n = chooser.randint(0, 10**6)
+        answer = "odd" if n % 2 else "even"
+        tell = " It feels odd-ish." if n % 2 and chooser.random() < 0.9 else ""
+        return Generated({"n": n}, answer, f"Is {n} odd or even?{tell}")
+
+    def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
+        return generated.body
+
+    def score(self, item: Item, response: str) -> Score:
+        return Score(response.strip() == item.answer, response)
+
+    def solve(self, item: Item) -> str:
+        return item.answer
+
+    def choices(self, item: Item) -> Sequence[str]:
+        return ["odd", "even"]
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return (
+            Shortcut("tell", "odd iff the text says odd-ish",
+                     lambda i: "odd" if "odd-ish" in i.prompt else "even"),
+            Shortcut("broken", "raises: the audit counts it as abstaining",
+                     lambda i: str(1 / 0)),
+        )  # fmt: skip
+
+
+class _Silent(_Parity):
+    """The same items, declaring nothing: no choices, no rules."""
+
+    id = "toy.silent"
+
+    def choices(self, item: Item) -> None:  # type: ignore[override]
+        return None
+
+    def shortcuts(self) -> Sequence[Shortcut]:
+        return ()
+
+
+def test_the_battery_finds_a_planted_artefact_and_counts_abstentions() -> None:
+    result = audit_level(_Parity(), "L1", count=200, seed=1)
+    rows = {b.name: b for b in result.baselines}
+    assert result.chance == 0.5 and result.chance_basis == "uniform over 2 answers"
+    assert rows["tell"].accuracy > 0.9 and rows["tell"].low > 0.85
+    assert rows["broken"].correct == 0 and rows["broken"].abstained == 200
+    assert rows["answer prior"].accuracy == pytest.approx(0.5, abs=0.1)
+    # The classifiers learn the planted word from the OTHER seed's items.
+    assert rows["bag of words (naive Bayes)"].accuracy > 0.85
+    # The tell also makes odd prompts longer: the length baseline sees it too.
+    assert rows["prompt length"].accuracy > 0.85
+    assert result.best is not None and result.best.accuracy == max(
+        b.accuracy for b in rows.values()
+    )
+    assert result.excess == pytest.approx(result.best.accuracy - 0.5)
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["best"] == result.best.name and data["train_seed"] == 2
+
+
+def test_a_task_that_declares_nothing_is_audited_with_the_generic_battery() -> None:
+    result = audit_level(_Silent(), "L1", count=50, seed=3)
+    assert {b.kind for b in result.baselines} == {"prior", "length", "bow"}
+    # No guess space: chance is the best constant answer's share of the test items.
+    assert result.chance_basis.startswith("best constant answer")
+    assert 0.3 < result.chance < 0.7
+
+
+def test_training_on_the_test_seed_is_refused() -> None:
+    with pytest.raises(ValueError, match="train_seed"):
+        audit_level(_Parity(), "L1", count=5, seed=4, train_seed=4)
+
+
+def test_naive_bayes_is_deterministic_and_learns_words() -> None:
+    docs = [features(t) for t in ("red apple", "red cherry", "green pear", "green lime")]
+    nb = NaiveBayes().fit(docs, ["red", "red", "green", "green"])
+    assert nb.predict(features("a red plum")) == "red"
+    assert nb.predict(features("green grape")) == "green"
+    assert nb.predict(features("unseen words")) == "green"  # a tie goes to the first class
+
+
+def test_multiple_choice_baselines_use_the_problem_choices() -> None:
+    result = audit_level("musr.murder_mystery", "L1", count=20, seed=1)
+    names = {b.name for b in result.baselines}
+    assert {"position prior", "most mentioned choice"} <= names
+    assert result.chance == 0.5
+
+
+def test_cli_prints_every_baseline_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "dyval.reachability", "--level", "D1", "--count", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "dyval.reachability D1: n=20, chance 0.500 (uniform over 2 answers)" in out
+    assert "description order" in out and "95% Wilson" in out
+    assert main(["audit", "flenqa.ruletaker", "--level", "250", "--count", "10", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(d["task"], d["level"]) for d in data] == [("flenqa.ruletaker", "250")]
+    assert {"rule traits occur", "answer prior"} <= {b["name"] for b in data[0]["baselines"]}
+
+
+def test_parallel_audit_keeps_task_and_level_order() -> None:
+    seen: list[tuple[str, str]] = []
+    out = audit(
+        ["dyval.boolean_logic", "dyval.reachability"],
+        levels=["D1", "D2"],
+        count=10,
+        jobs=2,
+        progress=lambda a: seen.append((a.task, a.level)),
+    )
+    expected = [
+        (t, lv) for t in ("dyval.boolean_logic", "dyval.reachability") for lv in ("D1", "D2")
+    ]
+    assert [(a.task, a.level) for a in out] == expected == seen
+
+
+# -- the bound every registered task x level keeps (docs/audit.md) ---------------------------
+BOUND = 0.10  # a shortcut may beat chance by at most this much (true accuracy)
+CONFIDENCE = 0.99  # ... judged by its Wilson lower bound, so sampling noise never fails CI
+
+# Properties that are the paper's own (or pending elsewhere), each with the highest accuracy
+# measured over the task's levels by `pytest-reasoning audit --count 200` (seeds 1/2; the
+# per-level numbers are in docs/audit.md). The bound for these is the documented number:
+# a change that makes the shortcut stronger still fails.
+EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
+    ("dyval.abductive_logic", "one step deep"): (
+        1.0,
+        "reference semantics: a leaf under NOT can only be True or N/A, under OR only False "
+        "or N/A; at D1 one step IS the whole path (D2 0.915, D3 0.905, D4 0.795)",
+    ),
+    ("dyval.abductive_logic", "given value"): (0.525, "reference semantics (D1, D2)"),
+    ("dyval.abductive_logic", "prompt length"): (0.67, "D1 has six problems; lengths differ"),
+    ("dyval.abductive_logic", "bag of words (naive Bayes)"): (0.96, "reference semantics"),
+    ("dyval.abductive_logic", "bag of words (logistic)"): (1.0, "reference semantics"),
+    ("dyval.boolean_logic", "root operation"): (
+        0.84,
+        "random AND/OR trees: AND is mostly False, OR mostly True (the reference's own "
+        "unbalanced items: 0.68-0.835)",
+    ),
+    ("dyval.boolean_logic", "bag of words (naive Bayes)"): (0.77, "as root operation"),
+    ("dyval.boolean_logic", "bag of words (logistic)"): (0.875, "as root operation"),
+    ("dyval.deductive_logic", "root operation"): (
+        0.905,
+        "reference semantics: an internal node is never False, so NOT over a rule is always "
+        "N/A (the reference's own unbalanced items: 0.73-0.925)",
+    ),
+    ("dyval.deductive_logic", "bag of words (naive Bayes)"): (
+        1.0,
+        "D1 has ten problems, memorised; D2-D4 0.885/0.775/0.77 as root operation",
+    ),
+    ("dyval.deductive_logic", "bag of words (logistic)"): (
+        1.0,
+        "D1 has ten problems, memorised; D2-D4 0.94/0.915/0.855 as root operation",
+    ),
+    ("dyval.deductive_logic", "prompt length"): (0.745, "as root operation (D3, D4)"),
+    ("dyval.deductive_logic", "leaf majority"): (0.605, "as root operation (D4)"),
+    ("dyval.max_sum_path", "endpoints only"): (
+        0.46,
+        "pairs joined by one edge only: the answer is the two values (the reference's "
+        "random pairs of small graphs)",
+    ),
+    ("dyval.reachability", "direct edge"): (
+        0.75,
+        "an adjacency check is one hop of the search: right on every direct-edge pair "
+        "(hop distances are drawn uniformly, so about a third to a half of True pairs)",
+    ),
+    ("flenqa.monorel", "subject pattern"): (
+        0.90,
+        "the paper's False question is the True one reversed: its first person is never the "
+        "subject of the asked relation in a key sentence",
+    ),
+    ("flenqa.people_in_rooms", "asked property occurs"): (
+        1.0,
+        "the paper's own design under 'different' padding (no other property in the text); "
+        "'similar' padding brings it to 0.615 at 3000 tokens",
+    ),
+    ("flenqa.ruletaker", "rule traits occur"): (
+        1.0,
+        "the paper's own design under 'different' padding; 'similar' padding: 0.54 at 3000",
+    ),
+    ("musr.team_allocation", "praise_words"): (
+        0.98,
+        "the paper's own design: skill and teamwork evidence is worded for or against, and the "
+        "best allocation is a sum of it (a template narrator states the polarity in words)",
+    ),
+    ("musr.team_allocation", "bag of words (naive Bayes) (per choice)"): (
+        1.0,
+        "as praise_words: summing the evidence's polarity per allocation is the task's own sum",
+    ),
+    ("musr.team_allocation", "bag of words (logistic) (per choice)"): (1.0, "as praise_words"),
+}
+
+
+def _count(task_id: str) -> int:
+    """Items per seed: 40 (the interval then catches any shortcut 0.25 above the bound);
+    zebra's 25 levels get 12 each to keep the whole test near 30 s on 2 cores."""
+    return 12 if len(get_task(task_id).levels) > 10 else 40
+
+
+CASES = [(t, lv) for t in task_ids() for lv in get_task(t).levels]
+
+
+@pytest.mark.parametrize(("task_id", "level"), CASES, ids=[f"{t}-{lv}" for t, lv in CASES])
+def test_no_shortcut_beats_chance_by_more_than_the_bound(task_id: str, level: str) -> None:
+    result = audit_level(task_id, level, count=_count(task_id), seed=1, confidence=CONFIDENCE)
+    assert result.baselines
+    for b in result.baselines:
+        allowed, why = EXCEPTIONS.get((task_id, b.name), (result.chance + BOUND, ""))
+        allowed = max(allowed, result.chance + BOUND)
+        assert b.low <= allowed, (
+            f"{task_id} {level}: '{b.name}' answers {b.correct}/{b.n} (Wilson 99% lower bound "
+            f"{b.low:.3f}) against chance {result.chance:.3f} + {BOUND}"
+            + (f" and the documented {allowed:.3f} ({why})" if why else "")
+        )
+
+
+def test_every_exception_names_a_task_and_a_baseline_it_has() -> None:
+    for (task_id, name), (accuracy, why) in EXCEPTIONS.items():
+        task = get_task(task_id)
+        declared = {r.name for r in task.shortcuts()}
+        generic = {"prompt length", "most mentioned choice", "position prior", "answer prior"}
+        assert name in declared | generic or name.startswith("bag of words"), name
+        assert 0 < accuracy <= 1 and why
