@@ -218,10 +218,7 @@ class Controller:
             self._decide(gate)
         self.ready = []
         selected = self.selected
-        gates = set(self.gate_key) | {v for v, kind in self.verdicts.items() if kind == "gate"}
-        for gate in sorted(gates - self.reported):
-            if selected is not None and gate not in selected:
-                continue
+        for gate in sorted(self._gate_ids() - self.reported):
             key = self.gate_key.get(gate)
             ran, size = (self.ran.get(key, 0), self.size.get(key, 0)) if key else (0, 0)
             self.partial.append(gate)
@@ -263,6 +260,12 @@ class Controller:
                 "answers; see the 'errors' column",
                 [],
             )
+
+    def _gate_ids(self) -> set[str]:
+        """The selected gates: known from the collection (not under xdist) or from the
+        samples that named them."""
+        gates = set(self.gate_key) | {v for v, kind in self.verdicts.items() if kind == "gate"}
+        return gates if self.selected is None else gates & self.selected
 
     def levels_partial(self) -> dict[tuple[str, str, str, str], tuple[int, int]]:
         """(model, suite, entry, level) → (samples that ran, samples of the level), for the
@@ -339,11 +342,7 @@ class Controller:
             repeats=self.repeats,
             partial=self.levels_partial(),
             stopped=self.stopped,
-            undecided=sum(
-                1
-                for gate in self.gate_key
-                if gate not in self.reported and (self.selected is None or gate in self.selected)
-            ),
+            undecided=len(self._gate_ids() - self.reported),
         )
         tr.section("reasoning summary")
         for line in summary_lines(run):

@@ -68,9 +68,9 @@ def summary_lines(run: RunSummary) -> list[Line]:
         decided = sum(g.passed is not None for g in run.gates)
         lines.append(
             Line(
-                f"reasoning: {why}: {decided} gate(s) decided, {run.undecided} not; "
-                f"{run.answered} answers recorded{saved}; rerun the same command: cached "
-                "answers are not asked again",
+                f"reasoning: {why}: gates not decided: {run.undecided} ({decided} decided "
+                f"before the stop); {run.answered} answers recorded{saved}; rerun the same "
+                "command: cached answers are not asked again",
                 "yellow bold",
             )
         )
