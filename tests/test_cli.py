@@ -377,3 +377,19 @@ def test_export_progress_on_a_terminal_only() -> None:
         [sys.executable, "-m", "pytest_reasoning.cli", *argv], capture_output=True, text=True
     )
     assert piped.returncode == 0 and piped.stderr == ""
+
+
+@pytest.mark.e2e
+def test_frontier_progress_on_a_terminal() -> None:
+    """The search's calls against the most it can make, the knob value being probed."""
+    from pytest_reasoning.testing.server import FakeOpenAIServer
+
+    with FakeOpenAIServer(latency_s=0.2) as server:
+        argv = ["frontier", "--llm", "openai/shallow:3", "--llm-api-base", server.url,
+                "--task", "dyval.arithmetic", "--knob", "depth", "--min", "2", "--max", "4",
+                "--cache", "off", "--max-samples", "12"]  # fmt: skip
+        shown = _stderr_on_a_terminal(argv)
+        quiet = _stderr_on_a_terminal([*argv, "-q"])
+    # 2 + ceil(log2(4 - 2)) = 3 probes of at most 12 samples: at most 36 calls.
+    assert re.search(r"\d+/36 \[\d\d:\d\d<\d\d:\d\d, +[\d.]+call/s, depth=\d\]", shown), shown
+    assert quiet.strip() == ""

@@ -4,6 +4,7 @@ from a run (``--reasoning-report``) and from results files (``pytest-reasoning r
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -224,3 +225,21 @@ def test_summary_shows_partial_levels_models_and_wrong_answers() -> None:
     md = markdown_summary(run)
     assert "### Wrong answers and errors (2;" in md
     assert "| `dyval.arithmetic[D1-s1-002]` (cached) | 1 | 2 | wrong_value |" in md
+
+
+@pytest.mark.e2e
+def test_report_says_when_plots_are_skipped(tmp_path: Path) -> None:
+    """The README's first install has no matplotlib: the page and the command say the plots
+    were skipped, and why (here matplotlib is shadowed by a package that fails to import)."""
+    blocked = tmp_path / "blocked" / "matplotlib"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text("raise ImportError('No module named matplotlib')\n")
+    (tmp_path / "r.jsonl").write_text(json.dumps(_outcome("m", 0, True).to_dict()) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "blocked")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning.cli", "report", "r.jsonl", "--out", "o"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "note: no plots: matplotlib cannot be imported" in done.stderr
+    assert "pytest-reasoning[analysis]" in (tmp_path / "o" / "index.html").read_text()

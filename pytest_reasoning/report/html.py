@@ -201,7 +201,7 @@ def build_report(
             f'(<a href="{html.escape(os.path.basename(path))}">PNG</a>)</figcaption></figure>'
         )
     if not written:
-        parts.append(f'<p class="muted">No plots: {html.escape(note or "nothing to plot")}.</p>')
+        parts.append(f'<p class="muted">{html.escape(note or "No plots: nothing to plot")}.</p>')
 
     parts.append("<h2>Tokens and cost</h2>")
     parts.append(

@@ -23,13 +23,13 @@ Gated = Mapping[tuple[str, str], tuple[float | None, str]]
 
 
 def plots_unavailable() -> str | None:
-    """Why the report has no plots (matplotlib missing), or None."""
-    import importlib.util
-
-    if importlib.util.find_spec("matplotlib") is None:
+    """Why the report has no plots (matplotlib cannot be imported), or None."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
         return (
-            "matplotlib is not installed (pip install 'pytest-reasoning[analysis]'); "
-            "the report has every table but no plots"
+            f"no plots: matplotlib cannot be imported ({exc}); pip install "
+            "'pytest-reasoning[analysis]' for them (the report has every table)"
         )
     return None
 
