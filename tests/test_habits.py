@@ -245,19 +245,19 @@ def _on_a_terminal(args: list[str], cwd: Path) -> str:
 
 @pytest.mark.e2e
 def test_live_count_on_a_terminal_but_not_under_q_or_a_pipe(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".yaml", s="samples: 2\ntasks:\n  - {task: dyval.arithmetic, levels: [D1]}\n")
-    with FakeOpenAIServer(latency_s=2.5) as slow:
+    pytester.makefile(".yaml", s="samples: 1\ntasks:\n  - {task: dyval.arithmetic, levels: [D1]}\n")
+    with FakeOpenAIServer(latency_s=1.6) as slow:  # the count shows after 1 s of waiting
         base = [sys.executable, "-m", "pytest", "s.yaml", "-p", "no:randomly", "-p",
                 "no:cacheprovider", "--llm", "openai/oracle", "--llm-api-base", slow.url,
-                "--reasoning-cache", "off", "--reasoning-concurrency", "1"]  # fmt: skip
+                "--reasoning-cache", "off"]  # fmt: skip
         shown = _on_a_terminal(base, pytester.path)
         quiet = _on_a_terminal([*base, "-q"], pytester.path)
         piped = subprocess.run(base, cwd=pytester.path, capture_output=True, text=True)
-    count = re.compile(r"\[\d+s for openai/oracle: \d/2 answered")
+    count = re.compile(r"\[\d+s for openai/oracle: 0/1 answered")
     assert count.search(shown), shown
     assert not count.search(quiet), quiet
     assert not count.search(piped.stdout + piped.stderr)
-    assert "2 passed" in shown and "2 passed" in quiet and piped.returncode == 0
+    assert "1 passed" in shown and "1 passed" in quiet and piped.returncode == 0
 
 
 # -- a third-party task package ------------------------------------------------------------------
@@ -304,3 +304,17 @@ def test_a_third_party_task_package_runs_through_the_plugin(tmp_path: Path) -> N
     row = json.loads(exported.stdout)
     assert row["system"].startswith("You are a careful calculator")
     assert row["prompt"].endswith("Answer: <<<")
+
+
+@pytest.mark.e2e
+def test_live_count_under_xdist(pytester: pytest.Pytester) -> None:
+    """The workers have no terminal: the controller counts the wait since the last report."""
+    pytester.makefile(".yaml", s="samples: 1\ntasks:\n  - {task: dyval.arithmetic, levels: [D1]}\n")
+    with FakeOpenAIServer(latency_s=1.6) as slow:
+        base = [sys.executable, "-m", "pytest", "s.yaml", "-p", "no:randomly", "-p",
+                "no:cacheprovider", "--llm", "openai/oracle", "--llm-api-base", slow.url,
+                "--reasoning-cache", "off", "-n", "2"]  # fmt: skip
+        shown = _on_a_terminal(base, pytester.path)  # -q: the same check as without xdist
+    count = re.compile(r"\[\d+s waiting for the first answer: 0/1 done\]")
+    assert count.search(shown), shown
+    assert "1 passed" in shown

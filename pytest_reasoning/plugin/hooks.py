@@ -221,6 +221,10 @@ def pytest_runtestloop(session: pytest.Session) -> Iterator[None]:
         if controller is not None:
             controller.stop()
         raise
+    finally:
+        state = session.config.stash.get(STATE, None)
+        if state is not None and state.ticker is not None:
+            state.ticker.stop()
     if controller is not None:
         controller.finish(session)
     return result

@@ -1,14 +1,17 @@
 """The live count: while a sample waits for its model (the first answers of a local model
 take seconds), the end of pytest's current terminal line shows how the run is going, and is
-wiped before pytest writes again. Only on a terminal, not under ``-q``, and only in the
-process that runs the items and owns the terminal (not under xdist, whose workers have none).
+wiped before pytest writes again. Only on a terminal and not under ``-q``.
 
-pytest's own terminal reporter is enough here: no progress library is imported on a run."""
+Without xdist the waiting item itself shows it (``LiveCount``). Under xdist the workers have
+no terminal and the controller only hears of finished tests, so a thread on the controller
+shows the time since the last report and the tests done (``Ticker``), wiping it before each
+report is written. pytest's own terminal is enough: no progress library is imported."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +20,7 @@ import pytest
 if TYPE_CHECKING:
     from .state import RunState
 
-__all__ = ["LiveCount"]
+__all__ = ["LiveCount", "Ticker"]
 
 FIRST_AFTER_S = 1.0  # a quick answer shows nothing
 EVERY_S = 0.5
@@ -86,6 +89,72 @@ class LiveCount:
 
             sys.stdout.write(text)
             sys.stdout.flush()
+
+
+class Ticker:
+    """The controller's count under xdist: ``[14s since the last answer: 3/37 done]``."""
+
+    def __init__(self, config: pytest.Config, total: int) -> None:
+        self.config = config
+        self.total = total
+        self.done = 0
+        self.writer = config.get_terminal_writer()
+        self.lock = threading.Lock()
+        self.last = time.monotonic()
+        self.shown = 0
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True, name="reasoning-ticker")
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.event()
+
+    def event(self, finished: bool = False) -> None:
+        """A report is about to be written: wipe the count first."""
+        with self.lock:
+            self.done += finished
+            self.last = time.monotonic()
+            if self.shown:
+                _write("\b" * self.shown + " " * self.shown + "\b" * self.shown)
+                self.shown = 0
+
+    def _run(self) -> None:
+        while not self.stopped.wait(EVERY_S):
+            with self.lock:
+                idle = time.monotonic() - self.last
+                if idle < FIRST_AFTER_S or self.stopped.is_set():
+                    continue
+                what = "answer" if self.done else "first answer"
+                text = f" [{idle:.0f}s waiting for the {what}: {self.done}/{self.total} done]"
+                room = self.writer.fullwidth - self.writer.width_of_current_line - 1
+                text = text[: max(0, room)]
+                pad = max(0, self.shown - len(text))
+                _write("\b" * self.shown + text + " " * pad + "\b" * pad)
+                self.shown = len(text)
+
+    # -- hooks: every report passes here first (tryfirst) --------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logstart(self) -> None:
+        self.event()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self) -> None:
+        self.event()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logfinish(self) -> None:
+        self.event(finished=True)
+
+
+def _write(text: str) -> None:
+    """Straight to the terminal (the xdist controller runs no test: nothing is captured)."""
+    import sys
+
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def _duration(seconds: float) -> str:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .controller import Controller
     from .fixtures import LLM
     from .items import ReasoningItem
-    from .progress import LiveCount
+    from .progress import LiveCount, Ticker
 
 __all__ = ["LOOKAHEAD_PER_SLOT", "STATE", "RunState"]
 
@@ -42,6 +42,7 @@ class RunState:
         self.llm: LLM | None = None
         self.controller: Controller | None = None  # only in the process that sees every report
         self.live: LiveCount | None = None  # the waiting line (a TTY, not -q, not xdist)
+        self.ticker: Ticker | None = None  # its xdist controller's form
         self.selection: tuple[int, int] = (0, 0)  # (samples added for gates, partial gates)
         self._worker_queue: Any = None
 

@@ -30,10 +30,17 @@ class XdistHooks:
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """The controller does not collect: the workers' ids say which gates were selected
-        (every worker collects the same)."""
+        (every worker collects the same). Then the live count starts (on a terminal)."""
         controller = self.state.controller
         if controller is not None and controller.selected is None:
             controller.select(ids)
+            from .progress import LiveCount, Ticker
+
+            config = self.state.config
+            if LiveCount.wanted(config) and self.state.ticker is None:
+                self.state.ticker = Ticker(config, len(ids))
+                config.pluginmanager.register(self.state.ticker, "reasoning-ticker")
+                self.state.ticker.start()
 
 
 def stop_workers(config: Any, reason: str) -> None:
