@@ -1,6 +1,7 @@
 """Rewrite the generated sections of the docs from the code: the example prompts of
 docs/tasks/*.md (from the generators), the suite key table of docs/suites.md (from the
-schema) and docs/cli.md (from the argument parser).
+schema), docs/cli.md (from the argument parser) and the third-party package of
+docs/extending.md (from examples/acme-tasks, which the tests install and run).
 
 ``python docs/gen_examples.py`` rewrites; ``--check`` exits 1 if a page is out of date.
 """
@@ -149,6 +150,20 @@ def cli_reference() -> str:
     return "\n".join(parts)
 
 
+def acme_package() -> str:
+    """examples/acme-tasks, file by file, as the page shows it."""
+    root = DOCS.parent / "examples" / "acme-tasks"
+    parts = []
+    for name, lang in (
+        ("pyproject.toml", "toml"),
+        ("acme_tasks/__init__.py", "python"),
+        ("acme.yaml", "yaml"),
+    ):
+        text = (root / name).read_text(encoding="utf-8").rstrip()
+        parts += [f"`examples/acme-tasks/{name}`:", "", f"```{lang}", text, "```", ""]
+    return "\n".join(parts)
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "tasks/dyval.md": dyval_examples,
     "tasks/flenqa.md": flenqa_examples,
@@ -156,6 +171,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "tasks/zebra.md": zebra_examples,
     "suites.md": suite_keys,
     "cli.md": cli_reference,
+    "extending.md": acme_package,
 }
 
 

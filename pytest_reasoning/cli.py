@@ -8,8 +8,8 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from .config import parse_param
 from .core import Item
@@ -24,6 +24,20 @@ if TYPE_CHECKING:
 __all__ = ["export_items", "main"]
 
 EXIT_USAGE = 2
+T = TypeVar("T")
+
+
+def show_progress(quiet: bool) -> bool:
+    """Progress goes to stderr, and only to a terminal: a pipe or a CI log stays clean."""
+    return not quiet and sys.stderr.isatty()
+
+
+def _bar(items: Iterable[T], **kwargs: Any) -> Iterator[T]:
+    """tqdm on stderr (rate, ETA), shown only after a second, so short work prints nothing;
+    imported only here (about 40 ms), never by the pytest plugin."""
+    from tqdm import tqdm
+
+    yield from tqdm(items, file=sys.stderr, delay=1.0, mininterval=0.5, **kwargs)
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -42,12 +56,18 @@ def export_items(
     style: str,
     with_steps: bool,
     out: TextIO,
+    *,
+    progress: bool = False,
 ) -> int:
-    """Stream ``count`` items as JSON lines (one item in memory at a time)."""
+    """Stream ``count`` items as JSON lines (one item in memory at a time); with
+    ``progress``, a bar with rate and ETA on stderr once the export takes over a second."""
     task = get_task(task_id)
     task.resolve_params(level, params)  # fail before writing anything
     task.check_style(style)
-    for index in range(count):
+    indices: Iterable[int] = range(count)
+    if progress:
+        indices = _bar(indices, total=count, unit="item", desc=f"{task_id} {level}")
+    for index in indices:
         item = task.make_item(level, seed, index, params, style)
         row: dict[str, Any] = {
             "id": item.id,
@@ -61,6 +81,8 @@ def export_items(
             "answer": task.export_answer(item.answer),
             "problem": item.problem,
         }
+        if item.system is not None:  # a task with a system prompt (docs/extending.md)
+            row["system"] = item.system
         if with_steps:
             row["steps"] = task.steps(item)
         out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -80,8 +102,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = _Parser(prog="pytest-reasoning", description="Generate and analyse reasoning problems.")
-    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    ap = _Parser(
+        prog="pytest-reasoning",
+        description="Generate and analyse reasoning problems. Suites run under pytest: "
+        "pytest example_suites/quick.yaml --llm reference",
+    )
+    sub = ap.add_subparsers(dest="command", parser_class=_Parser)
     ex = sub.add_parser("export", help="write generated items as JSONL")
     ex.add_argument("task", help="task id, e.g. dyval.arithmetic")
     ex.add_argument("--level", required=True)
@@ -95,7 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="add the step-by-step solution text (for fine-tuning)",
     )
     ex.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
-    sub.add_parser("tasks", help="list the registered tasks and their levels")
+    ex.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    ts = sub.add_parser(
+        "tasks",
+        help="list the registered tasks and their levels; with a task id or --verbose, their "
+        "styles and knobs (type, range, each level's default)",
+    )
+    ts.add_argument("task", nargs="?", help="one task id, e.g. dyval.arithmetic")
+    ts.add_argument("-v", "--verbose", action="store_true", help="styles and knobs of every task")
     pl = sub.add_parser(
         "plan", help="samples per level needed to detect an accuracy drop (paired McNemar)"
     )
@@ -143,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--max-calls", type=int, help="for the whole search")
     fr.add_argument("--cache", default=".reasoning_cache", help="response cache ('off': none)")
     fr.add_argument("--json", help="also write the result as JSON to this file")
+    fr.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     rb = sub.add_parser(
         "robustness",
         help="does a model ranking survive other weightings of the items? (needs [analysis])",
@@ -259,6 +293,8 @@ def report_command(args: argparse.Namespace) -> int:
         ) from None
     for path in report.files:
         print(f"wrote {path}")
+    if report.note:
+        sys.stderr.write(f"pytest-reasoning: note: {report.note}\n")
     return 0
 
 
@@ -396,11 +432,14 @@ def frontier_command(args: argparse.Namespace) -> int:
         from .models.litellm_client import check_installed_litellm
 
         check_installed_litellm()
+    progress = show_progress(args.quiet)
     with contextlib.ExitStack() as stack:
         local_url = local_identity = None
         if model_kind(args.llm, specs).needs_local_server:
             from .models.local import LocalServer
 
+            if progress:
+                sys.stderr.write("pytest-reasoning: starting the embedded model ...\n")
             server = stack.enter_context(LocalServer())
             local_url, local_identity = server.start(), server.identity
         cache = None if args.cache.lower() in ("off", "none", "0") else args.cache
@@ -415,12 +454,13 @@ def frontier_command(args: argparse.Namespace) -> int:
             )
         )
         stack.callback(evaluator.close)
+        answer = _answering(evaluator, args, stack) if progress else None
         result = find_frontier(
             args.task,
             args.knob,
             args.low,
             args.high,
-            lambda item: _correct(evaluator, item, args.llm),
+            answer or (lambda item: _correct(evaluator, item, args.llm)),
             target=args.target,
             level=args.level,
             params=dict(args.param),
@@ -466,6 +506,98 @@ def _correct(evaluator: Evaluator, item: Item, model: str) -> bool | None:
     return outcome.correct
 
 
+def _answering(evaluator: Any, args: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
+    """The frontier's answer function with a progress bar: calls so far against the most
+    the search can make (probes of a bisection × samples per probe), so rate and ETA are an
+    upper bound; the knob value being probed beside it."""
+    import math
+
+    from tqdm import tqdm
+
+    probes = 2 + max(0, math.ceil(math.log2(max(1, args.high - args.low))))
+    most = probes * args.max_samples
+    if args.max_calls is not None:
+        most = min(most, args.max_calls)
+    bar = stack.enter_context(
+        tqdm(total=most, file=sys.stderr, unit="call", delay=1.0, mininterval=0.5)
+    )
+
+    def answer(item: Any) -> bool | None:
+        bar.set_postfix_str(f"{args.knob}={item.params.get(args.knob)}", refresh=False)
+        correct = _correct(evaluator, item, args.llm)
+        bar.update(1)
+        return correct
+
+    return answer
+
+
+def _describe_task(task_id: str) -> str:
+    """``tasks TASK``: levels, styles, and every knob with its type, range or choices, and
+    each level's default (the level's preset; a suite's ``params`` override it)."""
+    from tabulate import tabulate
+
+    task = get_task(task_id)
+    levels = list(task.levels)
+    shown = levels if len(levels) <= 6 else [*levels[:3], *levels[-2:]]
+    presets = {lv: task.preset(lv) for lv in shown}
+    rows = []
+    for name, knob in sorted(task.knobs.items()):
+        kind = knob.kind.__name__ + (f" of {knob.item_kind.__name__}" if knob.item_kind else "")
+        if knob.choices is not None:
+            allowed = ", ".join(map(str, knob.choices))
+        elif knob.minimum is not None and knob.maximum is not None:
+            allowed = f"{knob.minimum:g}..{knob.maximum:g}"
+        elif knob.minimum is not None:
+            allowed = f">= {knob.minimum:g}"
+        elif knob.maximum is not None:
+            allowed = f"<= {knob.maximum:g}"
+        else:
+            allowed = "-"
+        defaults = [_short(presets[lv].get(name, "-")) for lv in shown]
+        rows.append([name, kind, _short(allowed, 28), *defaults, knob.doc])
+    head = [_short(lv, 8) for lv in shown]
+    if len(shown) < len(levels):
+        head[2] += " …"
+    styles = ", ".join(task.styles) + (
+        "; also " + ", ".join(f"{a} (= {b})" for a, b in task.style_aliases.items())
+        if task.style_aliases
+        else ""
+    )
+    lines = [
+        f"{task.id}: {task.description}".rstrip(": "),
+        f"levels: {' '.join(levels)}",
+        f"styles: {styles} (default: direct)",
+        "knobs (the columns under the levels are each level's default):",
+        tabulate(rows, headers=["knob", "type", "range / choices", *head, "meaning"],
+                 disable_numparse=True),
+    ]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _short(value: Any, width: int = 14) -> str:
+    if isinstance(value, dict):
+        value = ",".join(f"{k}={_short(v)}" for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        value = ",".join(map(str, value))
+    elif isinstance(value, float):
+        value = f"{value:g}"
+    text = str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def tasks_command(args: argparse.Namespace) -> int:
+    if args.task:
+        print(_describe_task(args.task))
+        return 0
+    for n, tid in enumerate(task_ids()):
+        if args.verbose:
+            print(("\n" if n else "") + _describe_task(tid))
+        else:
+            t = get_task(tid)
+            print(f"{tid}\t{' '.join(t.levels)}\t{t.description}")
+    return 0
+
+
 def _check_writable(option: str, folder: str) -> None:
     if not os.path.isdir(folder):
         raise ReasoningError(f"{option}: {folder} is not a folder")
@@ -474,7 +606,11 @@ def _check_writable(option: str, folder: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # a bare ``pytest-reasoning``: what it can do
+        parser.print_help()
+        return 0
     try:
         if args.command == "plan":
             return plan_command(args)
@@ -487,10 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "audit":
             return audit_command(args)
         if args.command == "tasks":
-            for tid in task_ids():
-                t = get_task(tid)
-                print(f"{tid}\t{' '.join(t.levels)}\t{t.description}")
-            return 0
+            return tasks_command(args)
         if args.count < 0:
             raise ReasoningError("--count: must be >= 0")
         with contextlib.ExitStack() as stack:
@@ -513,6 +646,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.style,
                 args.with_steps,
                 out,
+                progress=show_progress(args.quiet),
             )
         return 0
     except ReasoningError as exc:

@@ -6,6 +6,7 @@ YAML file is not a suite and is left alone.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -13,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .core import Item, repeat_id
-from .errors import InvalidArgument, InvalidSuite, UnknownLevel, UnknownTask
+from .errors import InvalidArgument, InvalidSuite, UnknownLevel, UnknownTask, did_you_mean
 from .gates import METRICS, GateRule, GateSpec
 from .registry import get_task
-from .tasks.base import item_id
+from .tasks.base import Task, item_id
 
 __all__ = [
     "MAX_SAMPLES",
@@ -299,12 +300,42 @@ def _unit(v: Any, where: str, path: str, *, open_interval: bool = False) -> floa
 
 
 def _keys(d: Mapping[Any, Any], allowed: set[str], where: str, path: str) -> None:
-    for k in d:
-        if k not in allowed:
-            key = f"{where}.{k}" if where else str(k)
-            raise InvalidSuite(
-                path, key, "unknown key; expected one of " + ", ".join(sorted(allowed))
-            )
+    """Every unknown key at once, each with its closest known key."""
+    found = [
+        InvalidSuite(
+            path,
+            f"{where}.{k}" if where else str(k),
+            f"unknown key{did_you_mean(k, sorted(allowed))}; expected one of "
+            + ", ".join(sorted(allowed)),
+        )
+        for k in d
+        if k not in allowed
+    ]
+    if found:
+        raise InvalidSuite.several(found)
+
+
+class _Problems:
+    """Every problem of a suite, so one run reports them all (one line each, file order)."""
+
+    def __init__(self) -> None:
+        self.found: list[InvalidSuite] = []
+
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[None]:
+        """Record an InvalidSuite raised in the block and go on with the next check."""
+        try:
+            yield
+        except InvalidSuite as exc:
+            self.found.extend(exc.problems)
+
+    def add(self, path: str, key: str, message: str) -> None:
+        self.found.append(InvalidSuite(path, key, message))
+
+    def raise_any(self) -> None:
+        if self.found:
+            unique = list({p.line: p for p in self.found}.values())  # layers repeat a mistake
+            raise InvalidSuite.several(unique)
 
 
 def _seeds(d: Mapping[str, Any], where: str, path: str) -> tuple[int, ...] | None:
@@ -327,59 +358,79 @@ def _mapping(v: Any, where: str, path: str) -> dict[str, Any]:
 
 
 def _common(
-    d: Mapping[str, Any], where: str, path: str, inherited: dict[str, Any]
+    d: Mapping[str, Any],
+    where: str,
+    path: str,
+    inherited: dict[str, Any],
+    problems: _Problems | None = None,
 ) -> dict[str, Any]:
-    """Settings that cascade suite → entry → level."""
+    """Settings that cascade suite → entry → level. With ``problems``, each bad key is
+    recorded and keeps its inherited value, so the checks go on."""
+    problems = problems if problems is not None else _Problems()
     out = dict(inherited)
     if "samples" in d:
-        out["samples"] = _int(d["samples"], f"{where}samples", path)
-        if out["samples"] > MAX_SAMPLES:
-            raise InvalidSuite(
-                path,
-                f"{where}samples",
-                f"expected at most {MAX_SAMPLES} samples, got {out['samples']}",
-            )
+        with problems.guard():
+            count = _int(d["samples"], f"{where}samples", path)
+            if count > MAX_SAMPLES:
+                raise InvalidSuite(
+                    path, f"{where}samples", f"expected at most {MAX_SAMPLES} samples, got {count}"
+                )
+            out["samples"] = count
     if "repeats" in d:
-        out["repeats"] = _int(d["repeats"], f"{where}repeats", path, minimum=1)
-        if out["repeats"] > MAX_REPEATS:
-            raise InvalidSuite(
-                path,
-                f"{where}repeats",
-                f"expected at most {MAX_REPEATS} repeats, got {out['repeats']}",
-            )
-    seeds = _seeds(d, where, path)
-    if seeds is not None:
-        out["seeds"] = seeds
+        with problems.guard():
+            times = _int(d["repeats"], f"{where}repeats", path, minimum=1)
+            if times > MAX_REPEATS:
+                raise InvalidSuite(
+                    path, f"{where}repeats", f"expected at most {MAX_REPEATS} repeats, got {times}"
+                )
+            out["repeats"] = times
+    with problems.guard():
+        seeds = _seeds(d, where, path)
+        if seeds is not None:
+            out["seeds"] = seeds
     if "style" in d:
-        if not isinstance(d["style"], str):
-            raise InvalidSuite(
-                path, f"{where}style", f"expected a string, got {_type_name(d['style'])}"
-            )
-        out["style"] = d["style"]
+        with problems.guard():
+            if not isinstance(d["style"], str):
+                raise InvalidSuite(
+                    path, f"{where}style", f"expected a string, got {_type_name(d['style'])}"
+                )
+            out["style"] = d["style"]
     if "min_accuracy" in d:
-        out["min_accuracy"] = (
-            None
-            if d["min_accuracy"] is None
-            else _unit(d["min_accuracy"], f"{where}min_accuracy", path)
-        )
-    if "confidence" in d:
-        out["confidence"] = (
-            None
-            if d["confidence"] is None
-            else _unit(d["confidence"], f"{where}confidence", path, open_interval=True)
-        )
-    if "max_drop" in d:
-        out["max_drop"] = _unit(d["max_drop"], f"{where}max_drop", path)
-    if "alpha" in d:
-        out["alpha"] = _unit(d["alpha"], f"{where}alpha", path, open_interval=True)
-    if "metric" in d:
-        if d["metric"] not in METRICS:
-            raise InvalidSuite(
-                path, f"{where}metric", f"expected one of {', '.join(METRICS)}, got {d['metric']!r}"
+        with problems.guard():
+            out["min_accuracy"] = (
+                None
+                if d["min_accuracy"] is None
+                else _unit(d["min_accuracy"], f"{where}min_accuracy", path)
             )
-        out["metric"] = "accuracy" if d["metric"] == "puzzle" else d["metric"]
+    if "confidence" in d:
+        with problems.guard():
+            out["confidence"] = (
+                None
+                if d["confidence"] is None
+                else _unit(d["confidence"], f"{where}confidence", path, open_interval=True)
+            )
+    if "max_drop" in d:
+        with problems.guard():
+            out["max_drop"] = _unit(d["max_drop"], f"{where}max_drop", path)
+    if "alpha" in d:
+        with problems.guard():
+            out["alpha"] = _unit(d["alpha"], f"{where}alpha", path, open_interval=True)
+    if "metric" in d:
+        with problems.guard():
+            if d["metric"] not in METRICS:
+                raise InvalidSuite(
+                    path,
+                    f"{where}metric",
+                    f"expected one of {', '.join(METRICS)}, got {d['metric']!r}"
+                    + did_you_mean(d["metric"], METRICS),
+                )
+            out["metric"] = "accuracy" if d["metric"] == "puzzle" else d["metric"]
     if "params" in d:
-        out["params"] = {**out.get("params", {}), **_mapping(d["params"], f"{where}params", path)}
+        with problems.guard():
+            out["params"] = {
+                **out.get("params", {}),
+                **_mapping(d["params"], f"{where}params", path),
+            }
     return out
 
 
@@ -392,106 +443,179 @@ def parse_suite(
     repeats: int | None = None,
 ) -> SuiteSpec:
     """Validate parsed YAML. ``samples``/``seed``/``repeats`` override every count, seed and
-    repeat count (CLI options)."""
+    repeat count (CLI options).
+
+    Every problem is reported at once (one line each): a check that fails records its line
+    and the others go on; only a shape that leaves nothing to check stops early."""
     if data is None:
         raise InvalidSuite(path, "", "empty file; expected a mapping with a 'tasks' list")
     if not isinstance(data, dict):
         raise InvalidSuite(path, "", f"expected a mapping at the top level, got {_type_name(data)}")
-    _keys(data, SUITE_KEYS, "", path)
-    if "tasks" not in data:
-        raise InvalidSuite(path, "tasks", "missing; expected a list of task entries")
-    base = _common(data, "", path, {**DEFAULTS, **_RULE.to_dict()})
+    problems = _Problems()
+    with problems.guard():
+        _keys(data, SUITE_KEYS, "", path)
+    base = _common(data, "", path, {**DEFAULTS, **_RULE.to_dict()}, problems)
     name = data.get("name", Path(path).stem)
     if not isinstance(name, str):
-        raise InvalidSuite(path, "name", f"expected a string, got {_type_name(name)}")
-    tasks = data["tasks"]
-    if not isinstance(tasks, list) or not tasks:
-        raise InvalidSuite(path, "tasks", "expected a non-empty list of task entries")
+        problems.add(path, "name", f"expected a string, got {_type_name(name)}")
+    tasks = data.get("tasks")
+    if "tasks" not in data:
+        problems.add(path, "tasks", "missing; expected a list of task entries")
+    elif not isinstance(tasks, list) or not tasks:
+        problems.add(path, "tasks", "expected a non-empty list of task entries")
+    if not isinstance(tasks, list):
+        problems.raise_any()
+        tasks = []
     entries: list[EntrySpec] = []
     seen: set[str] = set()
     for i, raw in enumerate(tasks):
-        where = f"tasks[{i}]"
-        entry = _mapping(raw, where, path)
+        entry = _entry(
+            raw, f"tasks[{i}]", path, base, seen, problems, samples=samples, seed=seed,
+            repeats=repeats,
+        )  # fmt: skip
+        if entry is not None:
+            entries.append(entry)
+    problems.raise_any()
+    return SuiteSpec(path=path, name=name, entries=tuple(entries))
+
+
+def _entry(
+    raw: Any,
+    where: str,
+    path: str,
+    base: dict[str, Any],
+    seen: set[str],
+    problems: _Problems,
+    *,
+    samples: int | None,
+    seed: int | None,
+    repeats: int | None = None,
+) -> EntrySpec | None:
+    """One task entry; its problems go to ``problems`` (None when it cannot be built)."""
+    if not isinstance(raw, dict):
+        problems.add(path, where, f"expected a mapping, got {_type_name(raw)}")
+        return None
+    entry: dict[str, Any] = raw
+    with problems.guard():
         _keys(entry, ENTRY_KEYS, where, path)
-        if "task" not in entry:
-            raise InvalidSuite(path, f"{where}.task", "missing; expected a task id")
-        task_id = entry["task"]
-        if not isinstance(task_id, str):
-            raise InvalidSuite(
-                path, f"{where}.task", f"expected a task id, got {_type_name(task_id)}"
-            )
+    task: Task | None = None
+    task_id = entry.get("task")
+    if "task" not in entry:
+        problems.add(path, f"{where}.task", "missing; expected a task id")
+    elif not isinstance(task_id, str):
+        problems.add(path, f"{where}.task", f"expected a task id, got {_type_name(task_id)}")
+    else:
         try:
             task = get_task(task_id)
         except UnknownTask as exc:
-            raise InvalidSuite(path, f"{where}.task", str(exc)) from None
-        eid = entry.get("id", task_id)
-        if not isinstance(eid, str) or not _ID.match(eid):
-            raise InvalidSuite(path, f"{where}.id", "expected letters, digits, '.', '_' or '-'")
-        if eid in seen:
-            raise InvalidSuite(
-                path, f"{where}.id", f"duplicate id {eid!r}; give repeated tasks distinct 'id's"
-            )
+            problems.add(path, f"{where}.task", str(exc))
+    eid = entry.get("id", task_id)
+    if "id" not in entry and not isinstance(task_id, str):
+        pass  # no id to check: the task's own problem is reported above
+    elif not isinstance(eid, str) or not _ID.match(eid):
+        problems.add(path, f"{where}.id", "expected letters, digits, '.', '_' or '-'")
+    elif eid in seen:
+        problems.add(
+            path, f"{where}.id", f"duplicate id {eid!r}; give repeated tasks distinct 'id's"
+        )
+    else:
         seen.add(eid)
-        settings = _common(entry, f"{where}.", path, base)
-        levels_raw = entry.get("levels")
-        if levels_raw is None:
-            raise InvalidSuite(
-                path,
-                f"{where}.levels",
-                f"missing; expected a list or mapping of {', '.join(task.levels)}",
-            )
-        if isinstance(levels_raw, list):
-            level_items: list[tuple[Any, Any]] = [(lv, None) for lv in levels_raw]
-        elif isinstance(levels_raw, dict):
-            level_items = list(levels_raw.items())
-        else:
-            raise InvalidSuite(
-                path,
-                f"{where}.levels",
-                f"expected a list or mapping of levels, got {_type_name(levels_raw)}",
-            )
-        if not level_items:
-            raise InvalidSuite(path, f"{where}.levels", "expected at least one level")
-        levels: list[LevelSpec] = []
-        for lv, body in level_items:
-            lwhere = f"{where}.levels.{lv}"
-            lv = str(lv)
-            try:
-                task.check_level(lv)
-            except UnknownLevel as exc:
-                raise InvalidSuite(path, lwhere, str(exc)) from None
-            lset = settings
-            if body is not None:
-                body = _mapping(body, lwhere, path)
-                _keys(body, LEVEL_KEYS, lwhere, path)
-                lset = _common(body, f"{lwhere}.", path, settings)
-            owner = f"{lwhere}." if body else f"{where}."
-            # Validated here so a bad knob fails collection; items resolve again from the
-            # user's overrides (the preset stays out of the suite spec).
-            try:
-                task.resolve_params(lv, lset["params"])
-            except InvalidArgument as exc:
-                raise InvalidSuite(path, f"{owner}params", str(exc)) from None
-            try:
-                task.check_style(lset["style"])
-            except InvalidArgument as exc:
-                raise InvalidSuite(path, f"{owner}style", str(exc)) from None
-            if lset["metric"] == "cell" and not task.partial_credit:
-                raise InvalidSuite(
-                    path,
-                    f"{owner}metric",
-                    f"'cell' needs a task with partial credit; {task_id} scores 0 or 1",
-                )
+    settings = _common(entry, f"{where}.", path, base, problems)
+    levels_raw = entry.get("levels")
+    if levels_raw is None:
+        expected = f"a list or mapping of {', '.join(task.levels)}" if task else "levels"
+        problems.add(path, f"{where}.levels", f"missing; expected {expected}")
+        return None
+    if isinstance(levels_raw, list):
+        level_items: list[tuple[Any, Any]] = [(lv, None) for lv in levels_raw]
+    elif isinstance(levels_raw, dict):
+        level_items = list(levels_raw.items())
+    else:
+        problems.add(
+            path,
+            f"{where}.levels",
+            f"expected a list or mapping of levels, got {_type_name(levels_raw)}",
+        )
+        return None
+    if not level_items:
+        problems.add(path, f"{where}.levels", "expected at least one level")
+        return None
+    levels: list[LevelSpec] = []
+    for lv, body in level_items:
+        level = _level(str(lv), body, where, path, task, settings, problems)
+        if level is not None:
             levels.append(
                 LevelSpec(
-                    level=lv,
-                    samples=samples if samples is not None else lset["samples"],
-                    seeds=(seed,) if seed is not None else tuple(lset["seeds"]),
-                    style=lset["style"],
-                    params=dict(lset["params"]),
-                    rule=GateRule.from_dict(lset),
-                    repeats=repeats if repeats is not None else lset["repeats"],
+                    level=level.level,
+                    samples=samples if samples is not None else level.samples,
+                    seeds=(seed,) if seed is not None else level.seeds,
+                    style=level.style,
+                    params=level.params,
+                    rule=level.rule,
+                    repeats=repeats if repeats is not None else level.repeats,
                 )
             )
-        entries.append(EntrySpec(id=eid, task=task_id, levels=tuple(levels)))
-    return SuiteSpec(path=path, name=name, entries=tuple(entries))
+    if task is None or not isinstance(eid, str) or len(levels) != len(level_items):
+        return None
+    return EntrySpec(id=eid, task=task.id, levels=tuple(levels))
+
+
+def _level(
+    lv: str,
+    body: Any,
+    where: str,
+    path: str,
+    task: Task | None,
+    settings: dict[str, Any],
+    problems: _Problems,
+) -> LevelSpec | None:
+    """One level of an entry, every knob checked on its own (all bad knobs at once)."""
+    lwhere = f"{where}.levels.{lv}"
+    lset = settings
+    if body is not None:
+        if not isinstance(body, dict):
+            problems.add(path, lwhere, f"expected a mapping, got {_type_name(body)}")
+            return None
+        with problems.guard():
+            _keys(body, LEVEL_KEYS, lwhere, path)
+        lset = _common(body, f"{lwhere}.", path, settings, problems)
+    if task is None:
+        return None
+    try:
+        task.check_level(lv)
+    except UnknownLevel as exc:
+        problems.add(path, lwhere, str(exc))
+        return None
+    owner = f"{lwhere}." if body else f"{where}."
+    before = len(problems.found)
+    for knob, value in lset["params"].items():
+        try:
+            task.check_knob(str(knob), value)
+        except InvalidArgument as exc:
+            problems.add(path, f"{owner}params", str(exc))
+    if len(problems.found) == before:
+        # Validated here so a bad combination fails collection; items resolve again from
+        # the user's overrides (the preset stays out of the suite spec).
+        try:
+            task.resolve_params(lv, lset["params"])
+        except InvalidArgument as exc:
+            problems.add(path, f"{owner}params", str(exc))
+    try:
+        task.check_style(lset["style"])
+    except InvalidArgument as exc:
+        problems.add(path, f"{owner}style", str(exc))
+    if lset["metric"] == "cell" and not task.partial_credit:
+        problems.add(
+            path,
+            f"{owner}metric",
+            f"'cell' needs a task with partial credit; {task.id} scores 0 or 1",
+        )
+    return LevelSpec(
+        level=lv,
+        samples=lset["samples"],
+        seeds=tuple(lset["seeds"]),
+        style=lset["style"],
+        params=dict(lset["params"]),
+        rule=GateRule.from_dict(lset),
+        repeats=lset["repeats"],
+    )

@@ -70,10 +70,12 @@ class Item:
     prompt: str
     answer: str
     problem: dict[str, JSON]
+    system: str | None = None  # a system message sent before the prompt (Task.system_prompt)
 
     @property
     def messages(self) -> list[dict[str, str]]:
-        return [{"role": "user", "content": self.prompt}]
+        user = {"role": "user", "content": self.prompt}
+        return [{"role": "system", "content": self.system}, user] if self.system else [user]
 
     @property
     def prompt_sha256(self) -> str:
@@ -84,7 +86,7 @@ class Item:
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Item:
-        return cls(**{f.name: data[f.name] for f in fields(cls)})
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 __all__ = [
     "CallBudgetExceeded",
     "InvalidArgument",
@@ -11,7 +13,23 @@ __all__ = [
     "StorageFailed",
     "UnknownLevel",
     "UnknownTask",
+    "did_you_mean",
 ]
+
+
+def did_you_mean(word: object, choices: Iterable[object]) -> str:
+    """`` (did you mean 'x'?)`` for the closest choices (difflib), or ``""``: typos like
+    ``dyval.reachabilty`` or ``min_acuracy`` name their fix."""
+    import difflib
+
+    options = [str(c) for c in choices]
+    folded = {o.lower(): o for o in options}
+    # Case first (``d1`` → ``D1``: too short for difflib's ratio), then spelling.
+    close = [folded[str(word).lower()]] if str(word).lower() in folded else []
+    close = close or difflib.get_close_matches(str(word), options, n=2, cutoff=0.7)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
 
 
 class ReasoningError(Exception):
@@ -34,14 +52,28 @@ class UnknownLevel(ReasoningError, ValueError):
 
 
 class InvalidSuite(ReasoningError):
-    """A suite file is malformed: ``file: key.path: what was expected``."""
+    """A suite file is malformed: ``file: key.path: what was expected``. A suite with several
+    mistakes raises one InvalidSuite holding them all (``problems``), one line each."""
 
     def __init__(self, path: str, key: str, message: str) -> None:
         self.path = path
         self.key = key
         self.message = message
         where = f"{path}: {key}: " if key else f"{path}: "
-        super().__init__(f"{where}{message}")
+        self.line = f"{where}{message}"
+        self.problems: tuple[InvalidSuite, ...] = (self,)
+        super().__init__(self.line)
+
+    @classmethod
+    def several(cls, problems: Sequence[InvalidSuite]) -> InvalidSuite:
+        """One exception for every problem found (the first names the file and key)."""
+        if len(problems) == 1:
+            return problems[0]
+        first = problems[0]
+        exc = cls(first.path, first.key, first.message)
+        exc.problems = tuple(problems)
+        exc.args = ("\n".join(p.line for p in problems),)
+        return exc
 
 
 class CallBudgetExceeded(ReasoningError):

@@ -389,6 +389,11 @@ class Evaluator:
     def pending(self, item_id: str, model: str) -> bool:
         return (item_id, model) in self._futures
 
+    @property
+    def in_flight(self) -> int:
+        """Model calls under way now (identical requests share one)."""
+        return len(self._inflight)
+
     def close(self) -> None:
         loop, self._loop = self._loop, None
         if loop is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -155,9 +156,9 @@ def test_export_list_knob_from_the_command_line(capsys: pytest.CaptureFixture[st
 # folder holding ``afile`` (a plain file), ``bad.jsonl`` (JSON but no result rows),
 # ``half.jsonl`` (a row missing fields) and ``ok.jsonl`` (one valid row).
 BAD = [
-    ([], "required: command"),
     (["nope"], "invalid choice: 'nope'"),
     (["tasks", "--nope"], "unrecognized arguments: --nope"),
+    (["tasks", "dyval.reachabilty"], "(did you mean 'dyval.reachability'?)"),
     (["export"], "required: task, --level"),
     (["export", "dyval.arithmetic", "--level", "D1", "--count", "-1"], "--count: must be >= 0"),
     (["export", "dyval.arithmetic", "--level", "D1", "--count", "x"], "invalid int value: 'x'"),
@@ -308,3 +309,92 @@ def test_bad_arguments_of_every_command_exit_2_in_one_line(
     assert len(lines) == 1 and lines[0].startswith("pytest-reasoning"), err
     assert words.replace("{tmp}", str(tmp_path)) in lines[0], lines[0]
     assert not (tmp_path / "o").exists()  # a refused report writes nothing
+
+
+def test_bare_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: pytest-reasoning") and "tasks" in out and "export" in out
+
+
+def test_tasks_shows_knobs_defaults_ranges_and_styles(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tasks", "dyval.arithmetic"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "levels: D1 D2 D3 D4"
+    assert lines[2] == "styles: direct, cot, fewshot (default: direct)"
+    header = lines[4].split()
+    assert header[:3] == ["knob", "type", "range"] and header[5:9] == ["D1", "D2", "D3", "D4"]
+    depth = next(line.split() for line in lines if line.startswith("depth "))
+    assert depth[:7] == ["depth", "int", "1..12", "2", "3", "3", "4"]  # each level's preset
+    order = next(line for line in lines if line.startswith("order "))
+    assert "topological, reversed, rand" in order
+    assert main(["tasks", "musr.murder_mystery"]) == 0
+    assert "also regular (= direct)" in capsys.readouterr().out
+    assert main(["tasks", "--verbose"]) == 0
+    every = capsys.readouterr().out
+    from pytest_reasoning.registry import task_ids
+
+    assert every.count("\nlevels: ") + every.startswith("levels: ") == len(task_ids())
+    assert "clue_weights" in every and "padding_corpus" in every
+
+
+def _stderr_on_a_terminal(argv: list[str]) -> str:
+    """Run the CLI with stderr on a pseudo-terminal (100 columns), stdout to /dev/null."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest_reasoning.cli", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=slave,
+    )
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=300)
+    os.close(master)
+    return out.decode("utf-8", "replace")
+
+
+@pytest.mark.e2e
+def test_export_progress_on_a_terminal_only() -> None:
+    """A bar with rate and ETA on stderr when it is a terminal and the export takes over a
+    second; none under -q, none on a pipe."""
+    argv = ["export", "dyval.arithmetic", "--level", "D4", "--count", "15000"]  # over 1 s
+    shown = _stderr_on_a_terminal(argv)
+    assert re.search(
+        r"dyval\.arithmetic D4: +\d+%.*\d+/15000 \[\d\d:\d\d<\d\d:\d\d, +[\d.]+item/s\]", shown
+    ), shown
+    assert _stderr_on_a_terminal([*argv, "-q"]).strip() == ""
+    piped = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning.cli", *argv], capture_output=True, text=True
+    )
+    assert piped.returncode == 0 and piped.stderr == ""
+
+
+@pytest.mark.e2e
+def test_frontier_progress_on_a_terminal() -> None:
+    """The search's calls against the most it can make, the knob value being probed."""
+    from pytest_reasoning.testing.server import FakeOpenAIServer
+
+    with FakeOpenAIServer(latency_s=0.2) as server:
+        argv = ["frontier", "--llm", "openai/shallow:3", "--llm-api-base", server.url,
+                "--task", "dyval.arithmetic", "--knob", "depth", "--min", "2", "--max", "4",
+                "--cache", "off", "--max-samples", "12"]  # fmt: skip
+        shown = _stderr_on_a_terminal(argv)
+        quiet = _stderr_on_a_terminal([*argv, "-q"])
+    # 2 + ceil(log2(4 - 2)) = 3 probes of at most 12 samples: at most 36 calls.
+    assert re.search(r"\d+/36 \[\d\d:\d\d<\d\d:\d\d, +[\d.]+call/s, depth=\d\]", shown), shown
+    assert quiet.strip() == ""

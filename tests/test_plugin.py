@@ -71,6 +71,7 @@ def test_wrong_answers_and_failed_gates(
     assert "WWWW" in out  # arithmetic answers "True": wrong, but not failures
     result.stdout.fnmatch_lines(
         [
+            "collected 10 items",  # 8 samples and 2 gates: the 10 outcomes below
             "*GATE FAILED openai/always-true dyval.arithmetic D1: accuracy 0.000 (0/4) < min_accuracy 0.5*",
             "*reasoning: 1 of 2 gates FAILED*",
             "FAILED mini.yaml::dyval.arithmetic[[]D1-gate[]]*",

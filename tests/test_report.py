@@ -4,6 +4,7 @@ from a run (``--reasoning-report``) and from results files (``pytest-reasoning r
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -155,3 +156,90 @@ def test_summary_lines_without_pytest() -> None:
     md = markdown_summary(run)
     assert md.startswith("## pytest-reasoning\n\n**1 gate(s) failed.**")
     assert "| m       | dyval.arithmetic | D2      |" in md
+
+
+def _outcome(model: str, index: int, correct: bool, *, cached: bool = False) -> Any:
+    from pytest_reasoning.core import Outcome
+
+    return Outcome(
+        f"dyval.arithmetic[D1-s1-00{index}]", model, "dyval.arithmetic", "D1", 1, f"h{index}",
+        "<<<1>>>", "1", "1" if correct else "2", correct, None if correct else "wrong_value",
+        None, 10, 2, 0.5 + index, cached=cached,
+    )  # fmt: skip
+
+
+def test_report_says_under_powered_cached_and_partial(tmp_path: Path) -> None:
+    """What the terminal says, the page says: a drop on 4 pairs is under-powered, not "ok";
+    cached answers still list their (original) latency, marked; a partial level is shown
+    as such; the per-model table counts answers from the cache."""
+    from pytest_reasoning.gates import GateRule, GateSpec, ResultStore, baseline_answers, compare
+    from pytest_reasoning.report import build_report
+
+    spec = GateSpec("s.yaml", "dyval.arithmetic", "D1", GateRule(min_accuracy=0.5))
+    store = ResultStore()
+    for i in range(4):
+        store.add(_outcome("cand", i, False, cached=True), spec)
+        store.add(_outcome("base", i, True), spec)
+    cand = [(o, s) for o, s in zip(store.outcomes, store.specs, strict=True) if o.model == "cand"]
+    comparisons = compare(
+        cand, baseline_answers(o for o in store.outcomes if o.model == "base"), "base"
+    )
+    assert not comparisons[0].regressed  # p = 0.0625 on 4 pairs
+    report = build_report(
+        [o.to_dict() for o in store.outcomes],
+        str(tmp_path / "r"),
+        levels=list(store.levels.values()),
+        comparisons=comparisons,
+        partial={("cand", "s.yaml", "dyval.arithmetic", "D1"): (4, 10)},
+    )
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert '<td class="warn">under-powered</td>' in page and ">ok<" not in page
+    assert "dyval.arithmetic[D1-s1-003] (cached)</td><td>3.50</td>" in page  # slowest first
+    assert "<td>partial 4/10</td>" in page
+    assert "<td>cand</td><td>4</td><td>0</td><td>4</td><td>0</td><td>-</td>" in page
+    assert report.note is None  # matplotlib is installed here: plots, no note
+    assert "accuracy_by_level.png" in report.summary["plots"]
+
+
+def test_summary_shows_partial_levels_models_and_wrong_answers() -> None:
+    from pytest_reasoning.gates import GateRule, GateSpec, ResultStore
+    from pytest_reasoning.report import RunSummary, markdown_summary, summary_lines
+
+    spec = GateSpec("s.yaml", "dyval.arithmetic", "D1", GateRule(min_accuracy=0.5))
+    store = ResultStore()
+    for i in range(3):
+        store.add(_outcome("m", i, i == 0, cached=i == 2), spec)
+    run = RunSummary(
+        levels=list(store.levels.values()),
+        rows=[o.to_dict() for o in store.outcomes],
+        partial={("m", "s.yaml", "dyval.arithmetic", "D1"): (3, 5)},
+    )
+    text = [line.text for line in summary_lines(run)]
+    assert "partial 3/5" in text[2]
+    models = text.index(next(t for t in text if t.startswith("model ") and "from cache" in t))
+    assert text[models + 2].split() == ["m", "3", "2", "1", "0", "1.00s"]  # 0.5 s and 1.5 s
+    assert any(
+        t.startswith("reasoning: 1 level(s) ran in part") and "-k 'dyval.arithmetic[D1-gate'" in t
+        for t in text
+    )
+    md = markdown_summary(run)
+    assert "### Wrong answers and errors (2;" in md
+    assert "| `dyval.arithmetic[D1-s1-002]` (cached) | 1 | 2 | wrong_value |" in md
+
+
+@pytest.mark.e2e
+def test_report_says_when_plots_are_skipped(tmp_path: Path) -> None:
+    """The README's first install has no matplotlib: the page and the command say the plots
+    were skipped, and why (here matplotlib is shadowed by a package that fails to import)."""
+    blocked = tmp_path / "blocked" / "matplotlib"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text("raise ImportError('No module named matplotlib')\n")
+    (tmp_path / "r.jsonl").write_text(json.dumps(_outcome("m", 0, True).to_dict()) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "blocked")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning.cli", "report", "r.jsonl", "--out", "o"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "note: no plots: matplotlib cannot be imported" in done.stderr
+    assert "pytest-reasoning[analysis]" in (tmp_path / "o" / "index.html").read_text()

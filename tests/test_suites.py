@@ -47,7 +47,7 @@ CASES = [
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels:\n      D1: {min_acuracy: 0.5}\n",
-        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key; expected one of alpha, confidence, max_drop, metric, min_accuracy, params, repeats, samples, seed, seeds, style",
+        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key (did you mean 'min_accuracy'?); expected one of alpha, confidence, max_drop, metric, min_accuracy, params, repeats, samples, seed, seeds, style",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n    params: {depth: 0}\n",
@@ -81,6 +81,31 @@ def test_invalid_suite_message(
         load_suite("s.yaml")
     assert str(exc.value) == message
     assert "\n" not in str(exc.value)
+
+
+def test_every_mistake_at_once_with_suggestions(tmp_path: Path) -> None:
+    """Three mistakes, three lines (file order), each with its closest fix (difflib)."""
+    p = tmp_path / "s.yaml"
+    p.write_text(
+        "samles: 5\n"
+        "tasks:\n"
+        "  - task: dyval.reachabilty\n"
+        "    levels: [D1]\n"
+        "  - task: dyval.arithmetic\n"
+        "    style: cott\n"
+        "    params: {dept: 3, order: reversd}\n"
+        "    levels: [D1, d2]\n"
+    )
+    with pytest.raises(InvalidSuite) as exc:
+        load_suite(p, display="s.yaml")
+    assert str(exc.value).split("\n") == [
+        "s.yaml: samles: unknown key (did you mean 'samples'?); expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, repeats, samples, seed, seeds, style, tasks",
+        "s.yaml: tasks[0].task: unknown task 'dyval.reachabilty' (did you mean 'dyval.reachability'?); expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability, flenqa.monorel, flenqa.people_in_rooms, flenqa.ruletaker, musr.murder_mystery, musr.object_placement, musr.team_allocation, zebra.grid",
+        "s.yaml: tasks[1].params: unknown knob 'dept' for dyval.arithmetic (did you mean 'depth'?); expected one of depth, distractors, extra_links, max_abs, max_value, min_value, ops, order, shots, unique, width",
+        "s.yaml: tasks[1].params: knob 'order': expected one of topological, reversed, random, got 'reversd' (did you mean 'reversed'?)",
+        "s.yaml: tasks[1].style: style 'cott' is not offered by dyval.arithmetic (did you mean 'cot'?); expected one of direct, cot, fewshot",
+        "s.yaml: tasks[1].levels.d2: unknown level 'd2' for dyval.arithmetic (did you mean 'D2'?); expected one of D1, D2, D3, D4",
+    ]
 
 
 def test_cascade_and_overrides(tmp_path: Path) -> None:
@@ -158,5 +183,8 @@ def test_fuzzed_suites_are_valid_or_fail_in_one_line(data: object) -> None:
     try:
         parse_suite(data, "f.yaml", samples=1)
     except InvalidSuite as exc:
-        text = str(exc)
-        assert text.startswith("f.yaml: ") and "\n" not in text, text
+        lines = str(exc).split("\n")
+        assert lines == [p.line for p in exc.problems], lines
+        assert len(set(lines)) == len(lines), lines  # a mistake repeated by layers: once
+        for text in lines:
+            assert text.startswith("f.yaml: ") and "\n" not in text, text

@@ -1,13 +1,18 @@
 """The controller: the process that sees every report (the xdist controller, or the only
 process). Outcomes → results store → gates → synthetic test reports → exit status, and the
-terminal summary, whose lines are prepared in ``report.summary``."""
+terminal summary, whose lines are prepared in ``report.summary``.
+
+A gate is decided as soon as the last sample of its level is in (so ``-x`` stops at the first
+failed level) and reported under its collected verdict item's node id; a selected gate whose
+level ran only in part is reported as skipped ("partial"), never decided on fewer samples.
+Comparisons against a baseline are Holm-corrected across levels, so they wait for the end."""
 
 from __future__ import annotations
 
 import json
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import pytest
@@ -16,11 +21,14 @@ from .items import payload
 from .state import RunState
 
 if TYPE_CHECKING:
-    from ..gates import Comparison, GateResult, ResultStore
+    from ..gates import Comparison, GateResult, GateSpec, ResultStore
 
-__all__ = ["EXIT_INFRASTRUCTURE", "Controller"]
+__all__ = ["EXIT_INFRASTRUCTURE", "INFRASTRUCTURE_ID", "Controller"]
 
 EXIT_INFRASTRUCTURE = 6  # pytest uses 0-5; see README "Exit status"
+# Not a collected test: the run-wide error budget is known only at the end.
+INFRASTRUCTURE_ID = "reasoning::infrastructure"
+Where = tuple[str, str, str]
 
 
 class Controller:
@@ -34,11 +42,27 @@ class Controller:
         self.comparisons: list[Comparison] = []
         self.baseline_rows: tuple[dict[tuple[str, str], bool | None], str] | None = None
         self.repeats: dict[tuple[str, str, str], int] = {}  # (entry, level, model) → count
-        # Per model: answered / cached / errors / not_asked (for progress lines), and the
-        # distinct error messages in the order they first came, with counts.
+        self.session: pytest.Session | None = None
+        # The collected verdict items' ids (None: not known, every gate counts as selected).
+        self.selected: set[str] | None = None
+        self.verdicts: dict[str, str] = {}  # verdict id → "gate" | "comparison" (if known)
+        self.ran: dict[tuple[str, Where], int] = {}  # (model, where) → samples in
+        self.size: dict[tuple[str, Where], int] = {}  # (model, where) → samples of the level
+        self.gate_key: dict[str, tuple[str, Where]] = {}  # gate id → (model, where)
+        self.gate_samples: dict[str, list[str]] = {}  # gate id → its samples' node ids
+        self.comparison_ids: dict[tuple[str, Where], str] = {}
+        self.ready: list[str] = []  # gates whose level is complete, reported at logfinish
+        self.reported: set[str] = set()
+        self.partial: list[str] = []  # selected gates reported as skipped (partial level)
+        self.soft_failures: list[str] = []  # wrong or errored samples (for --lf)
+        self.failed_gates: list[str] = []
+        self.stopped = False  # -x / --maxfail or Ctrl-C stopped the run loop
+        self.previous_lastfailed: set[str] = set()
+        # Per model: answered / cached / errors / not_asked, and the distinct error messages
+        # in the order they first came, with counts.
         self.counts: dict[str, Counter[str]] = {}
         self.error_messages: dict[str, Counter[str]] = {}
-        self.stopped: dict[str, str] = {}  # model → the error that stopped its calls
+        self.stopped_models: dict[str, str] = {}  # model → the error that stopped its calls
 
     # -- start --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -89,6 +113,19 @@ class Controller:
             ) from None
         self.baseline_rows = (baseline_answers(outcomes), name)
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+        cache = getattr(session.config, "cache", None)
+        if cache is not None:
+            self.previous_lastfailed = set(cache.get("cache/lastfailed", {}))
+
+    def select(self, ids: Iterable[str], verdicts: Mapping[str, str] | None = None) -> None:
+        """The node ids that will run (after every plugin's selection); ``verdicts`` names
+        the verdict items among them where the collection is at hand (not under xdist)."""
+        self.selected = set(ids)
+        if verdicts is not None:
+            self.verdicts = dict(verdicts)
+
     # -- during the run -----------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -112,6 +149,23 @@ class Controller:
             key = (spec.entry, spec.level, str(data["model"]))
             self.repeats[key] = self.repeats.get(key, 0) + 1
         self._count(outcome)
+        if outcome.error is not None or not outcome.correct:
+            self.soft_failures.append(report.nodeid)
+        level = (outcome.model, spec.where)
+        self.ran[level] = self.ran.get(level, 0) + 1
+        self.size[level] = int(data.get("level_size") or 0)
+        if data.get("comparison_id"):
+            self.comparison_ids[level] = str(data["comparison_id"])
+        gate = data.get("gate_id")
+        if gate:
+            self.gate_key[gate] = level
+            self.gate_samples.setdefault(gate, []).append(report.nodeid)
+            if (
+                self.ran[level] == self.size[level]
+                and (self.selected is None or gate in self.selected)
+                and gate not in self.reported
+            ):
+                self.ready.append(gate)
 
     def _count(self, o: Any) -> None:
         """Per-model counts and error causes; the first error that stops a model is printed
@@ -124,8 +178,8 @@ class Controller:
         counts["not_asked" if kind == "not_asked" else "errors"] += 1
         if kind != "not_asked":
             self.error_messages.setdefault(o.model, Counter())[o.error] += 1
-        if kind == "stop" and o.model not in self.stopped:
-            self.stopped[o.model] = o.error
+        if kind == "stop" and o.model not in self.stopped_models:
+            self.stopped_models[o.model] = o.error
             tr = self.state.config.pluginmanager.get_plugin("terminalreporter")
             if tr is not None:
                 tr.ensure_newline()
@@ -135,62 +189,108 @@ class Controller:
                     bold=True,
                 )
 
-    # -- the end ------------------------------------------------------------------------------
-    def finish(self, session: pytest.Session) -> None:
-        """Decide every gate and report each as a test."""
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        """After the sample that completes a level has been shown: its gate."""
+        ready, self.ready = self.ready, []
+        for gate in ready:
+            self._decide(gate)
+
+    def _decide(self, gate: str) -> None:
         from ..gates import decide_gates
 
-        store = self.store
-        store.close()
-        # The baseline's own accuracy is reported, not gated: it is the reference point.
-        baseline = self.options.baseline
-        self.gates = decide_gates(s for s in store.levels.values() if s.model != baseline)
-        multi = len({s.model for s in store.levels.values()}) > 1
-        self.comparisons = self._compare()
-        # Gates are reported as tests; count them so progress ends at 100%, not beyond.
-        session.testscollected += sum(g.passed is not None for g in self.gates)
-        session.testscollected += len(self.comparisons)
-        session.testscollected += self.infrastructure_failed
-        for gate in self.gates:
-            if gate.passed is None:
-                continue
-            s = gate.stats
-            name = f"{s.spec.entry}[{s.spec.level}-gate" + (f"-{s.model}]" if multi else "]")
-            props = {
-                "model": s.model,
-                "task": s.task,
-                "level": s.spec.level,
-                "n": s.n,
-                "correct": s.correct,
-                "errors": s.errors,
-                "accuracy": s.accuracy,
-                "min_accuracy": s.spec.rule.min_accuracy,
-                "confidence": s.spec.rule.confidence,
-                "passed": gate.passed,
-            }
+        assert self.session is not None
+        model, where = self.gate_key[gate]
+        stats = self.store.levels[(model, _spec(where))]
+        result = decide_gates([stats])[0]
+        self.gates.append(result)
+        self.reported.add(gate)
+        s = result.stats
+        props = {
+            "model": s.model,
+            "task": s.task,
+            "level": s.spec.level,
+            "n": s.n,
+            "errors": s.errors,
+            # One number: the gated measure (cell accuracy under ``metric: cell``).
+            "metric": s.spec.rule.metric,
+            "value": s.measure,
+            "min_accuracy": s.spec.rule.min_accuracy,
+            "confidence": s.spec.rule.confidence,
+            "passed": result.passed,
+        }
+        if result.passed is None:  # every sample failed for infrastructure: not decided
             _emit(
-                session,
-                s.spec.suite,
-                name,
-                gate.passed,
-                f"GATE FAILED {s.model} {s.task} {s.spec.level}: {gate.reason}",
+                self.session,
+                gate,
+                s.model,
+                "skipped",
+                f"{gate.partition('::')[2]}: {result.reason} (infrastructure, not the model)",
                 [("reasoning.gate", json.dumps(props))],
             )
-        candidates = {c.candidate for c in self.comparisons}
-        for c in self.comparisons:
-            name = f"{c.spec.entry}[{c.spec.level}-vs-baseline" + (
-                f"-{c.candidate}]" if len(candidates) > 1 else "]"
-            )
+            return
+        passed = result.passed
+        if not passed:
+            self.failed_gates.append(gate)
+        _emit(
+            self.session,
+            gate,
+            s.model,
+            "passed" if passed else "failed",
+            f"GATE FAILED {s.model} {s.task} {s.spec.level}: {result.reason}",
+            [("reasoning.gate", json.dumps(props))],
+        )
+        if not passed and self.session.shouldfail:  # -x / --maxfail: stop the workers too
+            from .xdist import stop_workers
+
+            stop_workers(self.session.config, str(self.session.shouldfail))
+
+    # -- the end ------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """The run loop ended early (``-x``, Ctrl-C): undecided gates stay undecided."""
+        self.stopped = True
+        self.store.close()
+
+    def finish(self, session: pytest.Session) -> None:
+        """The gates not yet reported (partial levels), the comparisons, the error budget."""
+        store = self.store
+        store.close()
+        for gate in self.ready:
+            self._decide(gate)
+        self.ready = []
+        selected = self.selected
+        for gate in sorted(self._gate_ids() - self.reported):
+            key = self.gate_key.get(gate)
+            ran, size = (self.ran.get(key, 0), self.size.get(key, 0)) if key else (0, 0)
+            self.partial.append(gate)
+            self.reported.add(gate)
             _emit(
                 session,
-                c.spec.suite,
-                name,
-                not c.regressed,
+                gate,
+                key[0] if key else "",
+                "skipped",
+                f"{gate.partition('::')[2]}: partial level, {ran} of {size or '?'} samples "
+                "ran; a gate is decided only on its whole level (select the gate: -k NAME)",
+                [],
+            )
+        # The baseline's own accuracy is reported, not gated: it is the reference point.
+        self.comparisons = self._compare()
+        for c in self.comparisons:
+            cid = self.comparison_ids.get((c.candidate, c.spec.where))
+            if cid is None or (selected is not None and cid not in selected):
+                continue
+            self.reported.add(cid)
+            _emit(
+                session,
+                cid,
+                c.candidate,
+                "failed" if c.regressed else "passed",
                 f"REGRESSION {c.task} {c.spec.level}: {c.reason()}",
                 [("reasoning.comparison", json.dumps(c.to_dict()))],
             )
         if self.infrastructure_failed:
-            _emit(session, "reasoning", "infrastructure", False, self.infrastructure_message(), [])
+            session.testscollected += 1  # not a collected test: the budget is run-wide
+            _emit(session, INFRASTRUCTURE_ID, "", "failed", self.infrastructure_message(), [])
 
     @property
     def unanswered_levels(self) -> list[Any]:
@@ -211,7 +311,7 @@ class Controller:
             + (f", {empty} level(s) got no answer at all" if empty else "")
             + ": infrastructure, not the model; not counted as wrong answers"
         ]
-        stopped = next(iter(self.stopped.items()), None)
+        stopped = next(iter(self.stopped_models.items()), None)
         first = stopped or next(
             ((m, next(iter(c))) for m, c in self.error_messages.items() if c), None
         )
@@ -219,6 +319,43 @@ class Controller:
             model, message = first
             parts.append(f"cause: {model}: {message}")
         return "; ".join(parts)
+
+    def _gate_ids(self) -> set[str]:
+        """The selected gates: known from the collection (not under xdist) or from the
+        samples that named them."""
+        gates = set(self.gate_key) | {v for v, kind in self.verdicts.items() if kind == "gate"}
+        return gates if self.selected is None else gates & self.selected
+
+    def levels_partial(self) -> dict[tuple[str, str, str, str], tuple[int, int]]:
+        """(model, suite, entry, level) → (samples that ran, samples of the level), for the
+        levels that ran only in part (their gates are not decided)."""
+        return {
+            (model, *where): (ran, self.size[(model, where)])
+            for (model, where), ran in self.ran.items()
+            if ran < self.size.get((model, where), 0)
+        }
+
+    def update_lastfailed(self, config: pytest.Config) -> None:
+        """``--lf`` semantics for gated suites: rerun the wrong and errored samples and the
+        whole level of every failed gate (a gate is only decided on its whole level); keep a
+        failed gate that was only reported partial this time; drop the run-wide
+        infrastructure entry (it is no collected test)."""
+        cache = getattr(config, "cache", None)
+        if cache is None:
+            return
+        lastfailed: dict[str, bool] = dict(cache.get("cache/lastfailed", {}))
+        before = dict(lastfailed)
+        for nodeid in self.soft_failures:
+            lastfailed[nodeid] = True
+        for gate in self.failed_gates:
+            for nodeid in self.gate_samples.get(gate, ()):
+                lastfailed[nodeid] = True
+        for gate in self.partial:
+            if gate in self.previous_lastfailed:
+                lastfailed[gate] = True
+        lastfailed.pop(INFRASTRUCTURE_ID, None)
+        if lastfailed != before:
+            cache.set("cache/lastfailed", lastfailed)
 
     def _compare(self) -> list[Comparison]:
         """Candidate-vs-baseline comparisons, from the live baseline or the stored one."""
@@ -261,6 +398,9 @@ class Controller:
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             saved_to=str(store.path) if store.path else None,
             repeats=self.repeats,
+            partial=self.levels_partial(),
+            stopped=self.stopped,
+            undecided=len(self._gate_ids() - self.reported),
             error_messages={m: list(c.items()) for m, c in self.error_messages.items()},
             not_asked={m: c["not_asked"] for m, c in self.counts.items() if c["not_asked"]},
         )
@@ -305,6 +445,7 @@ class Controller:
                 gates=self.gates,
                 comparisons=self.comparisons,
                 extra_images=extra,
+                partial=self.levels_partial(),
             )
         except Exception as exc:  # a report must never turn a run's verdict into a crash
             tr.write_line(
@@ -314,6 +455,8 @@ class Controller:
             )
         else:
             tr.write_line(f"reasoning: report {os.path.join(report.out, 'index.html')}")
+            if report.note:
+                tr.write_line(f"reasoning: report: {report.note}", yellow=True)
 
 
 def _write(tr: Any, line: Any) -> None:
@@ -359,28 +502,42 @@ def _stop_for_storage(message: str) -> NoReturn:
     )
 
 
+def _spec(where: Where) -> GateSpec:
+    from ..gates import GateSpec
+
+    return GateSpec(*where)
+
+
 def _emit(
     session: pytest.Session,
-    path: str,
-    name: str,
-    passed: bool,
+    nodeid: str,
+    model: str,
+    outcome: Literal["passed", "failed", "skipped"],
     message: str,
     props: Sequence[tuple[str, object]],
 ) -> None:
-    """Report a synthetic test (a gate) through the normal hooks, so the terminal, JUnit XML
-    and the exit status all see it like any other test."""
-    nodeid = f"{path}::{name}"
-    location = (path, None, name)
+    """Report a verdict (a gate, a comparison) through the normal hooks under its collected
+    node id, so the terminal, JUnit XML, ``--lf`` and the exit status all see it like any
+    other test. Skipped means "not decided" (a partial level)."""
+    from .items import domain
+
+    path, _, name = nodeid.partition("::")
+    location = (path, None, domain(name, model) if model else name)
     hook = session.config.hook
     hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
     for when in ("setup", "call", "teardown"):
-        outcome: Literal["passed", "failed"] = "passed" if when != "call" or passed else "failed"
+        phase: Literal["passed", "failed", "skipped"] = outcome if when == "call" else "passed"
+        longrepr: Any = None
+        if phase == "failed":
+            longrepr = message
+        elif phase == "skipped":
+            longrepr = (path, None, f"Skipped: {message}")
         rep = pytest.TestReport(
             nodeid=nodeid,
             location=location,
             keywords={name: 1},
-            outcome=outcome,
-            longrepr=message if outcome == "failed" else None,
+            outcome=phase,
+            longrepr=longrepr,
             when=when,
             user_properties=list(props) if when == "teardown" else [],
             duration=0.0,

@@ -13,13 +13,15 @@ import pytest
 
 from .controller import Controller
 from .fixtures import llm, reasoning_results
-from .items import ReasoningSuiteFile, teststatus
+from .items import ReasoningItem, ReasoningSuiteFile, VerdictItem, looks_like_suite, teststatus
 from .options import RunOptions, add_options
 from .state import STATE, RunState
 
 __all__ = ["llm", "reasoning_results"]  # the fixtures pytest finds on this module
 
 CONTROLLER = pytest.StashKey[Controller]()
+# Suite files met without --llm (not run): the collection report says how to run them.
+UNRUN = pytest.StashKey[list[Path]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -29,6 +31,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "reasoning: a generated reasoning sample")
     if not RunOptions.active(config):
+        _refuse_named_suites(config)
         return
     state = RunState(config, RunOptions.from_config(config))
     config.stash[STATE] = state
@@ -48,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
         controller = Controller(state)
         controller.start()
         config.stash[CONTROLLER] = controller
+        state.controller = controller
         config.pluginmanager.register(controller, "reasoning-controller")
 
 
@@ -65,6 +69,19 @@ def _check_litellm(state: RunState) -> None:
         check_installed_litellm()
     except ReasoningError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def _refuse_named_suites(config: pytest.Config) -> None:
+    """A suite named on the command line without a model: say what it needs, in one line
+    (pytest alone would answer "not found")."""
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::", 1)[0])
+        if path.suffix in (".yaml", ".yml") and looks_like_suite(path):
+            raise pytest.UsageError(
+                f"{arg.split('::', 1)[0]} is a reasoning suite: name the model to run it with "
+                "--llm MODEL (--llm reference runs the tasks' own solvers: free, no model "
+                "needed); see pytest --help, group 'reasoning'"
+            )
 
 
 def _check_cache(state: RunState) -> None:
@@ -130,7 +147,10 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if STATE not in parent.config.stash:
+    config = parent.config
+    if STATE not in config.stash:
+        if file_path.suffix in (".yaml", ".yml") and looks_like_suite(file_path):
+            config.stash.setdefault(UNRUN, []).append(file_path)
         return None
     from ..config import is_suite_file
 
@@ -139,23 +159,93 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """After every plugin's selection (``-k``, ``-m``, ``--lf``, ids): complete the levels
+    of selected gates, then hand the run's items to prefetch and the controller."""
+    config = session.config
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    from .items import complete_levels
+
+    added, partial = complete_levels(session.items)
+    state.set_items(session.items)
+    state.selection = (added, partial)
+    if state.controller is not None:
+        state.controller.select(
+            (i.nodeid for i in session.items),
+            {i.nodeid: i.kind for i in session.items if isinstance(i, VerdictItem)},
+        )
+        from .progress import LiveCount
+
+        if LiveCount.wanted(config) and not config.getoption("collectonly", False):
+            state.live = LiveCount(config, state, len(state.items))
+
+
+def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> list[str]:
+    unrun = config.stash.get(UNRUN, [])
+    state = config.stash.get(STATE, None)
+    if state is None:
+        if not unrun:
+            return []
+        return [
+            f"reasoning: {len(unrun)} suite file(s) not run (e.g. {unrun[0].name}): name a "
+            "model with --llm MODEL (--llm reference: the tasks' own solvers, free)"
+        ]
+    samples = sum(isinstance(i, ReasoningItem) for i in items)
+    verdicts = [i for i in items if isinstance(i, VerdictItem)]
+    if not samples and not verdicts:
+        return []
+    gates = sum(v.kind == "gate" for v in verdicts)
+    comparisons = len(verdicts) - gates
+    lines = [
+        f"reasoning: {samples} samples, {gates} gate(s)"
+        + (f", {comparisons} comparison(s) against the baseline" if comparisons else "")
+        + " (a gate is decided when the last sample of its level is in)"
+    ]
+    added, partial = state.selection
+    if added:
+        lines.append(f"reasoning: the selected gates need their whole levels: {added} more samples")
+    if partial:
+        lines.append(
+            f"reasoning: {partial} gate(s) selected with part of their level: reported as "
+            "skipped (partial), not decided"
+        )
+    return lines
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """Verdict items are reported by the controller when their level is in, so their turn
+    in the run loop does nothing but what pytest's runner does after every test: tear down
+    the nodes ``nextitem`` does not share (else the next file's first item finds the last
+    file still set up)."""
+    if not isinstance(item, VerdictItem):
+        return None
+    setupstate = getattr(item.session, "_setupstate", None)
+    if setupstate is not None:
+        setupstate.teardown_exact(nextitem)
+    return True
+
+
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     return teststatus(report)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    state = config.stash.get(STATE, None)
-    if state is not None:
-        state.set_items(items)
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Iterator[None]:
-    result = yield
     controller = session.config.stash.get(CONTROLLER, None)
+    try:
+        result = yield
+    except BaseException:  # -x / --maxfail, Ctrl-C: gates not yet decided stay undecided
+        if controller is not None:
+            controller.stop()
+        raise
+    finally:
+        state = session.config.stash.get(STATE, None)
+        if state is not None and state.ticker is not None:
+            state.ticker.stop()
     if controller is not None:
         controller.finish(session)
     return result
@@ -175,7 +265,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         controller.summary(terminalreporter, exitstatus)
 
 
+@pytest.hookimpl(trylast=True)  # after the cache plugin has saved its lastfailed
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     controller = session.config.stash.get(CONTROLLER, None)
     if controller is not None:
         controller.exit_status(session)
+        controller.update_lastfailed(session.config)

@@ -1,6 +1,13 @@
-"""Suite files as pytest collectors, one test item per (model, suite entry, level, seed,
-index), and the outcome each item carries to the controller: JSON primitives in
-``user_properties``, which xdist replays on the controller like any report."""
+"""Suite files as pytest collectors: one test item per (model, suite entry, level, seed,
+index), then one *verdict* item per gate (and, with a baseline, per comparison), so
+``--collect-only`` lists gates and the counts add up. The outcome each sample carries to the
+controller travels as JSON primitives in ``user_properties``, which xdist replays on the
+controller like any report.
+
+Names: ``entry[LEVEL-sSEED-INDEX]`` (``-MODEL`` appended with several models),
+``entry[LEVEL-gate]`` and ``entry[LEVEL-vs-baseline]``. Verdict items never run in the run
+loop: the controller decides a gate as soon as the last sample of its level is in and reports
+it under the verdict item's node id (see ``controller.py``)."""
 
 from __future__ import annotations
 
@@ -14,18 +21,60 @@ import pytest
 from .state import STATE
 
 if TYPE_CHECKING:
-    from ..config import Address
+    from ..config import Address, EntrySpec, LevelSpec
     from ..core import Item
     from ..evaluate import Evaluator
     from .state import RunState
 
-__all__ = ["PROPERTY", "ReasoningItem", "ReasoningSuiteFile", "payload", "teststatus"]
+__all__ = [
+    "PROPERTY",
+    "ReasoningItem",
+    "ReasoningSuiteFile",
+    "VerdictItem",
+    "comparison_name",
+    "complete_levels",
+    "domain",
+    "gate_name",
+    "looks_like_suite",
+    "payload",
+    "teststatus",
+]
 
 PROPERTY = "reasoning"
 
 
+def gate_name(entry: str, level: str, model: str, multi: bool) -> str:
+    return f"{entry}[{level}-gate" + (f"-{model}]" if multi else "]")
+
+
+def comparison_name(entry: str, level: str, candidate: str, several: bool) -> str:
+    return f"{entry}[{level}-vs-baseline" + (f"-{candidate}]" if several else "]")
+
+
+def domain(name: str, model: str) -> str:
+    """The title pytest shows for an item (``-v`` lines, failure headers). It must not be a
+    suffix of the node id: pytest would print a suffix's dots as ``::`` (``dyval::arithmetic``),
+    an id that selects nothing when pasted back. So the model follows the name."""
+    return f"{name} ({model})"
+
+
+def looks_like_suite(path: Path) -> bool:
+    """The cheap sniff of ``config.is_suite_file`` without importing config (this module
+    is imported on every pytest run; config pulls in the task registry)."""
+    import re
+
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"^tasks\s*:", text, re.M) is not None
+
+
 class ReasoningSuiteFile(pytest.File):
-    """A suite YAML: one test item per (model, entry, level, seed, index)."""
+    """A suite YAML: per model, each level's samples followed by the level's gate; then, with
+    a baseline, one comparison per (candidate, entry, level)."""
 
     def collect(self) -> Iterator[pytest.Item]:
         from ..config import addresses, load_suite
@@ -40,13 +89,77 @@ class ReasoningSuiteFile(pytest.File):
         suite = load_suite(
             self.path, samples=opts.samples, seed=opts.seed, display=str(rel), repeats=opts.repeats
         )
-        multi = len(state.models) > 1
-        for model in state.models:
-            for address in addresses(suite):
-                sample = address.sample + (f"-{model}" if multi else "")
-                yield ReasoningItem.from_parent(
-                    self, name=f"{address.entry.id}[{sample}]", model=model, address=address
+        levels: dict[tuple[str, str], tuple[EntrySpec, LevelSpec, list[Address]]] = {}
+        for a in addresses(suite):
+            levels.setdefault((a.entry.id, a.level.level), (a.entry, a.level, []))[2].append(a)
+        models = state.models
+        multi = len(models) > 1
+        baseline = opts.baseline
+        comparing = bool(baseline or opts.baseline_results)
+        candidates = [m for m in models if m != baseline] if comparing else []
+        several = len(candidates) > 1
+        samples: dict[tuple[str, str, str], list[ReasoningItem]] = {}
+        for model in models:
+            for key, (entry, level, addrs) in levels.items():
+                gate = None
+                if level.rule.min_accuracy is not None and model != baseline:
+                    gate = gate_name(entry.id, level.level, model, multi)
+                compared = (
+                    [comparison_name(entry.id, level.level, model, several)]
+                    if model in candidates
+                    else [comparison_name(entry.id, level.level, c, several) for c in candidates]
+                    if model == baseline
+                    else []
                 )
+                mine = samples[(model, *key)] = []
+                for a in addrs:
+                    name = f"{entry.id}[{a.sample}" + (f"-{model}]" if multi else "]")
+                    item = ReasoningItem.from_parent(
+                        self,
+                        name=name,
+                        nodeid=self._child_id(name),
+                        model=model,
+                        address=a,
+                        level_size=len(addrs),
+                        gate_id=self._child_id(gate) if gate else None,
+                        comparison_id=(
+                            self._child_id(compared[0]) if model in candidates else None
+                        ),
+                    )
+                    # ``-k D1-gate`` (or a gate's name) selects the samples the gate needs;
+                    # the results' item id (no model in it) selects the sample of each model.
+                    item.extra_keyword_matches.update(
+                        n for n in (gate, *compared, a.sample_id) if n
+                    )
+                    mine.append(item)
+                    yield item
+                if gate:
+                    yield VerdictItem.from_parent(
+                        self,
+                        name=gate,
+                        nodeid=self._child_id(gate),
+                        model=model,
+                        kind="gate",
+                        samples=mine,
+                    )
+        for model in candidates:
+            for key in levels:
+                entry, level, _ = levels[key]
+                name = comparison_name(entry.id, level.level, model, several)
+                yield VerdictItem.from_parent(
+                    self,
+                    name=name,
+                    nodeid=self._child_id(name),
+                    model=model,
+                    kind="comparison",
+                    samples=samples[(model, *key)] + samples.get((baseline or "", *key), []),
+                )
+
+    def _child_id(self, name: str) -> str:
+        """A child's node id, given as text: pytest (9) then reads ``entry[LEVEL-…]`` as a
+        name with parameters, the same structure it gives the ids in its ``--lf`` cache, so
+        ``--lf`` finds our items (built from the name alone, the two would never match)."""
+        return f"{self.nodeid}::{name}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         from ..errors import ReasoningError
@@ -60,10 +173,22 @@ class ReasoningItem(pytest.Item):
     """One generated sample answered by one model. A wrong answer does not fail the item:
     it is reported as WRONG and counted by the level's gate."""
 
-    def __init__(self, *, model: str, address: Address, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        address: Address,
+        level_size: int = 0,
+        gate_id: str | None = None,
+        comparison_id: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.model = model
         self.address = address
+        self.level_size = level_size  # samples of this (model, entry, level)
+        self.gate_id = gate_id
+        self.comparison_id = comparison_id
         self.add_marker("reasoning")
 
     @property
@@ -89,12 +214,16 @@ class ReasoningItem(pytest.Item):
         evaluator = state.evaluator
         a = self.address
         item = self.build()
+        # This item's call first, then the look-ahead: collection order is answer order,
+        # so the first item is answered first and its row written at once.
+        future = evaluator.submit(item, self.model, a.repeat)
         if model_kind(self.model).calls_model:  # the reference answers instantly
-            # This item's call first, then the look-ahead: collection order is answer order,
-            # so the first item is answered first and its row written at once.
-            evaluator.submit(item, self.model, a.repeat)
             evaluator.prefetch(self._ahead(state, evaluator))
+        if state.live is not None and not future.done():
+            state.live.wait(future, self.model)
         outcome = evaluator.answer(item, self.model, a.repeat)
+        if state.live is not None:
+            state.live.answered()
         data = outcome.to_dict()
         data.update(suite=a.suite, entry=a.entry.id, repeats=a.level.repeats)
         if evaluator.storage_error is not None:
@@ -102,7 +231,16 @@ class ReasoningItem(pytest.Item):
         if get_task(a.entry.task).is_repeat(a.level.level, a.seed, a.index, a.level.params):
             data["repeated_problem"] = True
         data["gate"] = a.gate.to_dict()
+        data["gate_id"] = self.gate_id
+        data["comparison_id"] = self.comparison_id
+        data["level_size"] = self.level_size
         self.user_properties.append((PROPERTY, json.dumps(data, ensure_ascii=False)))
+        # Readable for JUnit consumers: wrong answers stay passing tests (the gate decides),
+        # but a dashboard can tell them apart.
+        verdict = "error" if outcome.error else "correct" if outcome.correct else "wrong"
+        self.user_properties.append(("reasoning.verdict", verdict))
+        if outcome.cached:
+            self.user_properties.append(("reasoning.cached", "true"))
 
     def _ahead(self, state: RunState, evaluator: Evaluator) -> Iterator[tuple[Item, str, int]]:
         """Upcoming model-answered items not yet built or in flight (built once, kept until
@@ -121,7 +259,51 @@ class ReasoningItem(pytest.Item):
             yield built, other.model, other.address.repeat
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, self.name
+        return self.path, None, domain(self.name, self.model)
+
+
+class VerdictItem(pytest.Item):
+    """A level's gate, or a comparison against the baseline. It is collected (so selection,
+    ``--collect-only`` and the counts see it) but never run in the run loop: the controller
+    reports it once its samples are in. Selecting it selects its samples."""
+
+    def __init__(
+        self, *, model: str, kind: str, samples: list[ReasoningItem], **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.model = model
+        self.kind = kind  # "gate" | "comparison"
+        self.samples = samples
+        self.add_marker("reasoning")
+
+    def runtest(self) -> None:
+        """Reported by the controller (``pytest_runtest_protocol`` skips verdict items)."""
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, domain(self.name, self.model)
+
+
+def complete_levels(items: list[pytest.Item]) -> tuple[int, int]:
+    """After every plugin's selection: a selected verdict none of whose samples were
+    selected (a pasted gate id, an older ``--lf`` entry) brings its whole level back, just
+    before it. A verdict selected with part of its level stays partial: the controller
+    reports it as skipped, never decided on fewer samples. Returns (samples added, partial
+    verdicts)."""
+    present = {id(i) for i in items}
+    out: list[pytest.Item] = []
+    added = partial = 0
+    for item in items:
+        if isinstance(item, VerdictItem):
+            missing = [s for s in item.samples if id(s) not in present]
+            if missing and len(missing) == len(item.samples):
+                out += missing
+                present.update(id(s) for s in missing)
+                added += len(missing)
+            elif missing:
+                partial += 1
+        out.append(item)
+    items[:] = out
+    return added, partial
 
 
 def payload(report: pytest.TestReport) -> dict[str, Any] | None:
@@ -134,14 +316,16 @@ def payload(report: pytest.TestReport) -> dict[str, Any] | None:
 
 
 def teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
-    """``W``/``WRONG`` for a wrong answer, ``I``/``INFRA-ERROR`` for a failed call."""
+    """``W``/``WRONG`` for a wrong answer, ``I``/``INFRA-ERROR`` for a failed call; answers
+    from the response cache say so under ``-v`` (``PASSED (cached)``)."""
     if report.when != "call" or not report.passed:
         return None
     data = payload(report)
     if data is None:
         return None
+    cached = " (cached)" if data.get("cached") else ""
     if data.get("error") is not None:
         return "infra error", "I", "INFRA-ERROR"
     if not data.get("correct"):
-        return "wrong", "W", "WRONG"
-    return None
+        return "wrong", "W", "WRONG" + cached
+    return ("passed", ".", "PASSED" + cached) if cached else None

@@ -14,8 +14,10 @@ from .options import RunOptions
 if TYPE_CHECKING:
     from ..core import Item
     from ..evaluate import Evaluator
+    from .controller import Controller
     from .fixtures import LLM
     from .items import ReasoningItem
+    from .progress import LiveCount, Ticker
 
 __all__ = ["LOOKAHEAD_PER_SLOT", "STATE", "RunState"]
 
@@ -38,6 +40,10 @@ class RunState:
         self.order: dict[str, int] = {}
         self.built: dict[str, Item] = {}
         self.llm: LLM | None = None
+        self.controller: Controller | None = None  # only in the process that sees every report
+        self.live: LiveCount | None = None  # the waiting line (a TTY, not -q, not xdist)
+        self.ticker: Ticker | None = None  # its xdist controller's form
+        self.selection: tuple[int, int] = (0, 0)  # (samples added for gates, partial gates)
         self._worker_queue: Any = None
 
     @property

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .items import ReasoningItem
     from .state import RunState
 
-__all__ = ["XdistHooks", "worker_upcoming"]
+__all__ = ["XdistHooks", "stop_workers", "worker_upcoming"]
 
 
 class XdistHooks:
@@ -27,6 +27,28 @@ class XdistHooks:
         node.workerinput["reasoning_local_identity"] = self.state.local_identity
         node.workerinput["reasoning_seed"] = self.state.options.seed
         node.workerinput["reasoning_seed_source"] = self.state.options.seed_source
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """The controller does not collect: the workers' ids say which gates were selected
+        (every worker collects the same). Then the live count starts (on a terminal)."""
+        controller = self.state.controller
+        if controller is not None and controller.selected is None:
+            controller.select(ids)
+            from .progress import LiveCount, Ticker
+
+            config = self.state.config
+            if LiveCount.wanted(config) and self.state.ticker is None:
+                self.state.ticker = Ticker(config, len(ids))
+                config.pluginmanager.register(self.state.ticker, "reasoning-ticker")
+                self.state.ticker.start()
+
+
+def stop_workers(config: Any, reason: str) -> None:
+    """``-x``/``--maxfail`` reached by a gate the controller decided: xdist counts only the
+    workers' failures, so tell its scheduler to stop as it would for those."""
+    dsession = config.pluginmanager.getplugin("dsession")
+    if dsession is not None and not getattr(dsession, "shouldstop", True):
+        dsession.shouldstop = reason
 
 
 def worker_inputs(config: Any) -> tuple[str | None, str | None]:

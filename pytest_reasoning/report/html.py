@@ -21,9 +21,9 @@ from ..core import level_key
 from ..gates import Comparison, GateResult, LevelStats
 from ..models.kinds import model_kind
 from .cells import Cell, cells
-from .plots import plots
+from .plots import plots, plots_unavailable
 from .render import html_table
-from .tables import Table, comparisons_table, fmt, levels_table
+from .tables import Partial, Table, comparisons_table, fmt, levels_table, models_table
 
 __all__ = ["Report", "build_report"]
 
@@ -36,6 +36,7 @@ class Report:
     out: str
     files: list[str]
     summary: dict[str, Any]
+    note: str | None = None  # why something is missing (no plots without matplotlib)
 
 
 def _prompt(row: Mapping[str, Any]) -> str | None:
@@ -67,7 +68,7 @@ th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}.pass{color:#1a7f37;font-weight:600}.fail{color:#c62828;font-weight:600}
 figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}
 pre{white-space:pre-wrap;background:#f8f8f8;padding:.6em;max-height:22em;overflow:auto;font-size:12px}
-details{margin:.3em 0}summary{cursor:pointer}.muted{color:#777}
+details{margin:.3em 0}summary{cursor:pointer}.muted{color:#777}.warn{color:#a15c00;font-weight:600}
 """
 
 
@@ -128,8 +129,9 @@ def _failing(by_key: Mapping[tuple[str, str, str], Cell]) -> list[str]:
         for r in picks:
             prompt = _prompt(r)
             detail = (r.get("extra") or {}).get("detail")
+            cached = " (cached)" if r.get("cached") else ""
             inner.append(
-                f"<details><summary>{html.escape(str(r['item_id']))}: "
+                f"<details><summary>{html.escape(str(r['item_id']))}{cached}: "
                 f"{html.escape(str(r.get('failure_mode') or 'wrong'))}"
                 + (f" — {html.escape(str(detail))}" if detail else "")
                 + "</summary>"
@@ -154,13 +156,19 @@ def build_report(
     comparisons: Sequence[Comparison] = (),
     extra_images: Sequence[tuple[str, str]] = (),
     title: str = "pytest-reasoning report",
+    partial: Partial | None = None,
 ) -> Report:
     """Write ``index.html``, ``summary.json`` and the PNGs to ``out``. ``levels`` are a run's
     own per-level stats (by suite entry); from results files they are rebuilt per task."""
     rows = [dict(r) for r in rows]
     os.makedirs(out, exist_ok=True)
     by_key = cells(rows)
-    written = plots(by_key, rows, comparisons, out)
+    gated = {
+        (s.task, s.spec.level): (s.spec.rule.min_accuracy, s.spec.rule.metric)
+        for s in (levels or ())
+    }
+    written = plots(by_key, rows, comparisons, out, gated)
+    note = None if written else plots_unavailable()
     models = sorted({c.model for c in by_key.values()})
     tokens, costs, row_cost = _costs(rows, models)
 
@@ -181,7 +189,13 @@ def build_report(
     )
     stats = list(levels) if levels is not None else [c.stats for c in by_key.values()]
     parts.append("<h2>Levels</h2>")
-    parts.append(html_table(levels_table(stats, gates, reasons=bool(gates))))
+    parts.append(html_table(levels_table(stats, gates, reasons=bool(gates), partial=partial)))
+    parts.append("<h2>Models</h2>")
+    parts.append(
+        '<p class="muted">Answers from the response cache cost nothing and take no time: '
+        "a warm rerun shows them here, not as latency.</p>"
+    )
+    parts.append(html_table(models_table(stats)))
     if comparisons:
         parts.append(
             f"<h2>Candidate against baseline ({html.escape(comparisons[0].baseline)})</h2>"
@@ -197,7 +211,7 @@ def build_report(
             f'(<a href="{html.escape(os.path.basename(path))}">PNG</a>)</figcaption></figure>'
         )
     if not written:
-        parts.append('<p class="muted">No plots: install the [analysis] extra (matplotlib).</p>')
+        parts.append(f'<p class="muted">{html.escape(note or "No plots: nothing to plot")}.</p>')
 
     parts.append("<h2>Tokens and cost</h2>")
     parts.append(
@@ -211,9 +225,15 @@ def build_report(
             )
         )
     )
-    timed = [r for r in rows if not r.get("cached") and r.get("latency_s")]
+    # Cached rows keep their original call's latency: still the slowest calls, marked.
+    timed = [r for r in rows if r.get("latency_s")]
     slow = sorted(timed, key=lambda r: (-float(r["latency_s"]), r["item_id"]))[:TOP]
     parts.append("<h2>Slowest calls</h2>")
+    if any(r.get("cached") for r in slow):
+        parts.append(
+            '<p class="muted">(cached): answered from the response cache in this run; the '
+            "latency is the original call's.</p>"
+        )
     parts.append(
         html_table(
             Table(
@@ -221,7 +241,7 @@ def build_report(
                 [
                     [
                         str(r["model"]),
-                        str(r["item_id"]),
+                        str(r["item_id"]) + (" (cached)" if r.get("cached") else ""),
                         f"{float(r['latency_s']):.2f}",
                         str((r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0)),
                         "-" if r.get("error") is None else str(r["error"]),
@@ -294,4 +314,4 @@ def build_report(
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=1, sort_keys=True)
     files = [index, os.path.join(out, "summary.json"), *(p for _, p in written)]
-    return Report(out, files, summary)
+    return Report(out, files, summary, note)

@@ -15,7 +15,23 @@ from ..gates import Comparison
 from ..stats import wilson_interval
 from .cells import Cell
 
-__all__ = ["plots"]
+__all__ = ["Gated", "plots", "plots_unavailable"]
+
+# (task, level) → (min_accuracy or None, metric): what the run's gates measured, so every plot
+# shows the gated number and its threshold.
+Gated = Mapping[tuple[str, str], tuple[float | None, str]]
+
+
+def plots_unavailable() -> str | None:
+    """Why the report has no plots (matplotlib cannot be imported), or None."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        return (
+            f"no plots: matplotlib cannot be imported ({exc}); pip install "
+            "'pytest-reasoning[analysis]' for them (the report has every table)"
+        )
+    return None
 
 
 def plots(
@@ -23,8 +39,12 @@ def plots(
     rows: Sequence[Mapping[str, Any]],
     comparisons: Sequence[Comparison],
     out: str,
+    gated: Gated | None = None,
 ) -> list[tuple[str, str]]:
-    """(title, path) of each PNG written; none without matplotlib."""
+    """(title, path) of each PNG written; none without matplotlib. ``gated`` (from a run's
+    gates) draws each level's threshold and plots cell accuracy where that is what a level
+    is gated on."""
+    gated = gated or {}
     try:
         import matplotlib
 
@@ -49,6 +69,8 @@ def plots(
     fig, axes = plt.subplots(rows_n, cols, figsize=(4.2 * cols, 3.0 * rows_n), squeeze=False)
     for ax, task in zip(axes.flat, tasks, strict=False):
         levels = sorted({c.level for c in cells.values() if c.task == task}, key=level_key)
+        # The gated measure: cell accuracy for levels gated with ``metric: cell``.
+        cell = any(gated.get((task, lv), (None, ""))[1] == "cell" for lv in levels)
         for m in models:
             pts = [
                 (i, cells[(m, task, lv)]) for i, lv in enumerate(levels) if (m, task, lv) in cells
@@ -57,21 +79,28 @@ def plots(
             if not pts:
                 continue
             xs = [i for i, _ in pts]
-            ys = [c.correct / c.n for _, c in pts]
-            ci = [wilson_interval(c.correct, c.n) for _, c in pts]
+            hits = [c.score if cell else c.correct for _, c in pts]
+            ys = [h / c.n for h, (_, c) in zip(hits, pts, strict=True)]
+            ci = [wilson_interval(h, c.n) for h, (_, c) in zip(hits, pts, strict=True)]
             err = [  # clipped: Wilson's bound can round a hair past the estimate
                 [max(0.0, y - lo) for y, (lo, _) in zip(ys, ci, strict=True)],
                 [max(0.0, hi - y) for y, (_, hi) in zip(ys, ci, strict=True)],
             ]
             ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=m)
+        _thresholds(ax, [gated.get((task, lv), (None, ""))[0] for lv in levels])
         ax.set_xticks(range(len(levels)), levels, rotation=45 if len(levels) > 6 else 0)
         ax.set_ylim(-0.05, 1.05)
         ax.set_title(task, fontsize=9)
-        ax.set_ylabel("accuracy")
+        ax.set_ylabel("cell accuracy (gated)" if cell else "accuracy")
     for ax in list(axes.flat)[len(tasks) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
-    save(fig, "accuracy_by_level.png", "Accuracy by difficulty level (95% Wilson intervals)")
+    save(
+        fig,
+        "accuracy_by_level.png",
+        "Accuracy by difficulty level (the gated measure, 95% Wilson intervals"
+        + ("; red dashes: thresholds)" if any(t for t, _ in gated.values()) else ")"),
+    )
 
     # 2. FLenQA: accuracy against input length, per padding and position (its figure 1).
     flen = [
@@ -118,32 +147,35 @@ def plots(
     )
     if zebra:
         sizes = sorted({c.level for c in zebra}, key=level_key)
+        metric = {s: gated.get(("zebra.grid", s), (None, ""))[1] for s in sizes}
         fig, ax = plt.subplots(figsize=(max(5, 0.45 * len(sizes) + 2), 3.2))
         for m in models:
             mine = {c.level: c for c in zebra if c.model == m}
             xs = [i for i, s in enumerate(sizes) if s in mine]
+            gated_on = {k for s, k in metric.items() if s in mine and k}
             ax.plot(
                 xs,
                 [mine[sizes[i]].correct / mine[sizes[i]].n for i in xs],
                 marker="o",
-                label=f"{m} puzzle",
+                label=f"{m} puzzle" + (" (gated)" if gated_on == {"accuracy"} else ""),
             )
             ax.plot(
                 xs,
                 [mine[sizes[i]].score / mine[sizes[i]].n for i in xs],
                 marker="s",
                 ls="--",
-                label=f"{m} cell",
+                label=f"{m} cell" + (" (gated)" if gated_on == {"cell"} else ""),
             )
+        _thresholds(ax, [gated.get(("zebra.grid", s), (None, ""))[0] for s in sizes])
         ax.set_xticks(range(len(sizes)), sizes, rotation=45)
         ax.set_ylim(-0.05, 1.05)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         save(fig, "zebra_sizes.png", "ZebraLogic: puzzle and cell accuracy by size")
 
     # 4. Failure-mode shares per level, stacked.
     keys = sorted(cells, key=lambda k: (k[0], k[1], level_key(k[2])))
     modes = sorted({m for c in cells.values() for m in c.modes})
-    fig, ax = plt.subplots(figsize=(max(6, 0.32 * len(keys) + 2), 3.6))
+    fig, ax = plt.subplots(figsize=(max(6, 0.32 * len(keys) + 2) + 1.6, 3.6))
     bottom = [0.0] * len(keys)
     for name in ["correct", *modes, "error"]:
         shares = []
@@ -161,7 +193,8 @@ def plots(
         fontsize=6,
     )
     ax.set_ylabel("share of samples")
-    ax.legend(fontsize=6, ncol=2)
+    # Beside the bars, not over them.
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save(fig, "failure_modes.png", "Outcomes per level: correct, each failure mode, errors")
 
     # 5. Candidate against baseline per level, with the paired difference.
@@ -187,3 +220,10 @@ def plots(
             f"Candidate against baseline ({comparisons[0].baseline}), paired, 95% intervals",
         )
     return written
+
+
+def _thresholds(ax: Any, values: Sequence[float | None]) -> None:
+    """A red dash at each level's threshold (x = the level's position)."""
+    for i, value in enumerate(values):
+        if value is not None:
+            ax.hlines(value, i - 0.35, i + 0.35, colors="#c33", linestyles="--", lw=1.2)

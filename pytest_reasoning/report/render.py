@@ -20,7 +20,7 @@ def markdown(table: Table) -> str:
     return text(table, "github")
 
 
-_CLASSES = {"PASS": "pass", "FAIL": "fail", "REGRESSION": "fail"}
+_CLASSES = {"PASS": "pass", "FAIL": "fail", "REGRESSION": "fail", "under-powered": "warn"}
 
 
 def html_table(table: Table) -> str:

@@ -10,7 +10,15 @@ from typing import Any
 
 from ..gates import Comparison, GateResult, LevelStats
 from . import render
-from .tables import comparisons_table, length_table, levels_table, verdict
+from .tables import (
+    Partial,
+    comparisons_table,
+    length_table,
+    levels_table,
+    models_table,
+    underpowered,
+    verdict,
+)
 
 __all__ = [
     "Line",
@@ -52,20 +60,48 @@ class RunSummary:
     # and how many samples were not asked after an error stopped the model.
     error_messages: Mapping[str, Sequence[tuple[str, int]]] = field(default_factory=dict)
     not_asked: Mapping[str, int] = field(default_factory=dict)
+    partial: Partial = field(default_factory=dict)  # levels a selection ran only in part
+    stopped: bool = False  # -x / --maxfail (or Ctrl-C) ended the run loop early
+    undecided: int = 0  # selected gates left undecided by the stop
 
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
+WRONG_LISTED = 20  # wrong samples listed per level in the step summary
 
 
 def summary_lines(run: RunSummary) -> list[Line]:
-    lines = [Line(t) for t in render.text(levels_table(run.levels, run.gates)).splitlines()]
-    if run.interrupted:
+    table = levels_table(run.levels, run.gates, partial=run.partial)
+    lines = [Line(t) for t in render.text(table).splitlines()]
+    lines.append(Line(""))
+    lines += [Line(t) for t in render.text(models_table(run.levels)).splitlines()]
+    if run.interrupted or run.stopped:
         saved = f" (in {run.saved_to})" if run.saved_to else ""
+        why = "INTERRUPTED" if run.interrupted else "STOPPED (-x / --maxfail)"
+        decided = sum(g.passed is not None for g in run.gates)
         lines.append(
             Line(
-                f"reasoning: INTERRUPTED: gates not decided; {run.answered} answers "
-                f"recorded{saved}; rerun the same command: cached answers are not asked again",
+                f"reasoning: {why}: gates not decided: {run.undecided} ({decided} decided "
+                f"before the stop); {run.answered} answers recorded{saved}; rerun the same "
+                "command: cached answers are not asked again",
                 "yellow bold",
+            )
+        )
+    if run.partial:
+        shown = ", ".join(
+            f"{entry} {level}"
+            + (f" ({model})" if len({k[0] for k in run.partial}) > 1 else "")
+            + f" ({ran} of {size})"
+            for (model, _suite, entry, level), (ran, size) in sorted(run.partial.items())[:5]
+        )
+        more = f" and {len(run.partial) - 5} more" if len(run.partial) > 5 else ""
+        _, _, entry, level = min(run.partial)
+        example = f"{entry}[{level}-gate"  # a prefix of the gate's name, whatever the model
+        lines.append(
+            Line(
+                f"reasoning: {len(run.partial)} level(s) ran in part (a selection), their "
+                f"gates not decided: {shown}{more}; select whole levels to decide them "
+                f"(-k '{example}', or paste a gate's id)",
+                "yellow",
             )
         )
     failed = [g for g in run.gates if g.passed is False]
@@ -146,10 +182,8 @@ def _comparison_lines(comparisons: Sequence[Comparison]) -> list[Line]:
             )
         )
     for c in comparisons:
-        if c.regressed:
-            continue
-        drop = c.detectable_drop
-        if drop is None or drop > c.spec.rule.max_drop + 0.05:
+        if underpowered(c):
+            drop = c.detectable_drop
             shown = "no drop up to 0.5" if drop is None else f"only drops of {drop:g} or more"
             lines.append(
                 Line(
@@ -169,8 +203,13 @@ def markdown_summary(run: RunSummary) -> str:
         "",
         f"**{failed} gate(s) failed.**" if failed else "All gates passed.",
         "",
-        render.markdown(levels_table(run.levels, run.gates)),
+        render.markdown(levels_table(run.levels, run.gates, partial=run.partial)),
+        "",
+        render.markdown(models_table(run.levels)),
     ]
+    wrong = _wrong_markdown(run.rows)
+    if wrong:
+        parts += ["", *wrong]
     lengths = length_table(run.rows)
     if lengths:
         parts += ["", "### Accuracy by input length (FLenQA)", "", render.markdown(lengths)]
@@ -186,3 +225,40 @@ def markdown_summary(run: RunSummary) -> str:
             render.markdown(table),
         ]
     return "\n".join(parts) + "\n"
+
+
+def _wrong_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Wrong answers and call errors per level, folded: they pass as tests (the level's gate
+    decides), so the step summary is where a reader sees them."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        if r.get("error") is not None or not r.get("correct"):
+            groups.setdefault((str(r["model"]), str(r["task"]), str(r["level"])), []).append(r)
+    if not groups:
+        return []
+    total = sum(len(g) for g in groups.values())
+    out = [
+        f"### Wrong answers and errors ({total}; they do not fail the run by themselves: "
+        "the gates decide)",
+        "",
+    ]
+    for (model, task, level), found in sorted(groups.items()):
+        out.append(f"<details><summary>{model} · {task} · {level}: {len(found)}</summary>")
+        out += ["", "| item | extracted | gold | failure mode / error |", "|---|---|---|---|"]
+        for r in found[:WRONG_LISTED]:
+            cells = [
+                f"`{r['item_id']}`" + (" (cached)" if r.get("cached") else ""),
+                _cell(r.get("extracted")),
+                _cell(r.get("gold")),
+                _cell(r.get("error") or r.get("failure_mode") or "wrong"),
+            ]
+            out.append("| " + " | ".join(cells) + " |")
+        if len(found) > WRONG_LISTED:
+            out.append(f"| … {len(found) - WRONG_LISTED} more | | | |")
+        out += ["", "</details>", ""]
+    return out
+
+
+def _cell(value: Any, width: int = 60) -> str:
+    text = "-" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"

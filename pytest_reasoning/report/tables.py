@@ -17,8 +17,14 @@ __all__ = [
     "fmt",
     "length_table",
     "levels_table",
+    "models_table",
+    "underpowered",
     "verdict",
 ]
+
+# (model, suite, entry, level) → (samples that ran, samples of the level): levels a selection
+# ran only in part, whose gates are not decided.
+Partial = Mapping[tuple[str, str, str, str], tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -54,11 +60,18 @@ REPEAT_HEADERS = ("k", "pass@k", "majority")
 
 
 def levels_table(
-    levels: Iterable[LevelStats], gates: Sequence[GateResult] = (), *, reasons: bool = False
+    levels: Iterable[LevelStats],
+    gates: Sequence[GateResult] = (),
+    *,
+    reasons: bool = False,
+    partial: Partial | None = None,
 ) -> Table:
-    """One row per (model, suite entry, level): the gated measure, its interval, the verdict.
-    With ``reasons``, the gate's one-line reason is a last column (the HTML report)."""
+    """One row per (model, suite entry, level): the gated measure, its interval, the verdict
+    (``partial k/n`` where a selection ran part of the level: not decided; ``INFRA`` where
+    every sample failed for infrastructure). With ``reasons``, the gate's one-line reason is a
+    last column (the HTML report)."""
     levels = list(levels)
+    partial = partial or {}
     by_stats = {id(g.stats): g for g in gates}
     # Repeats add pass@k and majority vote (and only then: tables without repeats keep
     # their columns).
@@ -80,7 +93,9 @@ def levels_table(
         decided = "-" if gate is None or gate.passed is None else "PASS" if gate.passed else "FAIL"
         if gate is not None and gate.passed is None and s.n == 0 and s.errors:
             decided = "INFRA"  # every sample failed for infrastructure: not decided
-        latency = s.mean_latency
+        part = partial.get((s.model, *s.spec.where))
+        if part is not None and gate is None:
+            decided = f"partial {part[0]}/{part[1]}"
         row = [
             s.model,
             s.spec.entry,
@@ -93,19 +108,75 @@ def levels_table(
             decided,
             str(s.errors),
             str(s.prompt_tokens + s.completion_tokens),
-            "-" if latency is None else f"{latency:.2f}s",
+            _latency(s),
         ]
         if repeated:
             row += [str(s.repeats), fmt(s.pass_at()), fmt(s.majority)]
         if reasons:
-            row.append(gate.reason if gate is not None else "-")
+            row.append(
+                gate.reason
+                if gate is not None
+                else "not decided: part of the level ran"
+                if part is not None
+                else "-"
+            )
         rows.append(row)
     headers = LEVEL_HEADERS + (REPEAT_HEADERS if repeated else ())
     return Table(headers + (("reason",) if reasons else ()), rows)
 
 
+def _latency(s: LevelStats) -> str:
+    """Mean latency of the calls made now; ``cached`` when every answer came from the cache
+    (their latency is the original call's, not this run's)."""
+    if s.mean_latency is not None:
+        return f"{s.mean_latency:.2f}s"
+    return "cached" if s.n + s.errors else "-"
+
+
+MODEL_HEADERS = ("model", "samples", "answered now", "from cache", "errors", "mean latency")
+
+
+def models_table(levels: Iterable[LevelStats]) -> Table:
+    """Per model: samples, how many were answered now and how many came from the response
+    cache (free, instant: a warm rerun), call errors, and the mean latency of the calls made."""
+    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])
+    for s in levels:
+        t = totals[s.model]
+        t[0] += s.n + s.errors
+        t[1] += s.calls
+        t[2] += s.errors
+        t[3] += s.latency_total
+    rows = []
+    for model in sorted(totals):
+        samples, calls, errors, latency = totals[model]
+        rows.append(
+            [
+                model,
+                str(int(samples)),
+                str(int(calls)),
+                str(int(samples - calls)),
+                str(int(errors)),
+                f"{latency / calls:.2f}s" if calls else "-",
+            ]
+        )
+    return Table(MODEL_HEADERS, rows)
+
+
+def underpowered(c: Comparison) -> bool:
+    """A level that passed only because its pairs are too few to see a drop: the smallest
+    drop they detect with power 0.8 is more than 0.05 above the tolerated ``max_drop``."""
+    if c.regressed:
+        return False
+    drop = c.detectable_drop
+    return drop is None or drop > c.spec.rule.max_drop + 0.05
+
+
 def verdict(c: Comparison) -> str:
-    return "REGRESSION" if c.regressed else ("improved" if c.improved else "ok")
+    if c.regressed:
+        return "REGRESSION"
+    if c.improved:
+        return "improved"
+    return "under-powered" if underpowered(c) else "ok"
 
 
 COMPARISON_HEADERS = (

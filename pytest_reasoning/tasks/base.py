@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..core import Item, Score, canonical_json
-from ..errors import InvalidArgument, UnknownLevel
+from ..errors import InvalidArgument, UnknownLevel, did_you_mean
 from ..rng import Chooser, SeededChooser, derive_seed
 
 __all__ = ["Generated", "Knob", "Shortcut", "Task", "item_id"]
@@ -63,7 +63,7 @@ class Knob:
             raise InvalidArgument(
                 f"knob '{self.name}': expected one of "
                 + ", ".join(map(str, self.choices))
-                + f", got {value!r}"
+                + f", got {value!r}{did_you_mean(value, self.choices)}"
             )
         if self.minimum is not None and value < self.minimum:
             raise InvalidArgument(f"knob '{self.name}': must be >= {self.minimum:g}, got {value}")
@@ -132,6 +132,9 @@ class Task(ABC):
     # Other names a paper uses for a style (MuSR's "regular" is our "direct").
     style_aliases: ClassVar[Mapping[str, str]] = {}
     partial_credit: ClassVar[bool] = False  # Score.value in (0, 1) possible: ``metric: cell``
+    # A system message sent before every prompt of this task (None: the user message only).
+    # Part of each request, so of the cache key; see docs/extending.md.
+    system_prompt: ClassVar[str | None] = None
     knobs: ClassVar[Mapping[str, Knob]]
     description: ClassVar[str] = ""
 
@@ -139,7 +142,8 @@ class Task(ABC):
     def check_level(self, level: str) -> None:
         if level not in self.levels:
             raise UnknownLevel(
-                f"unknown level {level!r} for {self.id}; expected one of {', '.join(self.levels)}"
+                f"unknown level {level!r} for {self.id}{did_you_mean(level, self.levels)}; "
+                f"expected one of {', '.join(self.levels)}"
             )
 
     @abstractmethod
@@ -151,15 +155,20 @@ class Task(ABC):
         self.check_level(level)
         merged = dict(self.preset(level))
         for name, value in (params or {}).items():
-            if name not in self.knobs:
-                raise InvalidArgument(
-                    f"unknown knob {name!r} for {self.id}; expected one of "
-                    + ", ".join(sorted(self.knobs))
-                )
-            merged[name] = self.knobs[name].check(value)
+            merged[name] = self.check_knob(name, value)
         self.adapt(merged, set(params or ()))
         self.check_combination(merged)
         return merged
+
+    def check_knob(self, name: str, value: Any) -> Any:
+        """One knob's value, normalised; InvalidArgument for an unknown knob or a bad value
+        (suites check every knob this way, so all their mistakes are reported at once)."""
+        if name not in self.knobs:
+            raise InvalidArgument(
+                f"unknown knob {name!r} for {self.id}{did_you_mean(name, self.knobs)}; "
+                "expected one of " + ", ".join(sorted(self.knobs))
+            )
+        return self.knobs[name].check(value)
 
     def adapt(self, params: dict[str, Any], given: set[str]) -> None:  # noqa: B027 - optional hook
         """Fit the preset's knobs (those not in ``given``) to the ones a user set, in place:
@@ -172,7 +181,8 @@ class Task(ABC):
     def check_style(self, style: str) -> None:
         if style not in self.styles and style not in self.style_aliases:
             raise InvalidArgument(
-                f"style {style!r} is not offered by {self.id}; expected one of "
+                f"style {style!r} is not offered by {self.id}"
+                f"{did_you_mean(style, [*self.styles, *self.style_aliases])}; expected one of "
                 + ", ".join(self.styles)
             )
 
@@ -301,6 +311,7 @@ class Task(ABC):
             prompt=self.render(generated, style, examples),
             answer=generated.answer,
             problem=generated.problem,
+            system=self.system_prompt,
         )
 
     def _generate_at(

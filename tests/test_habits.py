@@ -1,0 +1,320 @@
+"""The plugin behaves like any pytest plugin (issue 21): printed ids select their items, gates
+are collected and the counts add up, ``--lf`` / ``-x`` / ``-k`` / one item mean something
+for gated suites, JUnit and the step summary tell wrong answers apart, cached answers say so,
+the live count stays off a pipe and under ``-q``, and a third-party task package runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from pytest_reasoning.testing.server import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    # A subprocess per run: LiteLLM keeps process-wide client caches bound to event loops.
+    return pytester.runpytest_subprocess("-p", "no:randomly", *args)
+
+
+# -- ids, collection, counts (the reference model: no server, inline runs) --------------------
+def test_printed_ids_select_their_items(mini_suite: pytest.Pytester) -> None:
+    result = mini_suite.runpytest("--llm", "reference", "-v", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert "dyval::arithmetic" not in out  # pytest would print a dotted title that way
+    printed = [line.split()[0] for line in out.splitlines() if line.startswith("mini.yaml::")]
+    assert len(printed) == 10  # 8 samples and 2 gates
+    sample = "mini.yaml::dyval.arithmetic[D1-s1-002]"
+    gate = "mini.yaml::dyval.arithmetic[D1-gate]"
+    assert {sample, gate} <= set(printed)
+
+    one = mini_suite.runpytest("--llm", "reference", "-v", "-p", "no:cacheprovider", sample)
+    ran = [line.split()[0] for line in one.stdout.lines if line.startswith("mini.yaml::")]
+    assert ran == [sample]
+    one.stdout.fnmatch_lines(["*partial 1/4*", "*1 level(s) ran in part*", "*= 1 passed*"])
+
+    # A pasted gate id brings its level: the gate is only ever decided on the whole level.
+    whole = mini_suite.runpytest("--llm", "reference", "-v", "-p", "no:cacheprovider", gate)
+    ran = [line.split()[0] for line in whole.stdout.lines if line.startswith("mini.yaml::")]
+    assert ran == [f"mini.yaml::dyval.arithmetic[D1-s1-00{i}]" for i in range(4)] + [gate]
+    whole.stdout.fnmatch_lines(["*need their whole levels: 4 more samples*", "*= 5 passed*"])
+
+
+def test_result_ids_select_every_models_sample(mini_suite: pytest.Pytester) -> None:
+    """The report and results files name samples without the model (``item_id``): pasted
+    into ``-k`` that id selects the sample for each model."""
+    result = mini_suite.runpytest(
+        "--llm", "reference", "--llm", "openai/other", "--collect-only", "-q",
+        "--reasoning-cache", "off", "-k", "dyval.arithmetic[D1-s1-002]",
+    )  # fmt: skip
+    result.stdout.fnmatch_lines(
+        [
+            "mini.yaml::dyval.arithmetic[[]D1-s1-002-reference[]]",
+            "mini.yaml::dyval.arithmetic[[]D1-s1-002-openai/other[]]",
+            "2/20 tests collected (18 deselected)*",
+        ]
+    )
+
+
+def test_gates_are_collected_and_the_counts_add_up(mini_suite: pytest.Pytester) -> None:
+    listed = mini_suite.runpytest("--llm", "reference", "--collect-only", "-q")
+    listed.stdout.fnmatch_lines(
+        ["mini.yaml::dyval.arithmetic[[]D1-gate[]]", "mini.yaml::dyval.boolean_logic[[]D1-gate[]]"]
+    )
+    result = mini_suite.runpytest("--llm", "reference", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(
+        ["collected 10 items", "reasoning: 8 samples, 2 gate(s)*", "*= 10 passed*"]
+    )
+
+
+def test_a_suite_named_without_a_model_says_what_it_needs(mini_suite: pytest.Pytester) -> None:
+    named = mini_suite.runpytest("mini.yaml")
+    assert named.ret == pytest.ExitCode.USAGE_ERROR
+    assert "mini.yaml is a reasoning suite" in named.stderr.str()
+    assert "--llm reference" in named.stderr.str()
+    found = mini_suite.runpytest()  # a folder: the suite is not run, and the run says so
+    found.stdout.fnmatch_lines(["reasoning: 1 suite file(s) not run (e.g. mini.yaml)*"])
+
+
+def test_every_mistake_of_a_suite_at_collection(pytester: pytest.Pytester) -> None:
+    pytester.makefile(
+        ".yaml",
+        bad="samles: 3\ntasks:\n  - task: dyval.reachabilty\n    levels: [D1]\n"
+        "  - task: dyval.arithmetic\n    levels: [D1, d2]\n",
+    )
+    result = pytester.runpytest("--llm", "reference", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(
+        [
+            "bad.yaml: samles: unknown key (did you mean 'samples'?)*",
+            "bad.yaml: tasks[[]0[]].task: unknown task 'dyval.reachabilty' (did you mean "
+            "'dyval.reachability'?)*",
+            "bad.yaml: tasks[[]1[]].levels.d2: unknown level 'd2' for dyval.arithmetic (did "
+            "you mean 'D2'?)*",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+# -- gated suites under --lf, -x and -k (a model that answers "True" to everything) -----------
+@pytest.mark.e2e
+def test_lf_x_and_partial_levels(
+    mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    cache = mini_suite.path / ".pytest_cache" / "v" / "cache"
+    cache.mkdir(parents=True)
+    # An older version left this run-wide entry behind: no collected test has that id.
+    (cache / "lastfailed").write_text(json.dumps({"reasoning::infrastructure": True}))
+    model = ("--llm", "openai/always-true", "--llm-api-base", fake_server.url)
+
+    first = run(mini_suite, *model)
+    assert first.ret == pytest.ExitCode.TESTS_FAILED
+    first.stdout.fnmatch_lines(["collected 10 items", "*1 failed, 3 passed, 6 wrong in*"])
+    lastfailed = json.loads((cache / "lastfailed").read_text())
+    arithmetic = {f"mini.yaml::dyval.arithmetic[D1-s1-00{i}]" for i in range(4)}
+    assert "mini.yaml::dyval.arithmetic[D1-gate]" in lastfailed  # the failed gate
+    assert arithmetic <= set(lastfailed)  # its whole level (its samples pass as tests)
+    wrong_boolean = {k for k in lastfailed if "boolean_logic" in k}
+    assert len(wrong_boolean) == 2 and not any("gate" in k for k in wrong_boolean)
+    assert "reasoning::infrastructure" not in lastfailed
+
+    again = run(mini_suite, *model, "--lf", "-v")
+    again.stdout.fnmatch_lines(
+        [
+            "*collected 7 items",  # the failed gate, its level, the other wrong samples
+            "run-last-failure: rerun previous 7 failures",
+            "*dyval.arithmetic[[]D1-gate[]] FAILED*",
+            "*boolean_logic*D1*partial 2/4*",
+            "*1 failed, 6 wrong in*",
+        ]
+    )
+    assert "boolean_logic[D1-gate]" not in again.stdout.str()
+
+    stop = run(mini_suite, *model, "-x", "-v")
+    assert stop.ret == pytest.ExitCode.TESTS_FAILED
+    stop.stdout.fnmatch_lines(
+        [
+            "*STOPPED (-x / --maxfail): gates not decided: 1 (1 decided before the stop)*",
+            "*1 failed, 4 wrong in*",
+        ]
+    )
+    assert "boolean_logic[D1-s1-000]" not in stop.stdout.str()  # the next level never ran
+
+    part = run(mini_suite, *model, "-k", "arithmetic and not D1-s1-003", "-rs")
+    assert part.ret == pytest.ExitCode.OK  # a partial level is not decided, so not failed
+    part.stdout.fnmatch_lines(
+        [
+            "*arithmetic*D1*partial 3/4*",
+            "SKIPPED [[]1[]] mini.yaml: dyval.arithmetic[[]D1-gate[]]: partial level, 3 of 4*",
+            "*1 skipped, 6 deselected, 3 wrong in*",
+        ]
+    )
+
+
+# -- JUnit, the step summary, the cache ------------------------------------------------------
+MIXED = """\
+name: mixed
+seed: 1
+samples: 4
+tasks:
+  - task: dyval.arithmetic
+    levels:
+      D1: {min_accuracy: 0.0}
+  - task: zebra.grid
+    metric: cell
+    levels:
+      2x3: {min_accuracy: 0.3}
+"""
+
+
+@pytest.mark.e2e
+def test_junit_step_summary_and_cached_answers(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """shallow:1 gets depth-2 arithmetic wrong and 2x3 grids partly right."""
+    pytester.makefile(".yaml", mixed=MIXED)
+    junit = pytester.path / "junit.xml"
+    steps = pytester.path / "steps.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(steps))
+    model = ("--llm", "openai/shallow:1", "--llm-api-base", fake_server.url)
+    first = run(pytester, *model, f"--junitxml={junit}", "-p", "no:cacheprovider")
+    assert first.ret == pytest.ExitCode.OK, first.stdout.str()
+
+    cases = {c.get("name"): c for c in ET.parse(junit).iter("testcase")}
+    assert len(cases) == 10  # 8 samples, 2 gates: as collected
+    props = {
+        name: {p.get("name"): p.get("value") for p in case.iter("property")}
+        for name, case in cases.items()
+    }
+    assert props["dyval.arithmetic[D1-s1-000]"]["reasoning.verdict"] == "wrong"
+    assert all(c.find("failure") is None for c in cases.values())  # wrong is not failed
+    gate = json.loads(props["zebra.grid[2x3-gate]"]["reasoning.gate"])
+    assert gate["metric"] == "cell" and "accuracy" not in gate and "correct" not in gate
+    # The one number is the gated cell accuracy the summary table shows.
+    row = next(line for line in first.stdout.lines if line.split()[1:3] == ["zebra.grid", "2x3"])
+    assert f"{gate['value']:.3f} cell" in row
+
+    summary = steps.read_text()
+    assert "### Wrong answers and errors (8;" in summary
+    assert "`dyval.arithmetic[D1-s1-000]`" in summary
+
+    warm = run(pytester, *model, "-v", "-p", "no:cacheprovider")
+    warm.stdout.fnmatch_lines(
+        [
+            "*dyval.arithmetic[[]D1-s1-000[]] WRONG (cached)*",
+            "model *samples*answered now*from cache*errors*",
+            "openai/shallow:1 *8 *0 *8 *0 *-",
+        ]
+    )
+    assert "cached" in next(line for line in warm.stdout.lines if "zebra.grid  " in line)
+
+
+# -- the live count ----------------------------------------------------------------------------
+def _on_a_terminal(args: list[str], cwd: Path) -> str:
+    """Run a command with stdout and stderr on a pseudo-terminal (100 columns); its output."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    proc = subprocess.Popen(args, stdout=slave, stderr=slave, cwd=cwd)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=120)
+    os.close(master)
+    return out.decode("utf-8", "replace")
+
+
+@pytest.mark.e2e
+def test_live_count_on_a_terminal_but_not_under_q_or_a_pipe(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", s="samples: 1\ntasks:\n  - {task: dyval.arithmetic, levels: [D1]}\n")
+    with FakeOpenAIServer(latency_s=1.6) as slow:  # the count shows after 1 s of waiting
+        base = [sys.executable, "-m", "pytest", "s.yaml", "-p", "no:randomly", "-p",
+                "no:cacheprovider", "--llm", "openai/oracle", "--llm-api-base", slow.url,
+                "--reasoning-cache", "off"]  # fmt: skip
+        shown = _on_a_terminal(base, pytester.path)
+        quiet = _on_a_terminal([*base, "-q"], pytester.path)
+        piped = subprocess.run(base, cwd=pytester.path, capture_output=True, text=True)
+    count = re.compile(r"\[\d+s for openai/oracle: 0/1 answered")
+    assert count.search(shown), shown
+    assert not count.search(quiet), quiet
+    assert not count.search(piped.stdout + piped.stderr)
+    assert "1 passed" in shown and "1 passed" in quiet and piped.returncode == 0
+
+
+# -- a third-party task package ------------------------------------------------------------------
+@pytest.mark.e2e
+def test_a_third_party_task_package_runs_through_the_plugin(tmp_path: Path) -> None:
+    """examples/acme-tasks, installed the way pip lays a package out (its folder on the path
+    plus a ``.dist-info`` with its entry points, read from its own pyproject.toml), then its
+    suite run by pytest and its tasks listed by the CLI, in fresh processes."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+, as CI
+    package = ROOT / "examples" / "acme-tasks"
+    project = tomllib.loads((package / "pyproject.toml").read_text())["project"]
+    site = tmp_path / "site"
+    shutil.copytree(package / "acme_tasks", site / "acme_tasks")
+    info = site / f"acme_tasks-{project['version']}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+    )
+    points = project["entry-points"]["pytest_reasoning.tasks"]
+    (info / "entry_points.txt").write_text(
+        "[pytest_reasoning.tasks]\n" + "".join(f"{k} = {v}\n" for k, v in points.items())
+    )
+    shutil.copy(package / "acme.yaml", tmp_path / "acme.yaml")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "acme.yaml", "--llm", "reference", "-v", "-p",
+         "no:cacheprovider", "-p", "no:randomly", "--junitxml", "j.xml"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "acme.yaml::acme.letter_count[L2-gate] PASSED" in done.stdout
+    assert "acme.yaml::acme.arithmetic_terse[D2-gate] PASSED" in done.stdout
+    assert "24 passed" in done.stdout
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning.cli", "tasks", "acme.letter_count"],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert "length    int     1..500" in listed.stdout, listed.stdout + listed.stderr
+    exported = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning.cli", "export", "acme.arithmetic_terse",
+         "--level", "D1", "--count", "1"],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    row = json.loads(exported.stdout)
+    assert row["system"].startswith("You are a careful calculator")
+    assert row["prompt"].endswith("Answer: <<<")
+
+
+@pytest.mark.e2e
+def test_live_count_under_xdist(pytester: pytest.Pytester) -> None:
+    """The workers have no terminal: the controller counts the wait since the last report."""
+    pytester.makefile(".yaml", s="samples: 1\ntasks:\n  - {task: dyval.arithmetic, levels: [D1]}\n")
+    with FakeOpenAIServer(latency_s=1.6) as slow:
+        base = [sys.executable, "-m", "pytest", "s.yaml", "-p", "no:randomly", "-p",
+                "no:cacheprovider", "--llm", "openai/oracle", "--llm-api-base", slow.url,
+                "--reasoning-cache", "off", "-n", "2"]  # fmt: skip
+        shown = _on_a_terminal(base, pytester.path)  # -q: the same check as without xdist
+    count = re.compile(r"\[\d+s waiting for the first answer: 0/1 done\]")
+    assert count.search(shown), shown
+    assert "1 passed" in shown
