@@ -12,7 +12,16 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-__all__ = ["Item", "Outcome", "Reply", "Score", "canonical_json", "level_key", "sha256_text"]
+__all__ = [
+    "Item",
+    "Outcome",
+    "Reply",
+    "Score",
+    "canonical_json",
+    "clean_text",
+    "level_key",
+    "sha256_text",
+]
 
 JSON = Any
 
@@ -29,6 +38,21 @@ def level_key(level: str) -> tuple[Any, ...]:
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (valid surrogate pairs joined).
+
+    A JSON reply may legally hold ``"\\ud800"``, a code point no UTF-8 file, XML report or xdist
+    channel can carry; model text is cleaned once, where it enters (:class:`Reply`), so the
+    cache, results, reports and scorers only ever see valid text. Valid text costs one
+    encode attempt.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 @dataclass(frozen=True)
@@ -72,6 +96,14 @@ class Reply:
     completion_tokens: int | None = None
     latency_s: float = 0.0
     cached: bool = False
+
+    def __post_init__(self) -> None:
+        # The one boundary every model's text crosses (a client's reply, a cache row written
+        # by an older version): invalid code points stop here, never fatal downstream.
+        for name in ("content", "error"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, clean_text(value))
 
     def to_dict(self) -> dict[str, JSON]:
         return asdict(self)

@@ -11,7 +11,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import os
-import sqlite3
 import threading
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
@@ -19,9 +18,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .core import Item, Outcome, Reply
-from .errors import ReasoningError
+from .errors import ReasoningError, StorageFailed
 from .models.base import ChatRequest, ModelClient, redact
-from .models.cache import ResponseCache
+from .models.cache import ResponseCache, new_owner
 from .models.kinds import model_kind
 from .models.litellm_client import LiteLLMClient, RetryPolicy
 from .registry import get_task
@@ -29,6 +28,12 @@ from .registry import get_task
 __all__ = ["EvalConfig", "Evaluator", "score_reply"]
 
 T = TypeVar("T")
+
+# A run waiting for another's answer to the same prompt reads the cache again after 50 ms,
+# then doubling up to a second.
+_POLL_FIRST_S = 0.05
+_POLL_MAX_S = 1.0
+_CLAIMED = Reply(content=None, error="claimed by another run")  # a sentinel, never returned
 
 
 @dataclass
@@ -112,8 +117,10 @@ class Evaluator:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        # The first failed cache write (disk full, read-only): no call is made after it.
+        # The first failed cache read or write (disk full, read-only, damaged): no call is
+        # made after it, not even one already prefetched.
         self.storage_error: str | None = None
+        self._owner = new_owner()  # the name this evaluator's claims go by
 
     @property
     def cache(self) -> ResponseCache | None:
@@ -186,16 +193,75 @@ class Evaluator:
             if client.max_concurrency:
                 limit = min(limit, client.max_concurrency)
             sem = self._semaphores[model] = asyncio.Semaphore(max(1, limit))
-        async with sem:
-            reply = await client.acomplete(request)
-        if self.cache is not None:
+        cache = self.cache
+        wait = _POLL_FIRST_S
+        while True:
+            async with sem:
+                if self.storage_error is not None:  # a prefetched call that must not go out
+                    return self._not_asked()
+                if cache is None:
+                    return await client.acomplete(request)
+                found = self._claim(cache, request)
+                if found is None:  # ours to ask
+                    try:
+                        reply = await client.acomplete(request)
+                    except BaseException:
+                        self._store(cache.release, request.key, self._owner)
+                        raise
+                    # First thing after the answer arrives; the reply is scored and written
+                    # to the results even when it cannot be kept here (the run then stops).
+                    if reply.error is None and reply.content is not None:
+                        self._store(cache.put, request, reply)
+                    else:
+                        self._store(cache.release, request.key, self._owner)
+                    return reply
+            if found is not _CLAIMED:
+                return found
+            # Another run (or worker) is asking this very prompt: wait for its answer.
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, _POLL_MAX_S)
             try:
-                self.cache.put(request, reply)  # first thing after the answer arrives
-            except (OSError, sqlite3.Error) as exc:
-                # The reply is still scored and written to the results; the run stops.
-                if self.storage_error is None:
-                    self.storage_error = f"cannot write the response cache {self.cache.path}: {exc}"
-        return reply
+                cached = cache.get(request)
+            except StorageFailed as exc:
+                self._fail(str(exc))
+                return self._not_asked()
+            if cached is not None:
+                return cached
+
+    def _claim(self, cache: ResponseCache, request: ChatRequest) -> Reply | None:
+        """None when this evaluator now holds the claim and the answer is still missing; the
+        answer when it landed meanwhile; ``_CLAIMED`` when another holds the claim; a
+        not-asked reply when the cache failed."""
+        try:
+            if not cache.claim(request.key, self._owner, self._claim_ttl_s()):
+                return _CLAIMED
+            cached = cache.get(request)  # answered between our miss and our claim?
+            if cached is not None:
+                cache.release(request.key, self._owner)
+            return cached
+        except StorageFailed as exc:
+            self._fail(str(exc))
+            return self._not_asked()
+
+    def _claim_ttl_s(self) -> float:
+        """How long a claim outlives a holder that stopped answering: the longest a call can
+        take (every attempt timing out, the longest backoff between), plus a minute."""
+        cfg = self.config
+        attempts = max(1, cfg.attempts)
+        return cfg.timeout_s * attempts + RetryPolicy().cap_s * (attempts - 1) + 60.0
+
+    def _store(self, write: Any, *args: Any) -> None:
+        try:
+            write(*args)
+        except StorageFailed as exc:
+            self._fail(str(exc))
+
+    def _fail(self, message: str) -> None:
+        if self.storage_error is None:
+            self.storage_error = message
+
+    def _not_asked(self) -> Reply:
+        return Reply(content=None, error=f"not asked: {self.storage_error}")
 
     # -- public API --------------------------------------------------------------------------
     def submit(self, item: Item, model: str) -> concurrent.futures.Future[Reply]:
@@ -213,8 +279,11 @@ class Evaluator:
             request = self.request_for(item, model)
             shared = self._inflight.get(request.key)
             cached = None
-            if shared is None and self.cache is not None:
-                cached = self.cache.get(request)
+            if shared is None and self.cache is not None and self.storage_error is None:
+                try:
+                    cached = self.cache.get(request)
+                except StorageFailed as exc:  # a damaged cache: one line, then the run stops
+                    self._fail(str(exc))
             if shared is not None:
                 fut = shared
             elif cached is not None:
@@ -222,7 +291,7 @@ class Evaluator:
                 fut.set_result(cached)
             elif self.storage_error is not None:  # an answer we could not keep: do not pay
                 fut = concurrent.futures.Future()
-                fut.set_result(Reply(content=None, error=f"not asked: {self.storage_error}"))
+                fut.set_result(self._not_asked())
             else:
                 fut = self._run(self._call(model, self._client(model), request))
                 self._inflight[request.key] = fut
@@ -264,4 +333,6 @@ class Evaluator:
             if self._thread is not None:
                 self._thread.join(timeout=5)
         if self._cache is not None:
+            with contextlib.suppress(StorageFailed):  # claims expire anyway
+                self._cache.forget(self._owner)
             self._cache.close()

@@ -53,6 +53,7 @@ class ResultStore:
         self.levels: dict[tuple[str, GateSpec], LevelStats] = {}
         self.outcomes: list[Outcome] = []
         self.specs: list[GateSpec] = []  # the gate spec of each outcome, in step
+        self.written = 0  # rows on disk (a failed write is not counted)
 
     def add(self, outcome: Outcome, spec: GateSpec) -> None:
         self.outcomes.append(outcome)
@@ -64,10 +65,10 @@ class ResultStore:
         if self.path is not None:
             row = outcome.to_dict()
             ordered = {k: row[k] for k in RESULT_FIELDS}
+            data = (json.dumps(ordered, ensure_ascii=False) + "\n").encode("utf-8")
             try:
-                fh = self.open()
-                fh.write(json.dumps(ordered, ensure_ascii=False) + "\n")
-                fh.flush()
+                _append_whole(self.open(), data)
+                self.written += 1
             except OSError as exc:
                 raise StorageFailed(f"cannot write the results file {self.path}: {exc}") from None
 
@@ -96,6 +97,23 @@ class ResultStore:
     @property
     def errors(self) -> int:
         return sum(s.errors for s in self.levels.values())
+
+
+def _append_whole(fh: IO[str], data: bytes) -> None:
+    """Append one row unbuffered, or nothing: a write the disk refuses part-way is cut back,
+    so the file holds exactly the rows counted as written (no buffered rest reaches the disk
+    later, when space was freed)."""
+    fh.flush()
+    fd = fh.fileno()
+    size = os.fstat(fd).st_size
+    done = 0
+    try:
+        while done < len(data):
+            done += os.write(fd, data[done:])
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size)
+        raise
 
 
 def _ends_with_newline(path: Path) -> bool:

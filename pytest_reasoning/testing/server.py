@@ -45,6 +45,10 @@ BEHAVIOURS = {
     "fail-429": "HTTP 429 with Retry-After: 0 every time",
     "garbage": "HTTP 200 with an HTML body",
     "empty": "HTTP 200 with empty content",
+    # Hostile replies (docs/reliability.md): text a careless or malicious endpoint could send.
+    "surrogate": "like oracle, followed by a lone surrogate (the valid JSON string \"\\ud800\"), "
+    "which no UTF-8 file, XML report or xdist channel can carry as is",
+    "long:N": "like oracle, after N characters of padding (a long but allowed reply)",
 }
 
 FAULT_KINDS = ("429", "500", "503", "html", "empty", "truncated")
@@ -209,6 +213,10 @@ class _Handler(BaseHTTPRequestHandler):
             content = model.split(":", 1)[1]
         elif model == "empty":
             content = ""
+        elif model == "surrogate":
+            content = oracle_answer(prompt) + " \ud800"
+        elif model.startswith("long:"):
+            content = "x" * int(model.split(":", 1)[1]) + " " + oracle_answer(prompt)
         else:
             self._json(404, {"error": {"message": f"unknown model {model}"}})
             return
