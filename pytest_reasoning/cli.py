@@ -265,6 +265,10 @@ def plan_command(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise ReasoningError(str(exc)) from None
+    except ArithmeticError as exc:  # a drop so small its square is 0, a plan past any int
+        raise ReasoningError(
+            f"--drop {args.drop:g}: no sample size detects it ({exc}); plan for a larger drop"
+        ) from None
     candidate = args.baseline_accuracy - args.drop
     psi = args.discordance
     if psi is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,7 +230,7 @@ def _loader() -> type:
         def construct_object(self, node: Any, deep: bool = False) -> Any:
             try:
                 return super().construct_object(node, deep=deep)
-            except (ValueError, OverflowError, TypeError) as exc:
+            except (ValueError, ArithmeticError, TypeError, LookupError, AttributeError) as exc:
                 raise yaml.constructor.ConstructorError(
                     None,
                     None,
@@ -382,7 +383,10 @@ def _load_yaml(p: Path, shown: str) -> Any:
     import yaml
 
     try:
-        size = p.stat().st_size
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):  # /dev/zero would never end, a FIFO never start
+            raise InvalidSuite(shown, "", "not a regular file")
+        size = st.st_size
         if size > MAX_SUITE_BYTES:
             raise InvalidSuite(
                 shown, "", f"{size:,} bytes; a suite file is at most {MAX_SUITE_BYTES:,}"

@@ -5,6 +5,7 @@ controller)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from collections.abc import Iterator
@@ -124,8 +125,13 @@ def _ends_with_newline(path: Path) -> bool:
 
 def read_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Rows of a results file, last row winning per (item_id, model). A line that is not a
-    whole row (the last row of a killed run, cut mid-write) is skipped."""
+    whole row (the last row of a killed run, cut mid-write) is skipped. Raises ValueError for
+    a path that is not a regular file (``/dev/zero`` would never end, a FIFO never start)."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
+    if not os.path.isfile(path):
+        if os.path.exists(path):
+            raise ValueError(f"{os.fspath(path)!s} is not a regular file")
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fspath(path))
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             if not line.strip():
@@ -134,6 +140,10 @@ def read_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(row, dict) and "item_id" in row and "model" in row:
+            if (
+                isinstance(row, dict)
+                and isinstance(row.get("item_id"), str)
+                and isinstance(row.get("model"), str)
+            ):
                 rows[(row["item_id"], row["model"])] = row
     yield from rows.values()

@@ -143,11 +143,13 @@ def _damaged(exc: BaseException) -> bool:
     )
 
 
-def storage_failure(path: Path, exc: BaseException, doing: str = "write") -> StorageFailed:
+def storage_failure(
+    path: Path, exc: BaseException, doing: str = "write", *, damaged: bool = False
+) -> StorageFailed:
     """The one-line error for a failed read or write of the cache file ``path``: a damaged
     file says how to move it aside (its answers stay recoverable); anything else names the
     file and the cause."""
-    if _damaged(exc):
+    if damaged or _damaged(exc):
         # The folder, not the file: a stale -wal beside a new file would be replayed into it.
         d, moved = path.parent, f"{path.parent}.damaged"
         return StorageFailed(
@@ -208,7 +210,8 @@ class ResponseCache:
         finally:
             conn.set_progress_handler(None, 0)
         if rows != [("ok",)]:
-            raise self.failure(sqlite3.DatabaseError(f"quick_check: {rows[0][0]}"), "read")
+            found = sqlite3.DatabaseError(f"quick_check: {rows[0][0]}")
+            raise storage_failure(self.path, found, "read", damaged=True)
 
     def get(self, request: ChatRequest) -> Reply | None:
         try:
