@@ -314,6 +314,8 @@ def frontier_command(args: argparse.Namespace) -> int:
             )
         )
         stack.callback(evaluator.close)
+        if evaluator.cache is not None:
+            evaluator.cache.verify()  # a damaged cache: one line, before any call
         result = find_frontier(
             args.task,
             args.knob,
@@ -328,6 +330,8 @@ def frontier_command(args: argparse.Namespace) -> int:
             max_samples=args.max_samples,
             max_calls=args.max_calls,
         )
+        if evaluator.storage_error is not None:  # the cache failed mid-search: it stopped
+            raise ReasoningError(evaluator.storage_error)
     rows = [
         [
             p.value,

@@ -210,10 +210,9 @@ class Evaluator:
                         raise
                     # First thing after the answer arrives; the reply is scored and written
                     # to the results even when it cannot be kept here (the run then stops).
-                    if reply.error is None and reply.content is not None:
-                        self._store(cache.put, request, reply)
-                    else:
-                        self._store(cache.release, request.key, self._owner)
+                    kept = reply.error is None and reply.content is not None
+                    if not (kept and self._store(cache.put, request, reply)):
+                        self._store(cache.release, request.key, self._owner)  # another may try
                     return reply
             if found is not _CLAIMED:
                 return found
@@ -250,11 +249,13 @@ class Evaluator:
         attempts = max(1, cfg.attempts)
         return cfg.timeout_s * attempts + RetryPolicy().cap_s * (attempts - 1) + 60.0
 
-    def _store(self, write: Any, *args: Any) -> None:
+    def _store(self, write: Any, *args: Any) -> bool:
         try:
             write(*args)
         except StorageFailed as exc:
             self._fail(str(exc))
+            return False
+        return True
 
     def _fail(self, message: str) -> None:
         if self.storage_error is None:
@@ -279,8 +280,8 @@ class Evaluator:
             request = self.request_for(item, model)
             shared = self._inflight.get(request.key)
             cached = None
-            if shared is None and self.cache is not None and self.storage_error is None:
-                try:
+            if shared is None and self.cache is not None:
+                try:  # even after a failed write: what is cached stays free
                     cached = self.cache.get(request)
                 except StorageFailed as exc:  # a damaged cache: one line, then the run stops
                     self._fail(str(exc))

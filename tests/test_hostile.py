@@ -389,7 +389,8 @@ def test_the_option_checks_are_recorded() -> None:
         "options",
         f"{len(BAD_OPTIONS)} bad values (`--llm-param x`, `temperature=[`, `max_tokens=1.5`, "
         "a date, NaN, `http://[::1`, port 99999, no scheme, 10²¹ samples, timeouts −1, 0, "
-        "NaN): each exit 4, one line, 0 requests",
+        "NaN; the timeouts were already refused since issue 18): each exit 4, one line, "
+        "0 requests",
     )
 
 
@@ -455,6 +456,19 @@ def test_damage_met_during_a_run_stops_it_in_one_line(tmp_path: Path) -> None:
     assert outcome.error is not None and outcome.error.startswith(
         f"not asked: the response cache {tmp_path / 'responses.sqlite3'} is damaged"
     )
+
+
+def test_frontier_with_a_damaged_cache_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _damaged_cache(tmp_path)
+    argv = ["frontier", "--llm", "openai/x", "--llm-api-base", "http://127.0.0.1:9/v1", "--task",
+            "dyval.arithmetic", "--knob", "depth", "--min", "1", "--max", "2", "--cache",
+            str(tmp_path)]  # fmt: skip
+    assert main(argv) == 2
+    (line,) = _lines(capsys.readouterr().err)
+    assert line.startswith(f"pytest-reasoning: error: the response cache {tmp_path}")
+    assert "is damaged" in line
 
 
 # -- 7: a full disk under -n 2 -----------------------------------------------------------------
