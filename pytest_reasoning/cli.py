@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from .config import parse_param
 from .core import Item
-from .errors import InvalidArgument, ReasoningError
+from .errors import InvalidArgument, ReasoningError, clip
 from .gates import read_results
 from .models.kinds import model_kind
 from .registry import get_task, task_ids
@@ -97,8 +97,27 @@ def export_items(
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line, usage exit code
-        sys.stderr.write(f"pytest-reasoning: error: {message}\n")
-        raise SystemExit(EXIT_USAGE)
+        raise SystemExit(_error(message))
+
+
+def _error(message: str) -> int:
+    """Write the one error line (a quoted value clipped, never a second line); EXIT_USAGE."""
+    text = clip(" ".join(message.split()), 1000)
+    with contextlib.suppress(OSError):  # stderr itself may be the full disk
+        sys.stderr.write(f"pytest-reasoning: error: {text}\n")
+        sys.stderr.flush()
+    return EXIT_USAGE
+
+
+def _detach_stdout() -> None:
+    """After a failed write to stdout, point it at /dev/null: Python would otherwise retry
+    the buffered rest at exit and print a second error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is not a file (captured, closed)
+        pass
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -385,6 +404,10 @@ def plan_command(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise ReasoningError(str(exc)) from None
+    except ArithmeticError as exc:  # a drop so small its square is 0, a plan past any int
+        raise ReasoningError(
+            f"--drop {args.drop:g}: no sample size detects it ({exc}); plan for a larger drop"
+        ) from None
     candidate = args.baseline_accuracy - args.drop
     psi = args.discordance
     if psi is None:
@@ -455,6 +478,8 @@ def frontier_command(args: argparse.Namespace) -> int:
         )
         stack.callback(evaluator.close)
         answer = _answering(evaluator, args, stack) if progress else None
+        if evaluator.cache is not None:
+            evaluator.cache.verify()  # a damaged cache: one line, before any call
         result = find_frontier(
             args.task,
             args.knob,
@@ -469,6 +494,8 @@ def frontier_command(args: argparse.Namespace) -> int:
             max_samples=args.max_samples,
             max_calls=args.max_calls,
         )
+        if evaluator.storage_error is not None:  # the cache failed mid-search: it stopped
+            raise ReasoningError(evaluator.storage_error)
     rows = [
         [
             p.value,
@@ -612,48 +639,61 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        if args.command == "plan":
-            return plan_command(args)
-        if args.command == "frontier":
-            return frontier_command(args)
-        if args.command == "robustness":
-            return robustness_command(args)
-        if args.command == "report":
-            return report_command(args)
-        if args.command == "audit":
-            return audit_command(args)
-        if args.command == "tasks":
-            return tasks_command(args)
-        if args.count < 0:
-            raise ReasoningError("--count: must be >= 0")
-        with contextlib.ExitStack() as stack:
-            out = sys.stdout
-            if args.output != "-":
-                try:
-                    out = stack.enter_context(
-                        open(args.output, "w", encoding="utf-8", newline="\n")
-                    )
-                except OSError as exc:
-                    raise ReasoningError(
-                        f"--output: cannot write {args.output}: {exc.strerror}"
-                    ) from None
-            export_items(
-                args.task,
-                args.level,
-                args.count,
-                args.seed,
-                dict(args.param),
-                args.style,
-                args.with_steps,
-                out,
-                progress=show_progress(args.quiet),
-            )
-        return 0
+        code = _command(args)
+        sys.stdout.flush()  # a full disk behind `>` shows here, not as a traceback at exit
+        return code
     except ReasoningError as exc:
-        sys.stderr.write(f"pytest-reasoning: error: {exc}\n")
-        return EXIT_USAGE
+        return _error(str(exc))
     except BrokenPipeError:  # `| head` is fine
+        _detach_stdout()
         return 0
+    except OSError as exc:  # what the commands write: stdout or a file they were given
+        _detach_stdout()
+        where = exc.filename or "the standard output"
+        return _error(f"cannot write {where}: {exc.strerror or exc}")
+
+
+def _command(args: argparse.Namespace) -> int:
+    if args.command == "plan":
+        return plan_command(args)
+    if args.command == "frontier":
+        return frontier_command(args)
+    if args.command == "robustness":
+        return robustness_command(args)
+    if args.command == "report":
+        return report_command(args)
+    if args.command == "audit":
+        return audit_command(args)
+    if args.command == "tasks":
+        return tasks_command(args)
+    return export_command(args)
+
+
+def export_command(args: argparse.Namespace) -> int:
+    if args.count < 0:
+        raise ReasoningError("--count: must be >= 0")
+    export = (
+        args.task, args.level, args.count, args.seed, dict(args.param), args.style, args.with_steps
+    )  # fmt: skip
+    progress = show_progress(args.quiet)
+    if args.output == "-":
+        export_items(*export, sys.stdout, progress=progress)  # a failed write: see main()
+        return 0
+    try:
+        out = open(args.output, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - see below
+    except OSError as exc:
+        raise ReasoningError(f"--output: cannot write {args.output}: {exc.strerror}") from None
+    try:
+        export_items(*export, out, progress=progress)
+        out.close()  # the last buffered rows are written here
+    except OSError as exc:  # a full disk, /dev/full, a file that takes no writes
+        raise ReasoningError(
+            f"--output: cannot write {args.output}: {exc.strerror or exc}"
+        ) from None
+    finally:
+        with contextlib.suppress(OSError):  # closed, or its buffer cannot be written either
+            out.close()
+    return 0
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ __all__ = [
     "Reply",
     "Score",
     "canonical_json",
+    "clean_text",
     "cluster_id",
     "level_key",
     "repeat_id",
@@ -54,6 +55,21 @@ def repeat_id(item_id: str, repeat: int, repeats: int) -> str:
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (valid surrogate pairs joined).
+
+    A JSON reply may legally hold ``"\\ud800"``, a code point no UTF-8 file, XML report or xdist
+    channel can carry; model text is cleaned once, where it enters (:class:`Reply`), so the
+    cache, results, reports and scorers only ever see valid text. Valid text costs one
+    encode attempt.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 @dataclass(frozen=True)
@@ -107,6 +123,14 @@ class Reply:
     # For errors: "stop" (retrying cannot help: the model gets no further calls), "request"
     # (this request only, not retried), "transient" (failed after retries), "not_asked".
     error_kind: str | None = None
+
+    def __post_init__(self) -> None:
+        # The one boundary every model's text crosses (a client's reply, a cache row written
+        # by an older version): invalid code points stop here, never fatal downstream.
+        for name in ("content", "error", "finish_reason"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, clean_text(value))
 
     def to_dict(self) -> dict[str, JSON]:
         return asdict(self)

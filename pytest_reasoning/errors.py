@@ -13,8 +13,19 @@ __all__ = [
     "StorageFailed",
     "UnknownLevel",
     "UnknownTask",
+    "clip",
     "did_you_mean",
 ]
+
+MAX_QUOTE = 200  # characters of a user's value an error message quotes
+
+
+def clip(text: str, limit: int = MAX_QUOTE) -> str:
+    """``text`` cut to ``limit`` characters with a marker saying how much was left out, so a
+    hostile value (a 300 MB string, an alias bomb's repr) cannot make an error line huge."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
 
 
 def did_you_mean(word: object, choices: Iterable[object]) -> str:

@@ -11,7 +11,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import os
-import sqlite3
 import threading
 from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,9 +19,9 @@ from typing import Any, TypeVar
 
 from .answers import lenient_answer, strip_think
 from .core import Item, Outcome, Reply
-from .errors import ReasoningError
+from .errors import ReasoningError, StorageFailed
 from .models.base import ChatRequest, ModelClient, error_text
-from .models.cache import ResponseCache
+from .models.cache import ResponseCache, new_owner
 from .models.endpoints import ModelSpec
 from .models.kinds import model_kind
 from .models.litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
@@ -31,6 +30,12 @@ from .registry import get_task
 __all__ = ["EvalConfig", "Evaluator", "score_reply"]
 
 T = TypeVar("T")
+
+# A run waiting for another's answer to the same prompt reads the cache again after 50 ms,
+# then doubling up to a second.
+_POLL_FIRST_S = 0.05
+_POLL_MAX_S = 1.0
+_CLAIMED = Reply(content=None, error="claimed by another run")  # a sentinel, never returned
 
 
 @dataclass
@@ -172,10 +177,12 @@ class Evaluator:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        # The first failed cache write (disk full, read-only): no call is made after it.
+        # The first failed cache read or write (disk full, read-only, damaged): no call is
+        # made after it, not even one already prefetched.
         self.storage_error: str | None = None
         # model → the error that stopped it (retrying cannot help; no further calls).
         self.stopped: dict[str, str] = {}
+        self._owner = new_owner()  # the name this evaluator's claims go by
 
     @property
     def cache(self) -> ResponseCache | None:
@@ -297,25 +304,95 @@ class Evaluator:
             leading = False
             await first.wait()
         try:
-            if model in self.stopped:
-                return self._not_asked(model)
-            async with sem:
-                if model in self.stopped:  # stopped while this call queued
-                    return self._not_asked(model)
-                reply = await client.acomplete(request)
-            if reply.error_kind == "stop":
-                self.stopped.setdefault(model, reply.error or "stopped")
+            return await self._ask(model, client, request, sem)
         finally:
             if leading:
                 first.set()
-        if self.cache is not None:
+
+    async def _ask(
+        self, model: str, client: ModelClient, request: ChatRequest, sem: asyncio.Semaphore
+    ) -> Reply:
+        """One call under the cache's claim: a prompt another run (or worker) is asking is
+        waited for, not paid for twice; the reply is kept the moment it arrives."""
+        cache = self.cache
+        wait = _POLL_FIRST_S
+        while True:
+            async with sem:
+                if self.storage_error is not None:  # a prefetched call that must not go out
+                    return self._not_stored()
+                if model in self.stopped:  # stopped while this call queued
+                    return self._not_asked(model)
+                if cache is None:
+                    return self._note_stop(model, await client.acomplete(request))
+                found = self._claim(cache, request)
+                if found is None:  # ours to ask
+                    try:
+                        reply = self._note_stop(model, await client.acomplete(request))
+                    except BaseException:
+                        self._store(cache.release, request.key, self._owner)
+                        raise
+                    # First thing after the answer arrives; the reply is scored and written
+                    # to the results even when it cannot be kept here (the run then stops).
+                    kept = reply.error is None and reply.content is not None
+                    if not (kept and self._store(cache.put, request, reply)):
+                        self._store(cache.release, request.key, self._owner)  # another may try
+                    return reply
+            if found is not _CLAIMED:
+                return found
+            # Another run (or worker) is asking this very prompt: wait for its answer.
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, _POLL_MAX_S)
             try:
-                self.cache.put(request, reply)  # first thing after the answer arrives
-            except (OSError, sqlite3.Error) as exc:
-                # The reply is still scored and written to the results; the run stops.
-                if self.storage_error is None:
-                    self.storage_error = f"cannot write the response cache {self.cache.path}: {exc}"
+                cached = cache.get(request)
+            except StorageFailed as exc:
+                self._fail(str(exc))
+                return self._not_stored()
+            if cached is not None:
+                return cached
+
+    def _note_stop(self, model: str, reply: Reply) -> Reply:
+        """An error retrying cannot fix stops the model: no further calls to it."""
+        if reply.error_kind == "stop":
+            self.stopped.setdefault(model, reply.error or "stopped")
         return reply
+
+    def _claim(self, cache: ResponseCache, request: ChatRequest) -> Reply | None:
+        """None when this evaluator now holds the claim and the answer is still missing; the
+        answer when it landed meanwhile; ``_CLAIMED`` when another holds the claim; a
+        not-asked reply when the cache failed."""
+        try:
+            if not cache.claim(request.key, self._owner, self._claim_ttl_s()):
+                return _CLAIMED
+            cached = cache.get(request)  # answered between our miss and our claim?
+            if cached is not None:
+                cache.release(request.key, self._owner)
+            return cached
+        except StorageFailed as exc:
+            self._fail(str(exc))
+            return self._not_stored()
+
+    def _claim_ttl_s(self) -> float:
+        """How long a claim outlives a holder that stopped answering: the longest a call can
+        take (every attempt timing out, the longest backoff between), plus a minute."""
+        cfg = self.config
+        attempts = max(1, cfg.attempts)
+        return cfg.timeout_s * attempts + RetryPolicy().cap_s * (attempts - 1) + 60.0
+
+    def _store(self, write: Any, *args: Any) -> bool:
+        try:
+            write(*args)
+        except StorageFailed as exc:
+            self._fail(str(exc))
+            return False
+        return True
+
+    def _fail(self, message: str) -> None:
+        if self.storage_error is None:
+            self.storage_error = message
+
+    def _not_stored(self) -> Reply:
+        """A call not made: its answer could not be kept (the cache failed)."""
+        return Reply(content=None, error=f"not asked: {self.storage_error}", error_kind="not_asked")
 
     # -- public API --------------------------------------------------------------------------
     def submit(self, item: Item, model: str, repeat: int = 0) -> concurrent.futures.Future[Reply]:
@@ -335,7 +412,10 @@ class Evaluator:
             shared = self._inflight.get(request.key)
             cached = None
             if shared is None and self.cache is not None:
-                cached = self.cache.get(request)
+                try:  # even after a failed write: what is cached stays free
+                    cached = self.cache.get(request)
+                except StorageFailed as exc:  # a damaged cache: one line, then the run stops
+                    self._fail(str(exc))
             if shared is not None:
                 fut = shared
             elif cached is not None:
@@ -343,13 +423,7 @@ class Evaluator:
                 fut.set_result(cached)
             elif self.storage_error is not None:  # an answer we could not keep: do not pay
                 fut = concurrent.futures.Future()
-                fut.set_result(
-                    Reply(
-                        content=None,
-                        error=f"not asked: {self.storage_error}",
-                        error_kind="not_asked",
-                    )
-                )
+                fut.set_result(self._not_stored())
             elif model in self.stopped:
                 fut = concurrent.futures.Future()
                 fut.set_result(self._not_asked(model))
@@ -408,6 +482,8 @@ class Evaluator:
             if self._thread is not None:
                 self._thread.join(timeout=5)
         if self._cache is not None:
+            with contextlib.suppress(StorageFailed):  # claims expire anyway
+                self._cache.forget(self._owner)
             self._cache.close()
 
 

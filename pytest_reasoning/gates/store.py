@@ -5,6 +5,7 @@ controller)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from collections.abc import Iterator
@@ -66,6 +67,7 @@ class ResultStore:
         self.levels: dict[tuple[str, GateSpec], LevelStats] = {}
         self.outcomes: list[Outcome] = []
         self.specs: list[GateSpec] = []  # the gate spec of each outcome, in step
+        self.written = 0  # rows on disk (a failed write is not counted)
 
     def add(self, outcome: Outcome, spec: GateSpec) -> None:
         self.outcomes.append(outcome)
@@ -77,10 +79,10 @@ class ResultStore:
         if self.path is not None:
             row = outcome.to_dict()
             ordered = {k: row[k] for k in RESULT_FIELDS}
+            data = (json.dumps(ordered, ensure_ascii=False) + "\n").encode("utf-8")
             try:
-                fh = self.open()
-                fh.write(json.dumps(ordered, ensure_ascii=False) + "\n")
-                fh.flush()
+                _append_whole(self.open(), data)
+                self.written += 1
             except OSError as exc:
                 raise StorageFailed(f"cannot write the results file {self.path}: {exc}") from None
 
@@ -111,6 +113,23 @@ class ResultStore:
         return sum(s.errors for s in self.levels.values())
 
 
+def _append_whole(fh: IO[str], data: bytes) -> None:
+    """Append one row unbuffered, or nothing: a write the disk refuses part-way is cut back,
+    so the file holds exactly the rows counted as written (no buffered rest reaches the disk
+    later, when space was freed)."""
+    fh.flush()
+    fd = fh.fileno()
+    size = os.fstat(fd).st_size
+    done = 0
+    try:
+        while done < len(data):
+            done += os.write(fd, data[done:])
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size)
+        raise
+
+
 def _ends_with_newline(path: Path) -> bool:
     with path.open("rb") as fh:
         fh.seek(-1, os.SEEK_END)
@@ -132,8 +151,13 @@ def row_key(row: dict[str, Any]) -> tuple[Any, ...]:
 
 def read_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Rows of a results file, last row winning per :func:`row_key`. A line that is not a
-    whole row (the last row of a killed run, cut mid-write) is skipped."""
+    whole row (the last row of a killed run, cut mid-write) is skipped. Raises ValueError for
+    a path that is not a regular file (``/dev/zero`` would never end, a FIFO never start)."""
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    if not os.path.isfile(path):
+        if os.path.exists(path):
+            raise ValueError(f"{os.fspath(path)!s} is not a regular file")
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fspath(path))
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             if not line.strip():
@@ -142,7 +166,11 @@ def read_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(row, dict) and "item_id" in row and "model" in row:
+            if (
+                isinstance(row, dict)
+                and isinstance(row.get("item_id"), str)
+                and isinstance(row.get("model"), str)
+            ):
                 rows.pop(row_key(row), None)  # the last row wins, in its own place
                 rows[row_key(row)] = row
     # A rerun of an older file appends rows that name the model precisely: they replace the

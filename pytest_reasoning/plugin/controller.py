@@ -142,7 +142,9 @@ class Controller:
         try:
             self.store.add(outcome, spec)
         except StorageFailed as exc:
-            _stop_for_storage(str(exc))
+            _stop_for_storage(
+                f"{exc} (the rows before are intact: free space or fix the path, then rerun)"
+            )
         if data.get("storage_error"):
             _stop_for_storage(str(data["storage_error"]))
         if data.get("repeated_problem"):
@@ -394,7 +396,8 @@ class Controller:
             comparisons=self.comparisons,
             rows=[o.to_dict() for o in store.outcomes],
             errors=store.errors,
-            answered=len(store.outcomes),
+            # Rows really in the results file (a full disk may have refused the last ones).
+            answered=store.written if store.path else len(store.outcomes),
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             saved_to=str(store.path) if store.path else None,
             repeats=self.repeats,
@@ -492,12 +495,12 @@ def _robustness_summary(tr: Any, rows: Sequence[Mapping[str, Any]], out: str) ->
 
 
 def _stop_for_storage(message: str) -> NoReturn:
-    """Disk full or read-only mid-run: stop (exit status 2, interrupted) rather than pay for
-    answers that cannot be kept. Everything written before the failure stays usable."""
+    """Disk full, read-only or a damaged cache mid-run: stop (exit status 2, interrupted)
+    rather than pay for answers that cannot be kept. ``message`` names the file and what to
+    do; everything written before the failure stays usable."""
     pytest.exit(
         f"pytest-reasoning: {message}; stopped asking the model (answers it cannot keep would "
-        "be paid for twice); everything saved before is intact: free space or fix the path, "
-        "then rerun",
+        "be paid for twice)",
         returncode=pytest.ExitCode.INTERRUPTED,
     )
 

@@ -85,8 +85,9 @@ def _refuse_named_suites(config: pytest.Config) -> None:
 
 
 def _check_cache(state: RunState) -> None:
-    """An unusable cache directory stops the run before any (paid) call, in one line: answers
-    that cannot be cached could be lost."""
+    """An unusable cache directory, or a damaged cache file, stops the run before any (paid)
+    call, in one line: answers that cannot be cached could be lost. The controller checks the
+    file's pages once (``PRAGMA quick_check``); workers only open it."""
     from ..models.kinds import model_kind
 
     path = state.options.cache_dir
@@ -94,15 +95,26 @@ def _check_cache(state: RunState) -> None:
         return
     import sqlite3
 
-    from ..models.cache import ResponseCache
+    from ..errors import StorageFailed
+    from ..models.cache import ResponseCache, storage_failure
 
     try:
-        ResponseCache(path).close()
+        cache = ResponseCache(path)
     except (OSError, sqlite3.Error) as exc:
+        if isinstance(exc, sqlite3.DatabaseError) and (path / "responses.sqlite3").is_file():
+            damaged = storage_failure(path / "responses.sqlite3", exc, "read")
+            raise pytest.UsageError(f"--reasoning-cache: {damaged}") from None
         raise pytest.UsageError(
             f"--reasoning-cache: cannot use {path} ({type(exc).__name__}: {exc}); give a "
             "writable folder, or 'off' to run without a cache"
         ) from None
+    try:
+        if not state.is_worker:
+            cache.verify()
+    except StorageFailed as exc:
+        raise pytest.UsageError(f"--reasoning-cache: {exc}") from None
+    finally:
+        cache.close()
 
 
 def _start_local_server(state: RunState) -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .state import RunState
 
 __all__ = [
+    "JUNIT_TEXT",
     "PROPERTY",
     "ReasoningItem",
     "ReasoningSuiteFile",
@@ -41,6 +42,9 @@ __all__ = [
 ]
 
 PROPERTY = "reasoning"
+# Characters of any one text (a response, an extracted answer) the JUnit XML keeps of an
+# outcome; the results file has them whole.
+JUNIT_TEXT = 1_000
 
 
 def gate_name(entry: str, level: str, model: str, multi: bool) -> str:
@@ -242,6 +246,15 @@ class ReasoningItem(pytest.Item):
         if outcome.cached:
             self.user_properties.append(("reasoning.cached", "true"))
 
+    def teardown(self) -> None:
+        """JUnit XML writes the properties of the teardown report: give it the outcome with
+        long texts clipped. The call report, made before, carried the whole outcome to the
+        controller (and through xdist), which writes it to the results file."""
+        for i, (name, value) in enumerate(self.user_properties):
+            if name == PROPERTY and isinstance(value, str) and len(value) > 4 * JUNIT_TEXT:
+                small = _clipped(json.loads(value))
+                self.user_properties[i] = (name, json.dumps(small, ensure_ascii=False))
+
     def _ahead(self, state: RunState, evaluator: Evaluator) -> Iterator[tuple[Item, str, int]]:
         """Upcoming model-answered items not yet built or in flight (built once, kept until
         they run)."""
@@ -304,6 +317,18 @@ def complete_levels(items: list[pytest.Item]) -> tuple[int, int]:
         out.append(item)
     items[:] = out
     return added, partial
+
+
+def _clipped(value: Any) -> Any:
+    from ..errors import clip
+
+    if isinstance(value, str):
+        return clip(value, JUNIT_TEXT)
+    if isinstance(value, list):
+        return [_clipped(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clipped(v) for k, v in value.items()}
+    return value
 
 
 def payload(report: pytest.TestReport) -> dict[str, Any] | None:

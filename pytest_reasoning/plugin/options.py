@@ -294,17 +294,27 @@ class RunOptions:
     def from_config(cls, config: pytest.Config) -> RunOptions:
         from ..config import parse_param
         from ..errors import InvalidArgument
+        from ..models.endpoints import check_not_secret
+        from .checks import check_api_base, check_llm_param, check_samples, check_text
 
         params: dict[str, Any] = {}
-        from ..models.endpoints import check_not_secret
-
         for pair in _list(config, "reasoning_llm_params"):
             try:
                 key, value = parse_param(pair)
                 check_not_secret(key)
+                check_llm_param(key, value)
             except InvalidArgument as exc:
                 raise pytest.UsageError(f"--llm-param: {exc}") from None
             params[key] = value
+        models = tuple(_list(config, "reasoning_llm"))
+        for model in models:
+            check_text("--llm", model)
+        api_base = _raw(config, "reasoning_llm_api_base")
+        if api_base is not None:
+            check_api_base(str(api_base))
+        samples = _typed(config, "reasoning_samples")
+        if samples is not None:
+            check_samples(samples)
         timeout = float(_typed(config, "reasoning_timeout"))
         if not math.isfinite(timeout) or timeout <= 0:
             raise pytest.UsageError(
@@ -329,10 +339,10 @@ class RunOptions:
             model_specs=specs,
             repeats=repeats,
             lenient=bool(_raw(config, "reasoning_lenient")),
-            models=tuple(_list(config, "reasoning_llm")),
-            api_base=_raw(config, "reasoning_llm_api_base"),
+            models=models,
+            api_base=api_base,
             params=params,
-            samples=_typed(config, "reasoning_samples"),
+            samples=samples,
             seed=seed,
             seed_source=source,
             cache=cache,
@@ -390,6 +400,8 @@ def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
     try:
         return int(raw), None
     except ValueError:
+        from ..errors import clip
+
         raise pytest.UsageError(
-            f"--reasoning-seed: expected an integer, 'auto' or 'auto:TEXT', got {raw!r}"
+            f"--reasoning-seed: expected an integer, 'auto' or 'auto:TEXT', got {clip(repr(raw))}"
         ) from None

@@ -64,6 +64,10 @@ BEHAVIOURS = {
     "bad-key": "HTTP 401 whose message echoes the request's key after 200 characters",
     "coin": "the oracle's answer or <<<N/A>>>, at random (the server's seeded RNG): a model "
     "sampled at temperature 1, for repeats",
+    # Hostile replies (docs/reliability.md): text a careless or malicious endpoint could send.
+    "surrogate": 'like oracle, followed by a lone surrogate (the valid JSON string "\\ud800"), '
+    "which no UTF-8 file, XML report or xdist channel can carry as is",
+    "long:N": "like oracle, after N characters of padding (a long but allowed reply)",
 }
 # OpenAI's reasoning models, by name (what LiteLLM sends for openai/o3-mini or openai/gpt-5).
 _OPENAI_REASONING = re.compile(r"^(o[1-9](-mini|-pro)?|gpt-5.*)$")
@@ -288,6 +292,10 @@ class _Handler(BaseHTTPRequestHandler):
             content = model.split(":", 1)[1]
         elif model == "empty":
             content = ""
+        elif model == "surrogate":
+            content = oracle_answer(prompt) + " \ud800"
+        elif model.startswith("long:"):
+            content = "x" * int(model.split(":", 1)[1]) + " " + oracle_answer(prompt)
         else:
             self._json(404, {"error": {"message": f"unknown model {model}"}})
             return

@@ -6,7 +6,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...core import Item, Score
-from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut
 from . import shortcuts, solver
@@ -18,6 +17,7 @@ from .common import (
     label_score,
     tdag_knobs,
     tdag_lines,
+    unreachable,
 )
 from .tdag import Node, TreeDag, add_extra_links, build_tree, node_names
 
@@ -99,9 +99,7 @@ class BooleanLogicTask(DyvalTask):
             if not params["balanced"] or str(dag.root.value) == want:
                 break
         else:
-            raise InvalidArgument(
-                f"knob 'balanced': label {want} not reachable with ops {params['ops']}"
-            )
+            raise unreachable(want, params, 1000)
         extra = [
             build_boolean(chooser, params, names, depth=min(2, params["depth"]), extra_links=0)
             for _ in range(params["distractors"])

@@ -17,6 +17,7 @@ __all__ = [
     "COT_TRIGGER",
     "GDAG_PRESETS",
     "LINEAR_PRESETS",
+    "MAX_TREE_NODES",
     "TDAG_PRESETS",
     "DyvalTask",
     "export_nodes",
@@ -26,6 +27,7 @@ __all__ = [
     "read_value",
     "tdag_knobs",
     "tdag_lines",
+    "unreachable",
 ]
 
 # The paper's presets per level.
@@ -42,6 +44,11 @@ LINEAR_PRESETS: dict[str, tuple[int, int]] = {
     "D3": (3, 2),
     "D4": (4, 2),
 }
+
+# The most nodes one problem's T-DAGs may have, counted before generating for the worst case
+# (every operation binary): depth 12 at width 2, 8 at width 3, 6 at width 4 or 5, 5 at width 6.
+# Larger trees make prompts of megabytes; depth 12 × width 6 (4e8 nodes) would never finish.
+MAX_TREE_NODES = 5_000
 
 COT_TRIGGER = "Let's think step by step, and end with the final result between <<< and >>>."
 
@@ -218,6 +225,7 @@ class DyvalTask(Task):
             raise InvalidArgument("knob 'width': binary operations need width >= 2")
         if params.get("extra_links", 0) and params["depth"] < 2:
             raise InvalidArgument("knob 'extra_links': needs depth >= 2 (a leaf has no children)")
+        check_tree_size(params)
 
     def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
         body = generated.body
@@ -280,3 +288,31 @@ def tdag_lines(
     lines = [line for n in main.nodes if (line := describe(n))]
     extra = [[line for n in d.nodes if (line := describe(n))] for d in distractors]
     return order_lines(mix_lines(lines, extra, chooser), order, chooser)
+
+
+def check_tree_size(params: Mapping[str, Any]) -> None:
+    """Refuse, before generating, a shape whose worst case exceeds MAX_TREE_NODES nodes:
+    ``width``-ary operations on every level of ``depth``, times the trees one problem has
+    (linear's ``replaced`` coefficients), plus the distractors (depth <= 2 each)."""
+    depth, width = int(params["depth"]), int(params["width"])
+    binary = any(op not in UNARY for op in params.get("ops", ("+",)))
+    per_tree = sum(width**i for i in range(depth)) if binary and width > 1 else depth
+    trees = int(params.get("replaced", 1))
+    nodes = trees * per_tree + int(params.get("distractors", 0)) * (1 + width)
+    if nodes > MAX_TREE_NODES:
+        shape = f"depth {depth} × width {width}" + (f" × {trees} trees" if trees > 1 else "")
+        raise InvalidArgument(
+            f"knob 'depth': {shape} makes up to {nodes:,} nodes; at most {MAX_TREE_NODES:,} "
+            "(lower depth or width)"
+        )
+
+
+def unreachable(label: str, params: Mapping[str, Any], draws: int) -> InvalidArgument:
+    """The error when a balanced draw gave up: the label may be rare under these knobs rather
+    than impossible (other seeds reach it), so say so and what widens the search."""
+    shape = ", ".join(f"{k} {params[k]}" for k in ("depth", "width", "ops") if k in params)
+    return InvalidArgument(
+        f"knob 'balanced': no {label} answer in {draws:,} draws for this item ({shape}):"
+        " rare under these knobs, perhaps impossible; widen the search with more ops, another"
+        " depth or width, or balanced: false"
+    )

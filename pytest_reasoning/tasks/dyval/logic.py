@@ -26,6 +26,7 @@ from .common import (
     label_score,
     tdag_knobs,
     tdag_lines,
+    unreachable,
 )
 from .tdag import Node, TreeDag, build_tree, node_names
 
@@ -143,9 +144,7 @@ class DeductiveLogicTask(_ImplicationTask):
             if not params["balanced"] or text(dag.root.value) == want:
                 break
         else:
-            raise InvalidArgument(
-                f"knob 'balanced': label {want} not reachable with ops {params['ops']}"
-            )
+            raise unreachable(want, params, 1000)
         extra = [self.tree(chooser, params, names, 2) for _ in range(params["distractors"])]
         target = dag.root.name
         lines = tdag_lines(dag, extra, describe_deductive, params["order"], chooser)
@@ -211,9 +210,7 @@ class AbductiveLogicTask(_ImplicationTask):
                 leaf = chooser.choice(leaves)
                 break
         else:
-            raise InvalidArgument(
-                f"knob 'balanced': label {want} not reachable with ops {params['ops']}"
-            )
+            raise unreachable(want, params, 1000)
         extra = [self.tree(chooser, params, names, 2) for _ in range(params["distractors"])]
         root = dag.root.name
         lines = tdag_lines(dag, extra, describe_abductive, params["order"], chooser)
