@@ -193,7 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--confidence", type=float, default=0.9)
     fr.add_argument("--max-samples", type=int, default=60, help="per probe (default 60)")
     fr.add_argument("--max-calls", type=int, help="for the whole search")
-    fr.add_argument("--cache", default=".reasoning_cache", help="response cache ('off': none)")
+    fr.add_argument(
+        "--cache",
+        default=".reasoning_cache",
+        help="response cache ('off': none; redis://HOST:PORT/DB: shared, .reasoning_cache first)",
+    )
     fr.add_argument("--json", help="also write the result as JSON to this file")
     fr.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     rb = sub.add_parser(
@@ -466,11 +470,15 @@ def frontier_command(args: argparse.Namespace) -> int:
             server = stack.enter_context(LocalServer())
             local_url, local_identity = server.start(), server.identity
         cache = None if args.cache.lower() in ("off", "none", "0") else args.cache
+        cache_url = _redis_url(cache)
+        if cache_url is not None:
+            cache = ".reasoning_cache"  # the local layer before the shared one
         evaluator = Evaluator(
             EvalConfig(
                 api_base=args.llm_api_base,
                 params=dict(args.llm_param),
                 cache_dir=cache,
+                cache_url=cache_url,
                 local_url=local_url,
                 local_identity=local_identity,
                 models=specs,
@@ -478,8 +486,7 @@ def frontier_command(args: argparse.Namespace) -> int:
         )
         stack.callback(evaluator.close)
         answer = _answering(evaluator, args, stack) if progress else None
-        if evaluator.cache is not None:
-            evaluator.cache.verify()  # a damaged cache: one line, before any call
+        evaluator.verify_cache()  # a damaged cache or no Redis: one line, before any call
         result = find_frontier(
             args.task,
             args.knob,
@@ -698,3 +705,15 @@ def export_command(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _redis_url(cache: str | None) -> str | None:
+    """``--cache redis://…``: the URL, checked (one line otherwise); None for a folder."""
+    from .models.shared_cache import check_redis_url, is_redis_url
+
+    if cache is None or not is_redis_url(cache):
+        return None
+    try:
+        return check_redis_url(cache)
+    except InvalidArgument as exc:
+        raise ReasoningError(f"--cache: {exc}") from None

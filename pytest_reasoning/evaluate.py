@@ -21,10 +21,12 @@ from .answers import lenient_answer, strip_think
 from .core import Item, Outcome, Reply
 from .errors import ReasoningError, StorageFailed
 from .models.base import ChatRequest, ModelClient, error_text
-from .models.cache import ResponseCache, new_owner
+from .models.cache import ResponseCache, ResponseStore, new_owner
 from .models.endpoints import ModelSpec
 from .models.kinds import model_kind
 from .models.litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
+from .models.router import RouterGroup
+from .models.shared_cache import AsyncResponseStore, LayeredStore, RedisStore
 from .registry import get_task
 
 __all__ = ["EvalConfig", "Evaluator", "score_reply"]
@@ -43,13 +45,17 @@ class EvalConfig:
     api_base: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     cache_dir: str | None = ".reasoning_cache"
+    # A shared cache on Redis (redis://host:port/db): behind the local cache_dir, or alone
+    # when cache_dir is None (see models/shared_cache.py).
+    cache_url: str | None = None
     concurrency: int = 8
     timeout_s: float = 120.0
     attempts: int = 5
     local_url: str | None = None  # set once the embedded server runs
     local_identity: str | None = None  # its cache identity (see LocalServer.identity)
     # Aliases of --llm-config (LiteLLM model_list entries): each its own endpoint, key, params.
-    models: Mapping[str, ModelSpec] = field(default_factory=dict)
+    # Model groups of --llm-router (models.router.RouterGroup) are here too, by name.
+    models: Mapping[str, ModelSpec | RouterGroup] = field(default_factory=dict)
     # Also accept \boxed{…} and "the answer is …" when the strict format is missing.
     lenient: bool = False
 
@@ -165,7 +171,8 @@ class Evaluator:
     def __init__(self, config: EvalConfig) -> None:
         self.config = config
         # Opened on first use: a reference-only run touches no cache directory.
-        self._cache: ResponseCache | None = None
+        self._cache: ResponseStore | None = None
+        self._routers: dict[str, Any] = {}  # --llm-router file → its one LiteLLM Router
         self._clients: dict[str, ModelClient] = {}
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._futures: dict[tuple[str, str], concurrent.futures.Future[Reply]] = {}
@@ -185,10 +192,36 @@ class Evaluator:
         self._owner = new_owner()  # the name this evaluator's claims go by
 
     @property
-    def cache(self) -> ResponseCache | None:
-        if self._cache is None and self.config.cache_dir:
-            self._cache = ResponseCache(Path(self.config.cache_dir))
+    def cache(self) -> ResponseStore | None:
+        if self._cache is None:
+            cfg = self.config
+            local = ResponseCache(Path(cfg.cache_dir)) if cfg.cache_dir else None
+            if cfg.cache_url:
+                shared = RedisStore(cfg.cache_url)
+                self._cache = LayeredStore(local, shared) if local is not None else shared
+            else:
+                self._cache = local
         return self._cache
+
+    def verify_cache(self) -> None:
+        """Before any call: a damaged cache file, or a shared cache that cannot be reached or
+        written, raises StorageFailed in one line."""
+        cache = self.cache
+        if isinstance(cache, ResponseCache):
+            cache.verify()
+        elif isinstance(cache, LayeredStore):
+            cache.local.verify()
+            if cache.shared is not None:
+                cache.shared.ping()
+        elif isinstance(cache, RedisStore):
+            cache.ping()
+
+    @property
+    def notices(self) -> dict[str, str]:
+        """One-line notices of this evaluator, by kind, for the run's summary (the shared
+        cache lost mid-run)."""
+        lost = getattr(self._cache, "lost", None)
+        return {"shared-cache": lost} if lost else {}
 
     # -- model resolution --------------------------------------------------------------------
     def _client(self, model: str) -> ModelClient:
@@ -215,8 +248,25 @@ class Evaluator:
                 kind=kind,
                 label=model,
             )
+        elif kind.routed:
+            from .models.router import RouterClient, RouterHandle
+
+            group = cfg.models[model]
+            assert isinstance(group, RouterGroup)
+            handle = self._routers.get(group.file.path)
+            if handle is None:  # one Router per file: fallbacks between its groups
+                handle = self._routers[group.file.path] = RouterHandle(group.file)
+            client = RouterClient(
+                group,
+                handle,
+                timeout_s=cfg.timeout_s,
+                retry=retry,
+                default_params=dict(cfg.params),
+                capability_cache=self._capabilities,
+            )
         elif kind.configured:
             spec = cfg.models[model]
+            assert isinstance(spec, ModelSpec)
             client = LiteLLMClient(
                 spec.model,
                 api_base=spec.api_base,
@@ -324,7 +374,7 @@ class Evaluator:
                     return self._not_asked(model)
                 if cache is None:
                     return self._note_stop(model, await client.acomplete(request))
-                found = self._claim(cache, request)
+                found = await self._claim(cache, request, client)
                 if found is None:  # ours to ask
                     try:
                         reply = self._note_stop(model, await client.acomplete(request))
@@ -334,8 +384,9 @@ class Evaluator:
                     # First thing after the answer arrives; the reply is scored and written
                     # to the results even when it cannot be kept here (the run then stops).
                     kept = reply.error is None and reply.content is not None
-                    if not (kept and self._store(cache.put, request, reply)):
-                        self._store(cache.release, request.key, self._owner)  # another may try
+                    if not (kept and await self._awrite(cache, "put", request, reply)):
+                        # another may try
+                        await self._awrite(cache, "release", request.key, self._owner)
                     return reply
             if found is not _CLAIMED:
                 return found
@@ -343,7 +394,7 @@ class Evaluator:
             await asyncio.sleep(wait)
             wait = min(wait * 2, _POLL_MAX_S)
             try:
-                cached = cache.get(request)
+                cached = await _aget(cache, request)
             except StorageFailed as exc:
                 self._fail(str(exc))
                 return self._not_stored()
@@ -356,20 +407,45 @@ class Evaluator:
             self.stopped.setdefault(model, reply.error or "stopped")
         return reply
 
-    def _claim(self, cache: ResponseCache, request: ChatRequest) -> Reply | None:
+    async def _claim(
+        self, cache: ResponseStore, request: ChatRequest, client: ModelClient
+    ) -> Reply | None:
         """None when this evaluator now holds the claim and the answer is still missing; the
         answer when it landed meanwhile; ``_CLAIMED`` when another holds the claim; a
-        not-asked reply when the cache failed."""
+        not-asked reply when the cache failed. A store that can be awaited (Redis) is: its
+        round trips never hold up the other calls on this loop."""
+        ttl = self._claim_ttl_s() + float(getattr(client, "free_wait_s", 0.0))
         try:
-            if not cache.claim(request.key, self._owner, self._claim_ttl_s()):
+            if isinstance(cache, AsyncResponseStore):
+                won = await cache.aclaim(request.key, self._owner, ttl)
+            else:
+                won = cache.claim(request.key, self._owner, ttl)
+            if not won:
                 return _CLAIMED
-            cached = cache.get(request)  # answered between our miss and our claim?
+            # Answered between our miss and our claim? (Without this re-read, concurrent
+            # runs pay twice for prompts whose claim was released in between.)
+            cached = await _aget(cache, request)
             if cached is not None:
-                cache.release(request.key, self._owner)
+                if isinstance(cache, AsyncResponseStore):
+                    await cache.arelease(request.key, self._owner)
+                else:
+                    cache.release(request.key, self._owner)
             return cached
         except StorageFailed as exc:
             self._fail(str(exc))
             return self._not_stored()
+
+    async def _awrite(self, cache: ResponseStore, op: str, *args: Any) -> bool:
+        """``put`` or ``release``, awaited where the store can be; False (and the run's
+        storage error set) when it failed."""
+        if not isinstance(cache, AsyncResponseStore):
+            return self._store(getattr(cache, op), *args)
+        try:
+            await (cache.aput(*args) if op == "put" else cache.arelease(*args))
+        except StorageFailed as exc:
+            self._fail(str(exc))
+            return False
+        return True
 
     def _claim_ttl_s(self) -> float:
         """How long a claim outlives a holder that stopped answering: the longest a call can
@@ -475,6 +551,8 @@ class Evaluator:
             async def _close_all() -> None:
                 for c in self._clients.values():
                     await c.aclose()
+                if isinstance(self._cache, AsyncResponseStore):
+                    await self._cache.aclose()
 
             with contextlib.suppress(Exception):  # closing is best effort
                 asyncio.run_coroutine_threadsafe(_close_all(), loop).result(timeout=5)
@@ -485,6 +563,12 @@ class Evaluator:
             with contextlib.suppress(StorageFailed):  # claims expire anyway
                 self._cache.forget(self._owner)
             self._cache.close()
+
+
+async def _aget(cache: ResponseStore, request: ChatRequest) -> Reply | None:
+    if isinstance(cache, AsyncResponseStore):
+        return await cache.aget(request)
+    return cache.get(request)
 
 
 def _placeholder_key(model: str, api_base: str | None, key_env: str | None) -> str | None:

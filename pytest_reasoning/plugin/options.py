@@ -44,6 +44,14 @@ OPTIONS: tuple[Option, ...] = (
         "FILE",
     ),
     Option(
+        "--llm-router",
+        "reasoning_llm_router",
+        "LiteLLM Router settings (YAML: model_list with several deployments per model_name, "
+        "router_settings: rpm/tpm, fallbacks, cooldowns, Redis for shared limits): --llm and "
+        "--llm-baseline may name its model groups",
+        "FILE",
+    ),
+    Option(
         "--llm-api-base",
         "reasoning_llm_api_base",
         "API base for OpenAI-compatible servers (vLLM, llama.cpp, ...), for plain model "
@@ -92,9 +100,18 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--reasoning-cache",
         "reasoning_cache",
-        "response cache directory (default .reasoning_cache; 'off' disables)",
-        "DIR",
+        "response cache directory (default .reasoning_cache; 'off' disables), or "
+        "redis://HOST:PORT/DB: a cache shared by every job that names it, behind the local "
+        "one (--reasoning-cache-local; password from REASONING_REDIS_PASSWORD)",
+        "DIR|URL",
         default=".reasoning_cache",
+    ),
+    Option(
+        "--reasoning-cache-local",
+        "reasoning_cache_local",
+        "with a redis:// --reasoning-cache: the local cache in front of it (default "
+        ".reasoning_cache; 'off': Redis alone)",
+        "DIR",
     ),
     Option(
         "--reasoning-results",
@@ -269,6 +286,7 @@ class RunOptions:
     seed_source: str | None = None  # the text an ``auto`` seed was derived from
     cache: str = ".reasoning_cache"  # as given; see cache_dir
     cache_dir: Path | None = None  # resolved against the rootdir; None when 'off'
+    cache_url: str | None = None  # a shared cache on Redis (redis://…), behind cache_dir
     results: str | None = None
     concurrency: int = 8
     max_errors: int = 0
@@ -281,6 +299,7 @@ class RunOptions:
     report_dir: str | None = None
     robustness: str | None = None  # None: off; "": terminal only; DIR: also files
     llm_config: str | None = None  # the --llm-config file, as found
+    llm_router: str | None = None  # the --llm-router file, as found
     model_specs: dict[str, Any] = field(default_factory=dict)  # alias → models.ModelSpec
     repeats: int | None = None
     lenient: bool = False
@@ -329,6 +348,15 @@ class RunOptions:
                 "--llm-baseline and --reasoning-baseline-results: give one baseline, not both"
             )
         llm_config, specs = _model_list(config)
+        llm_router, groups = _router_groups(config)
+        for name in groups:
+            if name in specs:
+                raise pytest.UsageError(
+                    f"--llm-router {llm_router}: model group {name!r} is also an alias of "
+                    f"--llm-config {llm_config}: rename one"
+                )
+        specs = {**specs, **groups}
+        cache_dir, cache_url = _cache(config, cache)
         repeats = _typed(config, "reasoning_repeats")
         from ..config import MAX_REPEATS
 
@@ -336,6 +364,7 @@ class RunOptions:
             raise pytest.UsageError(f"--reasoning-repeats: must be <= {MAX_REPEATS}, got {repeats}")
         return cls(
             llm_config=llm_config,
+            llm_router=llm_router,
             model_specs=specs,
             repeats=repeats,
             lenient=bool(_raw(config, "reasoning_lenient")),
@@ -346,7 +375,8 @@ class RunOptions:
             seed=seed,
             seed_source=source,
             cache=cache,
-            cache_dir=None if cache_disabled(cache) else config.rootpath / cache,
+            cache_dir=cache_dir,
+            cache_url=cache_url,
             results=_raw(config, "reasoning_results"),
             concurrency=_typed(config, "reasoning_concurrency"),
             max_errors=_typed(config, "reasoning_max_errors"),
@@ -378,6 +408,49 @@ def _model_list(config: pytest.Config) -> tuple[str | None, dict[str, Any]]:
         return str(value), load_model_list(value)
     except InvalidArgument as exc:
         raise pytest.UsageError(f"--llm-config {exc}") from None
+
+
+def _cache(config: pytest.Config, cache: str) -> tuple[Path | None, str | None]:
+    """``--reasoning-cache``: a folder (resolved against the rootdir), 'off', or a Redis URL
+    with the local layer of ``--reasoning-cache-local`` in front of it."""
+    from ..models.shared_cache import is_redis_url
+
+    local = _raw(config, "reasoning_cache_local")
+    if not is_redis_url(cache):
+        if local is not None:
+            raise pytest.UsageError(
+                f"--reasoning-cache-local: only with a shared cache (--reasoning-cache "
+                f"redis://HOST:PORT/DB); the cache here is {cache!r}"
+            )
+        return (None if cache_disabled(cache) else config.rootpath / cache), None
+    from ..errors import InvalidArgument
+    from ..models.shared_cache import check_redis_url
+
+    try:
+        url = check_redis_url(cache)
+    except InvalidArgument as exc:
+        raise pytest.UsageError(f"--reasoning-cache: {exc}") from None
+    local = str(local) if local is not None else ".reasoning_cache"
+    return (None if cache_disabled(local) else config.rootpath / local), url
+
+
+def _router_groups(config: pytest.Config) -> tuple[str | None, dict[str, Any]]:
+    """``--llm-router`` (or the ini key, relative to the ini file): its model groups by name;
+    a bad file is a usage error naming the file and the key."""
+    value = config.getoption("reasoning_llm_router", None)
+    if value is None:
+        ini = config.getini("reasoning_llm_router")
+        if not ini:
+            return None, {}
+        base = config.inipath.parent if config.inipath else config.rootpath
+        value = str(base / str(ini))
+    from ..errors import InvalidArgument
+    from ..models.router import load_router_groups
+
+    try:
+        return str(value), load_router_groups(value)
+    except InvalidArgument as exc:
+        raise pytest.UsageError(f"--llm-router {exc}") from None
 
 
 def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:

@@ -57,6 +57,7 @@ class RunState:
                     api_base=o.api_base,
                     params=o.params,
                     cache_dir=str(o.cache_dir) if o.cache_dir else None,
+                    cache_url=o.cache_url,
                     concurrency=o.concurrency,
                     timeout_s=o.timeout_s,
                     attempts=o.retries,
