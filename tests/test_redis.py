@@ -146,29 +146,31 @@ def test_the_local_layer_comes_first_and_keeps_what_redis_had(url: str, tmp_path
     store.close()
 
 
-def test_a_lost_redis_leaves_the_local_layer_working_and_says_so_once(tmp_path: Path) -> None:
-    with RedisServer() as server:
-        store = LayeredStore(ResponseCache(tmp_path), RedisStore(server.url))
-        store.put(_request(0), Reply(content="<<<0>>>"))
-        server.stop()
-        owner = new_owner()
-        assert store.get(_request(1)) is None  # a miss, not an error
-        assert store.lost is not None and store.shared is None
-        assert store.lost.startswith(f"cannot read the shared cache {server.url}: ")
-        assert "continuing on the local cache" in store.lost and "\n" not in store.lost
-        assert store.claim("k", owner, 600)  # claims go local now
-        store.put(_request(1), Reply(content="<<<1>>>"))
-        assert store.get(_request(1)) is not None and store.get(_request(0)) is not None
-        store.close()
+def test_a_lost_redis_leaves_the_local_layer_working_and_says_so_once(
+    own_redis_server: RedisServer, tmp_path: Path
+) -> None:
+    server = own_redis_server
+    store = LayeredStore(ResponseCache(tmp_path), RedisStore(server.url))
+    store.put(_request(0), Reply(content="<<<0>>>"))
+    server.stop()
+    owner = new_owner()
+    assert store.get(_request(1)) is None  # a miss, not an error
+    assert store.lost is not None and store.shared is None
+    assert store.lost.startswith(f"cannot read the shared cache {server.url}: ")
+    assert "continuing on the local cache" in store.lost and "\n" not in store.lost
+    assert store.claim("k", owner, 600)  # claims go local now
+    store.put(_request(1), Reply(content="<<<1>>>"))
+    assert store.get(_request(1)) is not None and store.get(_request(0)) is not None
+    store.close()
 
 
-def test_redis_alone_that_fails_stops_like_a_full_disk(tmp_path: Path) -> None:
-    with RedisServer() as server:
-        store = RedisStore(server.url)
-        store.ping()
-        server.stop()
-        with pytest.raises(StorageFailed, match=r"^cannot write the shared cache redis://"):
-            store.put(_request(), Reply(content="x"))
+def test_redis_alone_that_fails_stops_like_a_full_disk(own_redis_server: RedisServer) -> None:
+    server = own_redis_server
+    store = RedisStore(server.url)
+    store.ping()
+    server.stop()
+    with pytest.raises(StorageFailed, match=r"^cannot write the shared cache redis://"):
+        store.put(_request(), Reply(content="x"))
 
 
 # -- evaluators sharing Redis ---------------------------------------------------------------------
@@ -252,14 +254,16 @@ def test_concurrent_runs_on_a_shared_redis_pay_once_per_prompt_and_store_no_key(
 
 
 @pytest.mark.e2e
-def test_redis_down_at_start_stops_the_run_before_any_call(tmp_path: Path) -> None:
+def test_redis_down_at_start_stops_the_run_before_any_call(
+    own_redis_server: RedisServer, tmp_path: Path
+) -> None:
     (tmp_path / "s.yaml").write_text(SUITE)
-    with RedisServer() as gone:
-        gone.stop()
-        with FakeOpenAIServer() as server:
-            done = subprocess.run(_cmd(server, gone.url), cwd=tmp_path, capture_output=True,
-                                  text=True, timeout=120)  # fmt: skip
-            asked = server.stats()["total"]
+    gone = own_redis_server
+    gone.stop()
+    with FakeOpenAIServer() as server:
+        done = subprocess.run(_cmd(server, gone.url), cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        asked = server.stats()["total"]
     assert done.returncode == 4 and asked == 0
     errors = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert len(errors) == 1, done.stderr
@@ -273,10 +277,11 @@ def test_redis_down_at_start_stops_the_run_before_any_call(tmp_path: Path) -> No
 
 @pytest.mark.e2e
 def test_redis_lost_mid_run_goes_on_with_the_local_cache_and_says_so_once(
-    tmp_path: Path,
+    own_redis_server: RedisServer, tmp_path: Path
 ) -> None:
     (tmp_path / "s.yaml").write_text(SUITE.replace("samples: 6", "samples: 20"))
-    with RedisServer() as shared, FakeOpenAIServer(latency_s=0.1) as server:
+    shared = own_redis_server
+    with FakeOpenAIServer(latency_s=0.1) as server:
         run = subprocess.Popen(
             _cmd(server, shared.url, "--reasoning-concurrency", "2"),
             cwd=tmp_path, stdout=subprocess.PIPE, text=True,

@@ -368,8 +368,9 @@ class LayeredStore:
         shared, self.shared = self.shared, None
         if shared is not None and self.lost is None:
             self.lost = (
-                f"{exc}: continuing on the local cache {self.local.location} alone (answers "
-                "are kept but no longer shared; other jobs may ask the same prompts)"
+                f"{str(exc).rstrip('.')}; continuing on the local cache {self.local.location} "
+                "alone (answers are kept, no longer shared: other jobs may pay for the same "
+                "prompts)"
             )
             with contextlib.suppress(Exception):
                 shared.close()
