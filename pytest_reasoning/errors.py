@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "CallBudgetExceeded",
     "InvalidArgument",
+    "InvalidDataset",
     "InvalidSuite",
     "ModelCallFailed",
     "ReasoningError",
@@ -42,6 +43,18 @@ class InvalidSuite(ReasoningError):
         self.message = message
         where = f"{path}: {key}: " if key else f"{path}: "
         super().__init__(f"{where}{message}")
+
+
+class InvalidDataset(ReasoningError):
+    """A dataset file (items as JSON lines) is malformed: ``file:line: field: expected``."""
+
+    def __init__(self, path: str, line: int | None, field: str, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.message = message
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
 
 
 class CallBudgetExceeded(ReasoningError):
