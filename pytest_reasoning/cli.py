@@ -225,8 +225,8 @@ def _open_evaluator(
     if any(k.needs_local_server for k in kinds):
         from .models.local import LocalServer
 
-        server = stack.enter_context(LocalServer())
-        local_url, local_identity = server.start(), server.identity
+        server = stack.enter_context(LocalServer())  # started by entering
+        local_url, local_identity = server.url, server.identity
     cache = None if args.cache.lower() in ("off", "none", "0") else args.cache
     evaluator = Evaluator(
         EvalConfig(
@@ -260,7 +260,7 @@ def narrate_command(args: argparse.Namespace) -> int:
     if args.price_as:
         from .models.litellm_client import cost_usd
 
-        unknown = [m for m in args.price_as if cost_usd(m, 1, 1) is None]
+        unknown = [m for m in args.price_as if not cost_usd(m, 1000, 1000)]
         if unknown:
             raise ReasoningError(f"--price-as {unknown[0]}: not in LiteLLM's price map")
     options = NarrateOptions(
@@ -503,8 +503,8 @@ def frontier_command(args: argparse.Namespace) -> int:
         if model_kind(args.llm, specs).needs_local_server:
             from .models.local import LocalServer
 
-            server = stack.enter_context(LocalServer())
-            local_url, local_identity = server.start(), server.identity
+            server = stack.enter_context(LocalServer())  # started by entering: once
+            local_url, local_identity = server.url, server.identity
         cache = None if args.cache.lower() in ("off", "none", "0") else args.cache
         evaluator = Evaluator(
             EvalConfig(

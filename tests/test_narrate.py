@@ -141,9 +141,7 @@ def test_a_narrator_that_states_every_fact_is_accepted(
     items = _items(task_id)
     summary = _narrate(server, "narrator", items)
     assert (summary.kept, summary.kept_first_try, sum(summary.dropped.values())) == (2, 2, 0)
-    facts = sum(
-        len(c.facts) for item in items for c in planner_for(task_id).plan(item).chapters
-    )
+    facts = sum(len(c.facts) for item in items for c in planner_for(task_id).plan(item).chapters)
     assert summary.questions == facts  # one yes/no question per fact, the paper's check
     for item, result in zip(items, summary.results, strict=True):  # type: ignore[attr-defined]
         row = result.row
@@ -154,9 +152,7 @@ def test_a_narrator_that_states_every_fact_is_accepted(
             item.answer
         )
         kept = {k: v for k, v in problem.items() if k not in ("story", "chapters")}
-        assert kept == {
-            k: v for k, v in item.problem.items() if k not in ("story", "chapters")
-        }
+        assert kept == {k: v for k, v in item.problem.items() if k not in ("story", "chapters")}
         assert problem["story"] != item.problem["story"]
         assert row["prompt"] == item.prompt.replace(item.problem["story"], problem["story"])
         narration = row["narration"]
