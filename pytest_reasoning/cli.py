@@ -185,6 +185,13 @@ def _narrate_parser(sub: Any) -> None:
     na.add_argument("--stories-at-once", type=int, default=4, help="problems narrated concurrently")
     na.add_argument("--cache", default=".reasoning_cache", help="response cache ('off': none)")
     na.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="per-request timeout in seconds (default 120; a chapter from a slow local model "
+        "can need more)",
+    )
+    na.add_argument(
         "--price-as",
         action="append",
         default=[],
@@ -233,6 +240,7 @@ def _open_evaluator(
             api_base=args.llm_api_base,
             params=dict(args.llm_param),
             cache_dir=cache,
+            timeout_s=getattr(args, "timeout", 120.0),
             local_url=local_url,
             local_identity=local_identity,
             models=specs,
@@ -250,6 +258,10 @@ def narrate_command(args: argparse.Namespace) -> int:
         raise ReasoningError("--count: must be >= 0")
     if args.attempts < 1 or args.stories_at_once < 1:
         raise ReasoningError("--attempts and --stories-at-once: must be >= 1")
+    if not args.timeout > 0 or args.timeout == float("inf"):
+        raise ReasoningError(
+            f"--timeout: expected a positive number of seconds, got {args.timeout}"
+        )
     planner_for(args.task)
     task = get_task(args.task)
     params = dict(args.param)

@@ -215,8 +215,9 @@ def test_a_dataset_entry_is_gated_per_level(pytester: pytest.Pytester) -> None:
 
 @pytest.mark.e2e
 def test_a_dataset_entry_fails_its_gate_over_http(pytester: pytest.Pytester) -> None:
-    """A model that always picks choice 1 over real HTTP: the items keep their ids and gold
-    answers, are scored by the task's scorer, and the level's gate fails the run."""
+    """A model that always picks choice 1 over real HTTP, on two xdist workers: the items keep
+    their ids and gold answers, are scored by the task's scorer, and the level's gate fails
+    the run."""
     from pytest_reasoning.testing.server import FakeOpenAIServer
 
     text = _export("musr.murder_mystery", "L1", 8)
@@ -227,10 +228,17 @@ def test_a_dataset_entry_fails_its_gate_over_http(pytester: pytest.Pytester) -> 
     with FakeOpenAIServer() as srv:
         result = pytester.runpytest_subprocess(
             "--llm", "openai/constant:ANSWER: 1", "--llm-api-base", srv.url,
-            "-p", "no:cacheprovider", "--reasoning-results", "r.jsonl",
+            "-p", "no:cacheprovider", "--reasoning-results", "r.jsonl", "-n", "2",
         )  # fmt: skip
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*musr.murder_mystery[[]L1-gate[]]*"])
     rows = [json.loads(x) for x in pytester.path.joinpath("r.jsonl").read_text().splitlines()]
+    rows.sort(key=lambda r: r["item_id"])
     assert [r["correct"] for r in rows] == [g == 0 for g in golds]
     assert {r["gold"] for r in rows} <= {json.loads(x)["answer"] for x in text.splitlines()}
+
+
+def test_the_schema_table_in_the_docs_lists_every_field() -> None:
+    text = (Path(__file__).parents[1] / "docs" / "suites.md").read_text(encoding="utf-8")
+    for key, (required, kind, meaning) in FIELDS.items():
+        assert f"| `{key}` | {'yes' if required else 'no'} | {kind} | {meaning} |" in text, key

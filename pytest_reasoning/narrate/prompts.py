@@ -27,10 +27,10 @@ JUDGE_MARK = "Does the chapter below state this fact?"
 
 
 def chapter_prompt(
-    plan: Plan, chapter: Chapter, so_far: str, failures: list[str], draft: str = ""
+    plan: Plan, chapter: Chapter, so_far: str, failures: list[str], attempt: int = 1
 ) -> str:
-    """The prompt for one attempt at a chapter; a retry quotes the rejected ``draft`` and
-    names what was wrong with it (``failures``)."""
+    """The prompt for attempt ``attempt`` at a chapter; a retry names what was wrong with the
+    last draft (``failures``). The draft itself is not quoted: small models copy it back."""
     lines = [
         f"You are writing {plan.genre}, one chapter at a time.",
         "",
@@ -61,11 +61,8 @@ def chapter_prompt(
         "paragraphs. Write only the chapter: no title, no notes, no list.",
     ]
     if failures:
-        words = draft.split()
-        if len(words) > 3 * chapter.words:  # a runaway draft is quoted in part
-            draft = " ".join(words[: 3 * chapter.words]) + " ..."
-        lines += ["", REJECTED_MARK, "<<<", draft, ">>>", "What was wrong with it:"]
-        lines += [*(f"- {f}" for f in failures), "Write the chapter again, fixing this."]
+        lines += ["", REJECTED_MARK, *(f"- {f}" for f in failures)]
+        lines += [f"This is attempt {attempt}: write the whole chapter again, fixing this."]
     return "\n".join(lines)
 
 

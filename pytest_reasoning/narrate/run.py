@@ -163,11 +163,10 @@ def _chapter(
     chapter = next(c for c in plan.chapters if c.name == name)
     so_far, _ = assemble(plan, texts)
     failures: list[str] = []
-    draft = ""
     attempts: list[dict[str, Any]] = []
     verdicts: list[Verdict] = []
     for attempt in range(options.attempts):
-        prompt = chapter_prompt(plan, chapter, so_far, failures, draft)
+        prompt = chapter_prompt(plan, chapter, so_far, failures, attempt + 1)
         # Each attempt its own sample (``repeat``): a retry whose prompt came out the same
         # is asked again, never answered from the cache with the draft it rejected.
         fut = evaluator.complete(options.model, [("user", prompt)], style="cot", repeat=attempt)
@@ -191,7 +190,7 @@ def _chapter(
         )  # fmt: skip
         if verdict.ok:
             return text, attempts, verdicts
-        failures, draft = verdict.feedback(), text
+        failures = verdict.feedback()
     return None, attempts, verdicts
 
 
