@@ -27,12 +27,15 @@ from ..tasks.names import first_names
 from .checks import mentions, strings, vocabulary
 from .plan import Chapter, Plan, Planner
 
-__all__ = ["PLANNERS", "MurderPlanner", "PlacementPlanner", "TeamsPlanner"]
+__all__ = ["GUILT", "PERCEPTION", "PLANNERS", "MurderPlanner", "PlacementPlanner", "TeamsPlanner"]
 
 # An observation's validator bans these (besides its item and destination); a chapter also
 # may not say outright that someone missed a move.
 PERCEPTION = ("saw", "noticed", "watched", "spotted", "did not see", "didn't see", "never saw",
               "without seeing", "caught sight")  # fmt: skip
+# A chapter may not settle a suspect's guilt in other words either ("bring Rachael to justice"
+# passed the tree validators' words in a Qwen2.5-1.5B chapter).
+GUILT = ("guilty", "culprit", "to justice", "confessed", "confession")
 _NOT_ALONE = {"pick", "length"}  # a weapon's last word that is an everyday word on its own
 
 
@@ -110,7 +113,7 @@ class MurderPlanner:
         chapters = []
         for k, s in enumerate(p["suspects"]):
             facts = [leaf for tree in s["trees"].values() for leaf in _leaves(tree)]
-            banned = [w for element in s["trees"] for w in murder.BANNED[element]]
+            banned = [*(w for element in s["trees"] for w in murder.BANNED[element]), *GUILT]
             visit = "first" if k == 0 else "next"
             chapters.append(
                 Chapter(
