@@ -223,8 +223,9 @@ def _open_evaluator(
         except InvalidArgument as exc:
             raise ReasoningError(f"--llm-config {exc}") from None
     kinds = [model_kind(m, specs) for m in models]
-    if not all(k.calls_model for k in kinds):
-        raise ReasoningError(f"--llm: {models[0]!r} writes no text; name a language model")
+    silent = [m for m, k in zip(models, kinds, strict=True) if not k.calls_model]
+    if silent:
+        raise ReasoningError(f"--llm: {silent[0]!r} writes no text; name a language model")
     from .models.litellm_client import check_installed_litellm
 
     check_installed_litellm()

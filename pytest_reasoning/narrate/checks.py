@@ -19,7 +19,16 @@ from typing import Any
 from ..tasks.names import first_names, last_names
 from .plan import Chapter, Plan
 
-__all__ = ["FAILURES", "FactCheck", "Verdict", "inspect", "mentions", "parse_judge"]
+__all__ = [
+    "FAILURES",
+    "FactCheck",
+    "Verdict",
+    "inspect",
+    "mentions",
+    "parse_judge",
+    "strings",
+    "vocabulary",
+]
 
 # Why an attempt failed, in the order the summary lists them.
 FAILURES = {

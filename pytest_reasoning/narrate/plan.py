@@ -9,7 +9,6 @@ add a planner here, not a new pipeline.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -50,7 +49,7 @@ class Plan:
 
 
 class Planner(Protocol):
-    """Turns a task's item into a plan; a narrated story back into an item."""
+    """Turns a task's item into a plan (``narrated_item`` puts the told story back)."""
 
     def plan(self, item: Item) -> Plan: ...
 
@@ -101,6 +100,3 @@ def planner_for(task_id: str) -> Planner:
             + ", ".join(sorted(planners()))
         )
     return found
-
-
-WORD = re.compile(r"[a-z0-9']+")
