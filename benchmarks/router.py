@@ -105,13 +105,17 @@ def main() -> None:
     load = Path("/proc/loadavg").read_text().split()[:3]
     with Loopback(latency=args.latency) as server:
         per_call = asyncio.run(main_async(args, server.url))
-    base = statistics.median(per_call["plain LiteLLM"])
-    print(f"load average {' '.join(load)}; {args.rounds} rounds × {args.calls} calls, "
-          f"concurrency {args.concurrency}; CPU ms per call (median; all rounds)")  # fmt: skip
+    base = per_call["plain LiteLLM"]
+    end = Path("/proc/loadavg").read_text().split()[:3]
+    print(f"load average {' '.join(load)} at start, {' '.join(end)} at end; {args.rounds} "
+          f"rounds × {args.calls} calls, concurrency {args.concurrency}; CPU ms per call "
+          "(median; overhead: median of the per-round differences to plain LiteLLM, the "
+          "modes of a round ran back to back; all rounds)")  # fmt: skip
     for name, values in per_call.items():
         med = statistics.median(values)
         rounds = ", ".join(f"{v * 1000:.2f}" for v in values)
-        delta = "" if name == "plain LiteLLM" else f"  (+{(med - base) * 1000:.2f} ms)"
+        diff = statistics.median(v - b for v, b in zip(values, base, strict=True))
+        delta = "" if name == "plain LiteLLM" else f"  ({diff * 1000:+.2f} ms)"
         print(f"  {name:38s} {med * 1000:6.2f}{delta}   [{rounds}]")
 
 

@@ -10,11 +10,11 @@ is asked (SHA-256 prefixes). For comparison, the same four runs with local cache
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pytest_reasoning.testing.redis_server import RedisServer
@@ -31,27 +31,28 @@ tasks:
 def _runs(
     folder: Path, server: FakeOpenAIServer, caches: list[list[str]], concurrency: int
 ) -> tuple[list[float], list[int]]:
-    """Start one pytest per cache argument list at once; their walls and cached-answer counts."""
+    """Start one pytest per cache argument list at once; the wall of each (its own end, read
+    by a thread per run) and how many of its answers came from a cache (``-v`` marks them
+    ``PASSED (cached)``)."""
     procs, started = [], time.perf_counter()
-    for n, cache in enumerate(caches):
+    for cache in caches:
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
-               "-q", "suite.yaml", "--llm", "openai/oracle", "--llm-api-base", server.url,
-               "--reasoning-concurrency", str(concurrency), "--reasoning-results",
-               f"rows{n}.jsonl", *cache]  # fmt: skip
+               "-v", "suite.yaml", "--llm", "openai/oracle", "--llm-api-base", server.url,
+               "--reasoning-concurrency", str(concurrency), *cache]  # fmt: skip
         procs.append(subprocess.Popen(cmd, cwd=folder, stdout=subprocess.PIPE, text=True))
-    walls = []
-    for proc in procs:
-        out = proc.communicate()[0]
-        walls.append(time.perf_counter() - started)
+    outs: list[str] = [""] * len(procs)
+    walls: list[float] = [0.0] * len(procs)
+
+    def wait(n: int) -> None:
+        outs[n] = procs[n].communicate()[0]
+        walls[n] = time.perf_counter() - started
+
+    with ThreadPoolExecutor(len(procs)) as pool:
+        list(pool.map(wait, range(len(procs))))
+    for proc, out in zip(procs, outs, strict=True):
         if proc.returncode != 0:
             raise SystemExit(f"a run failed ({proc.returncode}):\n{out[-3000:]}")
-    cached = []
-    for n in range(len(caches)):
-        path = folder / f"rows{n}.jsonl"
-        rows = [json.loads(line) for line in path.read_text().splitlines()]
-        cached.append(sum(1 for r in rows if r.get("cached")))
-        path.unlink()
-    return walls, cached
+    return walls, [out.count("(cached)") for out in outs]
 
 
 def main() -> None:
