@@ -70,7 +70,7 @@ BAD = [
     (_line(task="musr.nope") + "\n", "d.jsonl:1: task: unknown task 'musr.nope'; expected one "
      "of "),
     (_line(anwser="x") + "\n", "d.jsonl:1: anwser: unknown field; expected id, task, level, "
-     "prompt, answer, problem, seed, index, params, style, steps, narration, meta (put your "
+     "prompt, answer, problem, seed, index, params, style, system, steps, narration, meta (put your "
      "own under 'meta')"),
     (_line(level="L 1") + "\n", "d.jsonl:1: level: expected letters, digits or . _ : + -, "
      "got 'L 1'"),
@@ -180,7 +180,7 @@ def test_a_bad_line_names_the_suite_entry_the_file_and_the_line(folder: Path) ->
         _suite(folder, "tasks:\n  - dataset: bad.jsonl\n")
     assert str(info.value) == (
         "s.yaml: tasks[0].dataset: bad.jsonl:4: answers: unknown field; expected id, task, "
-        "level, prompt, answer, problem, seed, index, params, style, steps, narration, meta "
+        "level, prompt, answer, problem, seed, index, params, style, system, steps, narration, meta "
         "(put your own under 'meta')"
     )
 

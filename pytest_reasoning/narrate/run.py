@@ -87,12 +87,15 @@ class _CallFailed(Exception):
     """A call failed after its retries: the story is not narrated this run."""
 
 
-def _checked(model: str, reply: Reply, usage: Usage) -> Reply:
+def _checked(evaluator: Evaluator, model: str, reply: Reply, usage: Usage) -> Reply:
     """The reply, counted; an error that retrying cannot fix ends the run (its cause named),
     any other failed call ends this story's narration for this run."""
     if reply.error is not None or reply.content is None:
         if reply.error_kind in ("stop", "not_asked"):
-            raise ReasoningError(f"--llm {model}: {reply.error} (infrastructure, not the model)")
+            # Stories run side by side: whichever sees the stop first, name the first cause,
+            # not "not asked" (the story that met the error may not be the one that raises).
+            cause = evaluator.stopped.get(model) or reply.error
+            raise ReasoningError(f"--llm {model}: {cause} (infrastructure, not the model)")
         raise _CallFailed(reply.error or "no content")
     usage.add(reply)
     return reply
@@ -170,7 +173,7 @@ def _chapter(
         # Each attempt its own sample (``repeat``): a retry whose prompt came out the same
         # is asked again, never answered from the cache with the draft it rejected.
         fut = evaluator.complete(options.model, [("user", prompt)], style="cot", repeat=attempt)
-        reply = _checked(options.model, fut.result(), usage)
+        reply = _checked(evaluator, options.model, fut.result(), usage)
         content = reply.content or ""
         text = clean_chapter(content)
         verdict = inspect(text, chapter, plan, cut=reply.finish_reason == "length")
@@ -182,7 +185,8 @@ def _chapter(
                 for f in verdict.facts
             ]  # fmt: skip
             for fact, answer in zip(verdict.facts, asked, strict=True):
-                fact.judge = parse_judge(_checked(judge, answer.result(), usage).content or "")
+                said = _checked(evaluator, judge, answer.result(), usage)
+                fact.judge = parse_judge(said.content or "")
         verdicts.append(verdict)
         attempts.append(
             {"prompt_sha256": sha256_text(prompt), "reply_sha256": sha256_text(content),
