@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import re
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from pytest_reasoning.core import Item, canonical_json
 from pytest_reasoning.errors import InvalidArgument, UnknownLevel
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.tasks.base import Generated, Task
-from pytest_reasoning.tasks.dyval import TASKS, ArithmeticTask, solver
+from pytest_reasoning.tasks.dyval import TASKS, ArithmeticTask, boolean, solver, tdag
 
 ARITH = get_task("dyval.arithmetic")
 LINEAR = get_task("dyval.linear_equation")
@@ -643,3 +644,33 @@ def test_na_is_accepted_where_the_gold_is_na() -> None:
     item = next(i for i in (DEDUCT.make_item("D2", 1, k) for k in range(10)) if i.answer == "N/A")
     assert DEDUCT.score(item, "so <<<N/A>>>").correct
     assert DEDUCT.score(item, "<<<n/a>>>").correct
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32), depth=st.integers(2, 4), ops=st.sampled_from(
+    [["and", "or", "not"], ["and", "or"], ["or", "not"]]))  # fmt: skip
+def test_balanced_leaves_are_drawn_apart_from_the_answer(
+    seed: int, depth: int, ops: list[str]
+) -> None:
+    """Issue 25: the shape is drawn as the reference draws it and only the leaves for the
+    wanted answer; the count of True leaves is drawn before the answer is looked at, so the
+    same randomness gives both answers with the same count (counting says nothing)."""
+
+    def draw(want: bool) -> tuple[bool, list[bool], list[str | None]] | None:
+        dag = tdag.build_tree(random.Random(seed), depth=depth, width=2, ops=ops,
+                              leaf=lambda c: c.randint(0, 1) == 1, evaluate=boolean.evaluate)  # fmt: skip
+        if not boolean.LEAVES.balance(dag, random.Random(seed + 1), lambda v: v is want,
+                                      match=True):  # fmt: skip
+            return None
+        for node in dag.nodes:  # every value is its operation's value
+            if node.op is not None:
+                assert node.value == boolean.evaluate(node.op, [c.value for c in node.children])
+        leaves = [n.value for n in dag.nodes if n.op is None]
+        return dag.root.value, leaves, [n.op for n in dag.nodes]
+
+    yes, no = draw(True), draw(False)
+    assert (yes is None) == (no is None)  # a shape is refused for both answers or neither
+    if yes is not None and no is not None:
+        assert yes[0] is True and no[0] is False
+        assert yes[2] == no[2]  # the same shape
+        assert sum(yes[1]) == sum(no[1])  # the same number of True leaves

@@ -19,7 +19,15 @@ from .common import (
     tdag_lines,
     unreachable,
 )
-from .tdag import Node, TreeDag, add_extra_links, build_tree, node_names
+from .tdag import (
+    MATCH_SHAPES,
+    LeafBalancer,
+    Node,
+    TreeDag,
+    add_extra_links,
+    build_tree,
+    node_names,
+)
 
 __all__ = ["BooleanLogicTask"]
 
@@ -73,6 +81,10 @@ def build_boolean(
     return dag
 
 
+# NOT inverts its child; AND and OR are monotone.
+LEAVES = LeafBalancer(evaluate, lambda op, _leaf: op == "not")
+
+
 class BooleanLogicTask(DyvalTask):
     id = "dyval.boolean_logic"
     levels = tuple(TDAG_PRESETS)
@@ -92,14 +104,19 @@ class BooleanLogicTask(DyvalTask):
         self.check_tree(params)
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
-        want = self.wanted(index)
-        for _ in range(1000):
+        want = self.wanted(index) == "True"
+        for attempt in range(1000):
             names = node_names()
             dag = build_boolean(chooser, params, names)
-            if not params["balanced"] or str(dag.root.value) == want:
+            # Balanced: the shape as the reference draws it, the leaves drawn for the wanted
+            # answer (and, past one operation, for counts of True leaves that say nothing).
+            if not params["balanced"] or LEAVES.balance(
+                dag, chooser, lambda v: v is want,
+                match=params["depth"] >= 3 and attempt < MATCH_SHAPES,
+            ):  # fmt: skip
                 break
         else:
-            raise unreachable(want, params, 1000)
+            raise unreachable(str(want), params, 1000)
         extra = [
             build_boolean(chooser, params, names, depth=min(2, params["depth"]), extra_links=0)
             for _ in range(params["distractors"])
