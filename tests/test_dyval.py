@@ -68,8 +68,8 @@ def _value_range(draw: st.DrawFn) -> dict[str, int]:
 
 
 @st.composite
-def _graph(draw: st.DrawFn) -> dict[str, Any]:
-    nodes = draw(st.integers(2, 24))
+def _graph(draw: st.DrawFn, fewest: int = 2) -> dict[str, Any]:
+    nodes = draw(st.integers(fewest, 24))
     hi = draw(st.integers(1, nodes - 1))
     return {"nodes": nodes, "max_links": hi, "min_links": draw(st.integers(0, hi))}
 
@@ -96,7 +96,7 @@ KNOBS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             lambda d: {**d, **g}
         )
     ),
-    "dyval.max_sum_path": _graph().flatmap(
+    "dyval.max_sum_path": _graph(3).flatmap(  # two nodes: a lone edge at most
         lambda g: st.fixed_dictionaries(_common()).map(lambda d: {**d, **g})
     ),
 }
@@ -244,6 +244,11 @@ def _check_item(task: Task, params: Mapping[str, Any], seed: int, index: int, st
         edges, s, t = item.problem["edges"], item.problem["source"], item.problem["target"]
         assert plain.prompt.index(f"\n{t} points to") < plain.prompt.index(f"\n{s} points to")
         assert edges[s] and any(t in kids for kids in edges.values())
+    if task is MAXSUM:
+        # Never a lone edge, where the answer is the two stated values (issue 25).
+        g = nx.DiGraph([(a, b) for a, kids in item.problem["edges"].items() for b in kids])
+        paths = nx.all_simple_paths(g, item.problem["source"], item.problem["target"])
+        assert any(len(p) > 2 for p in paths)
     if params["distractors"]:
         bare = task.make_item(level, seed, index, {**params, "distractors": 0})
         assert bare.answer == item.answer
@@ -557,6 +562,12 @@ def test_same_address_same_bytes_and_different_seeds_differ() -> None:
         ),
         (LINEAR, {"replaced": 7}, "knob 'replaced': must be <= 6, got 7"),
         (ARITH, {"shots": 0}, "knob 'shots': must be >= 1, got 0"),
+        (
+            MAXSUM,
+            {"nodes": 2, "max_links": 1},
+            "knob 'nodes': dyval.max_sum_path needs at least 3 (two nodes are joined by one "
+            "edge at most, and a lone edge is never asked), got 2",
+        ),
     ],
     ids=lambda v: getattr(v, "id", None) or str(v)[:30],
 )

@@ -218,16 +218,30 @@ class MaxSumPathTask(_GraphTask):
     )
     ECHO_MARKER = "it should be presented as <<<1>>>"
 
+    def check_combination(self, params: Mapping[str, Any]) -> None:
+        super().check_combination(params)
+        if params["nodes"] < 3:
+            raise InvalidArgument(
+                "knob 'nodes': dyval.max_sum_path needs at least 3 (two nodes are joined by "
+                f"one edge at most, and a lone edge is never asked), got {params['nodes']}"
+            )
+
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
         for _ in range(1000):
             names = node_names()
             g = self.graph(chooser, params, names, params["nodes"])
-            pairs = [(s, t) for s in sorted(g.names) for t in sorted(g.descendants(s))]
-            if pairs:  # only pairs joined by at least one path
+            reach = _reach(g)
+            # Only pairs joined by at least one path, as the reference; but not by a lone
+            # edge: there the answer is the two stated values and no path is summed or
+            # compared (issue 25: 'endpoints only' answered 46% of D1 items).
+            pairs = [(s, t) for s in sorted(g.names) for t in sorted(_joined(g, reach, s))]
+            if pairs:
                 source, target = chooser.choice(pairs)
                 break
         else:
-            raise InvalidArgument("knob 'max_links': the graphs have no edges; raise min_links")
+            raise InvalidArgument(
+                "knob 'min_links': no pair is joined by more than a lone edge; raise min_links"
+            )
         best = best_sums(g.names, g.edges, g.values, source)
         return self.finish(chooser, params, g, names, source, target, str(best[target]))
 
@@ -310,6 +324,25 @@ def _negative_pairs(graph: Graph, reach: Mapping[str, set[str]]) -> list[tuple[s
         for t in sorted(graph.names)
         if at[t] < at[s] and t in pointed and t not in reach[s]
     ]
+
+
+def _reach(graph: Graph) -> dict[str, set[str]]:
+    """Every node's descendants, children first (``names`` is sinks first)."""
+    out: dict[str, set[str]] = {}
+    for node in graph.names:
+        found = set(graph.edges[node])
+        for child in graph.edges[node]:
+            found |= out[child]
+        out[node] = found
+    return out
+
+
+def _joined(graph: Graph, reach: Mapping[str, set[str]], source: str) -> set[str]:
+    """The nodes ``source`` reaches other than by a lone edge (an edge and no other path)."""
+    via: set[str] = set()  # reached through a child: by a path of two edges or more
+    for child in graph.edges[source]:
+        via |= reach[child]
+    return reach[source] - (set(graph.edges[source]) - via)
 
 
 def _topological(edges: Mapping[str, list[str]]) -> list[str]:
