@@ -174,11 +174,6 @@ EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
         1.0,
         "D1 has ten problems, memorised; D2-D4 at most 0.58",
     ),
-    ("dyval.reachability", "direct edge"): (
-        0.75,
-        "an adjacency check is one hop of the search: right on every direct-edge pair "
-        "(hop distances are drawn uniformly, so about a third to a half of True pairs)",
-    ),
     ("flenqa.monorel", "subject pattern"): (
         0.90,
         "the paper's False question is the True one reversed: its first person is never the "

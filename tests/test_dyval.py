@@ -685,3 +685,19 @@ def test_balanced_leaves_are_drawn_apart_from_the_answer(
         assert yes[0] is True and no[0] is False
         assert yes[2] == no[2]  # the same shape
         assert sum(yes[1]) == sum(no[1])  # the same number of True leaves
+
+
+def test_true_reachability_pairs_are_mostly_multi_hop() -> None:
+    """Issue 25: one True pair in ten is a direct edge (the rest need the search), so an
+    adjacency check is no shortcut; distances of two hops or more all occur."""
+    direct, far = 0, set()
+    for index in range(0, 400, 2):  # even indices: the True items
+        item = REACH.make_item("D3", 11, index)
+        edges, s, t = item.problem["edges"], item.problem["source"], item.problem["target"]
+        assert item.answer == "True"
+        g = nx.DiGraph([(a, b) for a, kids in edges.items() for b in kids])
+        hops = nx.shortest_path_length(g, s, t)
+        direct += hops == 1
+        far.add(hops)
+    assert 5 <= direct <= 40  # 10% of 200, give or take
+    assert {2, 3} <= far
