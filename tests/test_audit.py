@@ -159,20 +159,22 @@ EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
     ("dyval.abductive_logic", "bag of words (naive Bayes)"): (0.96, "reference semantics"),
     ("dyval.abductive_logic", "bag of words (logistic)"): (1.0, "reference semantics"),
     ("dyval.boolean_logic", "bag of words (naive Bayes)"): (
-        0.70,
-        "D1 has ten problems (one operation over two stated leaves), memorised; D2-D4 at most 0.51",
+        0.625,
+        "D1 has ten problems (one operation over two stated leaves), memorised (seed 1: 0.565, "
+        "seed 5: 0.625); D2-D4 at most 0.51",
     ),
     ("dyval.boolean_logic", "bag of words (logistic)"): (
-        0.935,
-        "D1 has ten problems, memorised; D2-D4 at most 0.575",
+        0.95,
+        "D1 has ten problems, memorised (seeds 1/3/5: 0.93/0.93/0.95); D2-D4 at most 0.565",
     ),
     ("dyval.deductive_logic", "bag of words (naive Bayes)"): (
-        0.95,
-        "D1 has ten problems, memorised; D2-D4 at most 0.54",
+        0.94,
+        "D1 has ten problems, memorised; D2-D4 at most 0.49",
     ),
     ("dyval.deductive_logic", "bag of words (logistic)"): (
         1.0,
-        "D1 has ten problems, memorised; D2-D4 at most 0.58",
+        "D1 has ten problems, memorised; D2-D4 at most 0.545 (D2 over seeds 1/3/5: "
+        "0.285-0.67, a small problem space memorised)",
     ),
     ("flenqa.monorel", "subject pattern"): (
         0.90,

@@ -65,14 +65,18 @@ def build_boolean(
     *,
     depth: int | None = None,
     extra_links: int | None = None,
+    shape_only: bool = False,
 ) -> TreeDag:
+    """A T-DAG as the reference draws it; ``shape_only``: the operations alone, every value
+    False until the caller draws the leaves (no operation is ever invalid, so the shape does
+    not depend on the leaves)."""
     dag = build_tree(
         chooser,
         depth=params["depth"] if depth is None else depth,
         width=params["width"],
         ops=params["ops"],
-        leaf=lambda c: c.randint(0, 1) == 1,
-        evaluate=evaluate,
+        leaf=(lambda _c: False) if shape_only else (lambda c: c.randint(0, 1) == 1),
+        evaluate=(lambda _op, _args: False) if shape_only else evaluate,
         names=names,
     )
     add_extra_links(
@@ -107,7 +111,9 @@ class BooleanLogicTask(DyvalTask):
         want = self.wanted(index) == "True"
         for attempt in range(1000):
             names = node_names()
-            dag = build_boolean(chooser, params, names)
+            # A tree's leaves are drawn by the balancer: only its shape is drawn here.
+            shape_only = params["balanced"] and not params["extra_links"]
+            dag = build_boolean(chooser, params, names, shape_only=shape_only)
             # Balanced: the shape as the reference draws it, the leaves drawn for the wanted
             # answer (and, past one operation, for counts of True leaves that say nothing).
             if not params["balanced"] or LEAVES.balance(

@@ -116,8 +116,17 @@ class _ImplicationTask(DyvalTask):
             raise InvalidArgument(f"knob 'depth': {self.id} needs depth >= 2 (one implication)")
 
     def tree(
-        self, chooser: Chooser, params: Mapping[str, Any], names: Iterator[str], depth: int
+        self,
+        chooser: Chooser,
+        params: Mapping[str, Any],
+        names: Iterator[str],
+        depth: int,
+        *,
+        shape_only: bool = False,
     ) -> TreeDag:
+        """An implication tree as the reference draws it; ``shape_only``: the operations
+        alone, every value N/A until the caller draws the leaves (no rule is ever invalid,
+        so the shape does not depend on the leaves)."""
         ops = params["ops"]
         return build_tree(
             chooser,
@@ -125,8 +134,8 @@ class _ImplicationTask(DyvalTask):
             width=params["width"],
             ops=ops,
             weights=[self.weights[op] for op in ops],
-            leaf=lambda c: c.randint(0, 1) == 1,
-            evaluate=deduce,
+            leaf=(lambda _c: NA) if shape_only else (lambda c: c.randint(0, 1) == 1),
+            evaluate=(lambda _op, _args: NA) if shape_only else deduce,
             names=names,
         )
 
@@ -145,7 +154,7 @@ class DeductiveLogicTask(_ImplicationTask):
         want = self.wanted(index)
         for attempt in range(1000):
             names = node_names()
-            dag = self.tree(chooser, params, names, params["depth"])
+            dag = self.tree(chooser, params, names, params["depth"], shape_only=params["balanced"])
             # Balanced: the shape as the reference draws it, the leaves drawn for the wanted
             # answer (and, past one operation, for counts of True leaves that say nothing).
             # A shape that cannot conclude True (NOT over a rule, which is never False) is

@@ -239,6 +239,8 @@ class LeafBalancer:
         # (shape, polarity, match) -> value -> [(the children's values, their counts)]
         self._options: dict[Spot, dict[Any, list[tuple[tuple[Any, ...], Counts]]]] = {}
         self._tables: dict[Spot, dict[Any, Counts]] = {}
+        self._kids: dict[Spot, list[Spot]] = {}
+        self._values: dict[tuple[int, bool], list[Any]] = {}  # a root's values, in order
         # (shape, polarity, match, value, counts) -> the children's (value, counts), drawn
         self._draws: dict[tuple[Spot, Any, Key], _Draw] = {}
         # (shape, match, the wanted values) -> the counts to draw, then a value per counts
@@ -252,7 +254,7 @@ class LeafBalancer:
         ``match``: both at the same counts), so the caller draws another shape."""
         if not _is_tree(dag):
             return _redraw(dag, chooser, want, self.evaluate)
-        match = match and sum(1 for n in dag.nodes if n.op is None) <= MATCH_LEAVES
+        match = match and [n.op for n in dag.nodes].count(None) <= MATCH_LEAVES
         with self._lock:
             if len(self._ids) > _MAX_SHAPES:  # pure caches: dropping them changes nothing
                 self._clear()
@@ -260,10 +262,14 @@ class LeafBalancer:
             for node in dag.nodes:  # children first
                 shapes[id(node)] = self._shape_id(node, shapes)
             root = shapes[id(dag.root)]
-            table = self._table(root, True, match)
-            wanted = tuple(v for v in sorted(table, key=repr) if want(v))
+            values_here = self._values.get((root, match))
+            if values_here is None:
+                table = self._table(root, True, match)
+                values_here = self._values[(root, match)] = sorted(table, key=repr)
+            wanted = tuple(v for v in values_here if want(v))
             plan = self._roots.get((root, match, wanted))
             if plan is None:
+                table = self._table(root, True, match)
                 plan = self._roots[(root, match, wanted)] = self._plan(table, wanted)
             keys, values = plan
             if not keys.options:
@@ -296,7 +302,7 @@ class LeafBalancer:
         """A number per shape (0: a leaf): the tables are kept per shape."""
         if node.op is None:
             return 0
-        shape = (node.op, tuple(shapes[id(c)] for c in node.children))
+        shape = (node.op, tuple([shapes[id(c)] for c in node.children]))
         got = self._ids.get(shape)
         if got is None:
             got = self._ids[shape] = len(self._ids) + 1
@@ -305,9 +311,12 @@ class LeafBalancer:
 
     def _spots(self, spot: Spot) -> list[Spot]:
         """The children's (shape, polarity, match)."""
-        shape, up, match = spot
-        op, kids = self._shapes[shape]
-        return [(k, up is not self.inverts(op, k == 0), match) for k in kids]
+        got = self._kids.get(spot)
+        if got is None:
+            shape, up, match = spot
+            op, kids = self._shapes[shape]
+            got = self._kids[spot] = [(k, up is not self.inverts(op, k == 0), match) for k in kids]
+        return got
 
     def _table(self, shape: int, up: bool, match: bool) -> dict[Any, Counts]:
         """value -> counts -> assignments of a subtree of this shape, at this polarity."""
@@ -356,14 +365,17 @@ class LeafBalancer:
         """Give ``node`` the value ``value`` and its leaves the counts ``key``, every such
         assignment of its subtree equally likely."""
         node.value = value
-        if node.op is None:
+        if node.op is None:  # a tree of one leaf
             return
         draw = self._draws.get((spot, value, key))
         if draw is None:
             draw = self._draws[(spot, value, key)] = self._joint(spot, value, key)
         for child, kid, (v, k) in zip(node.children, self._spots(spot), draw.draw(chooser),
                                       strict=True):  # fmt: skip
-            self._place(child, shapes, kid, v, k, chooser)
+            if child.op is None:
+                child.value = v
+            else:
+                self._place(child, shapes, kid, v, k, chooser)
 
     def _joint(self, spot: Spot, value: Any, key: Key) -> _Draw:
         """Every way to give the children values and counts that make ``value`` and
@@ -398,6 +410,8 @@ class _Draw:
         self.edges = list(itertools.accumulate(k for _, k in options))
 
     def draw(self, chooser: Chooser) -> Any:
+        if len(self.options) == 1:  # forced: no randomness spent
+            return self.options[0]
         return self.options[bisect.bisect_right(self.edges, chooser.randint(0, self.edges[-1] - 1))]
 
 
@@ -405,13 +419,9 @@ _MAX_SHAPES = 50_000
 
 
 def _is_tree(dag: TreeDag) -> bool:
-    seen: set[int] = set()
-    for node in dag.nodes:
-        for child in node.children:
-            if id(child) in seen:
-                return False
-            seen.add(id(child))
-    return True
+    """No node is the child of two parents (extra links make a DAG)."""
+    ids = [id(c) for n in dag.nodes for c in n.children]
+    return len(ids) == len(set(ids))
 
 
 def _convolve(a: Counts, b: Counts) -> Counts:
