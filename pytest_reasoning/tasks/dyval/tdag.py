@@ -259,8 +259,17 @@ class LeafBalancer:
             if len(self._ids) > _MAX_SHAPES:  # pure caches: dropping them changes nothing
                 self._clear()
             shapes: dict[int, int] = {}
-            for node in dag.nodes:  # children first
-                shapes[id(node)] = self._shape_id(node, shapes)
+            ids, known = self._ids, self._shapes
+            for node in dag.nodes:  # children first; a leaf's shape is 0
+                if node.op is None:
+                    shapes[id(node)] = 0
+                    continue
+                shape = (node.op, tuple([shapes[id(c)] for c in node.children]))
+                got = ids.get(shape)
+                if got is None:
+                    got = ids[shape] = len(ids) + 1
+                    known[got] = shape
+                shapes[id(node)] = got
             root = shapes[id(dag.root)]
             values_here = self._values.get((root, match))
             if values_here is None:
@@ -275,8 +284,7 @@ class LeafBalancer:
             if not keys.options:
                 return False
             key = keys.draw(chooser)
-            self._place(dag.root, shapes, (root, True, match), values[key].draw(chooser), key,
-                        chooser)  # fmt: skip
+            self._place(dag.root, (root, True, match), values[key].draw(chooser), key, chooser)
         return True
 
     @staticmethod
@@ -297,17 +305,6 @@ class LeafBalancer:
             key: _Draw([(v, table[v][key]) for v in wanted if key in table[v]]) for key in shared
         }
         return _Draw([(key, mine[key] + others[key]) for key in shared]), values
-
-    def _shape_id(self, node: Node, shapes: Mapping[int, int]) -> int:
-        """A number per shape (0: a leaf): the tables are kept per shape."""
-        if node.op is None:
-            return 0
-        shape = (node.op, tuple([shapes[id(c)] for c in node.children]))
-        got = self._ids.get(shape)
-        if got is None:
-            got = self._ids[shape] = len(self._ids) + 1
-            self._shapes[got] = shape
-        return got
 
     def _spots(self, spot: Spot) -> list[Spot]:
         """The children's (shape, polarity, match)."""
@@ -353,29 +350,26 @@ class LeafBalancer:
         self._tables[spot] = table
         return table
 
-    def _place(
-        self,
-        node: Node,
-        shapes: Mapping[int, int],
-        spot: Spot,
-        value: Any,
-        key: Key,
-        chooser: Chooser,
-    ) -> None:
+    def _place(self, node: Node, spot: Spot, value: Any, key: Key, chooser: Chooser) -> None:
         """Give ``node`` the value ``value`` and its leaves the counts ``key``, every such
-        assignment of its subtree equally likely."""
+        assignment of its subtree equally likely (pre-order, one draw per operation)."""
         node.value = value
         if node.op is None:  # a tree of one leaf
             return
-        draw = self._draws.get((spot, value, key))
-        if draw is None:
-            draw = self._draws[(spot, value, key)] = self._joint(spot, value, key)
-        for child, kid, (v, k) in zip(node.children, self._spots(spot), draw.draw(chooser),
-                                      strict=True):  # fmt: skip
-            if child.op is None:
+        draws = self._draws
+        stack = [(node, spot, value, key)]
+        while stack:
+            node, spot, value, key = stack.pop()
+            draw = draws.get((spot, value, key))
+            if draw is None:
+                draw = draws[(spot, value, key)] = self._joint(spot, value, key)
+            todo = []
+            for child, kid, (v, k) in zip(node.children, self._spots(spot), draw.draw(chooser),
+                                          strict=True):  # fmt: skip
                 child.value = v
-            else:
-                self._place(child, shapes, kid, v, k, chooser)
+                if child.op is not None:
+                    todo.append((child, kid, v, k))
+            stack.extend(reversed(todo))  # the first child's subtree is drawn first
 
     def _joint(self, spot: Spot, value: Any, key: Key) -> _Draw:
         """Every way to give the children values and counts that make ``value`` and
