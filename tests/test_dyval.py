@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import re
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from pytest_reasoning.core import Item, canonical_json
 from pytest_reasoning.errors import InvalidArgument, UnknownLevel
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.tasks.base import Generated, Task
-from pytest_reasoning.tasks.dyval import TASKS, ArithmeticTask, solver
+from pytest_reasoning.tasks.dyval import TASKS, ArithmeticTask, boolean, solver, tdag
 
 ARITH = get_task("dyval.arithmetic")
 LINEAR = get_task("dyval.linear_equation")
@@ -67,8 +68,8 @@ def _value_range(draw: st.DrawFn) -> dict[str, int]:
 
 
 @st.composite
-def _graph(draw: st.DrawFn) -> dict[str, Any]:
-    nodes = draw(st.integers(2, 24))
+def _graph(draw: st.DrawFn, fewest: int = 2) -> dict[str, Any]:
+    nodes = draw(st.integers(fewest, 24))
     hi = draw(st.integers(1, nodes - 1))
     return {"nodes": nodes, "max_links": hi, "min_links": draw(st.integers(0, hi))}
 
@@ -95,7 +96,7 @@ KNOBS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             lambda d: {**d, **g}
         )
     ),
-    "dyval.max_sum_path": _graph().flatmap(
+    "dyval.max_sum_path": _graph(3).flatmap(  # two nodes: a lone edge at most
         lambda g: st.fixed_dictionaries(_common()).map(lambda d: {**d, **g})
     ),
 }
@@ -243,6 +244,11 @@ def _check_item(task: Task, params: Mapping[str, Any], seed: int, index: int, st
         edges, s, t = item.problem["edges"], item.problem["source"], item.problem["target"]
         assert plain.prompt.index(f"\n{t} points to") < plain.prompt.index(f"\n{s} points to")
         assert edges[s] and any(t in kids for kids in edges.values())
+    if task is MAXSUM:
+        # Never a lone edge, where the answer is the two stated values (issue 25).
+        g = nx.DiGraph([(a, b) for a, kids in item.problem["edges"].items() for b in kids])
+        paths = nx.all_simple_paths(g, item.problem["source"], item.problem["target"])
+        assert any(len(p) > 2 for p in paths)
     if params["distractors"]:
         bare = task.make_item(level, seed, index, {**params, "distractors": 0})
         assert bare.answer == item.answer
@@ -556,6 +562,12 @@ def test_same_address_same_bytes_and_different_seeds_differ() -> None:
         ),
         (LINEAR, {"replaced": 7}, "knob 'replaced': must be <= 6, got 7"),
         (ARITH, {"shots": 0}, "knob 'shots': must be >= 1, got 0"),
+        (
+            MAXSUM,
+            {"nodes": 2, "max_links": 1},
+            "knob 'nodes': dyval.max_sum_path needs at least 3 (two nodes are joined by one "
+            "edge at most, and a lone edge is never asked), got 2",
+        ),
     ],
     ids=lambda v: getattr(v, "id", None) or str(v)[:30],
 )
@@ -643,3 +655,49 @@ def test_na_is_accepted_where_the_gold_is_na() -> None:
     item = next(i for i in (DEDUCT.make_item("D2", 1, k) for k in range(10)) if i.answer == "N/A")
     assert DEDUCT.score(item, "so <<<N/A>>>").correct
     assert DEDUCT.score(item, "<<<n/a>>>").correct
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32), depth=st.integers(2, 4), ops=st.sampled_from(
+    [["and", "or", "not"], ["and", "or"], ["or", "not"]]))  # fmt: skip
+def test_balanced_leaves_are_drawn_apart_from_the_answer(
+    seed: int, depth: int, ops: list[str]
+) -> None:
+    """Issue 25: the shape is drawn as the reference draws it and only the leaves for the
+    wanted answer; the count of True leaves is drawn before the answer is looked at, so the
+    same randomness gives both answers with the same count (counting says nothing)."""
+
+    def draw(want: bool) -> tuple[bool, list[bool], list[str | None]] | None:
+        dag = tdag.build_tree(random.Random(seed), depth=depth, width=2, ops=ops,
+                              leaf=lambda c: c.randint(0, 1) == 1, evaluate=boolean.evaluate)  # fmt: skip
+        if not boolean.LEAVES.balance(dag, random.Random(seed + 1), lambda v: v is want,
+                                      match=True):  # fmt: skip
+            return None
+        for node in dag.nodes:  # every value is its operation's value
+            if node.op is not None:
+                assert node.value == boolean.evaluate(node.op, [c.value for c in node.children])
+        leaves = [n.value for n in dag.nodes if n.op is None]
+        return dag.root.value, leaves, [n.op for n in dag.nodes]
+
+    yes, no = draw(True), draw(False)
+    assert (yes is None) == (no is None)  # a shape is refused for both answers or neither
+    if yes is not None and no is not None:
+        assert yes[0] is True and no[0] is False
+        assert yes[2] == no[2]  # the same shape
+        assert sum(yes[1]) == sum(no[1])  # the same number of True leaves
+
+
+def test_true_reachability_pairs_are_mostly_multi_hop() -> None:
+    """Issue 25: one True pair in ten is a direct edge (the rest need the search), so an
+    adjacency check is no shortcut; distances of two hops or more all occur."""
+    direct, far = 0, set()
+    for index in range(0, 400, 2):  # even indices: the True items
+        item = REACH.make_item("D3", 11, index)
+        edges, s, t = item.problem["edges"], item.problem["source"], item.problem["target"]
+        assert item.answer == "True"
+        g = nx.DiGraph([(a, b) for a, kids in edges.items() for b in kids])
+        hops = nx.shortest_path_length(g, s, t)
+        direct += hops == 1
+        far.add(hops)
+    assert 5 <= direct <= 40  # 10% of 200, give or take
+    assert {2, 3} <= far

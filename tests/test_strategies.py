@@ -86,7 +86,7 @@ def test_linear_problems_shrink_towards_direct_coefficients() -> None:
 
 def test_max_sum_paths_shrink_to_small_values() -> None:
     found = find(
-        max_sum_path_problems(nodes=st.integers(2, 12)),
+        max_sum_path_problems(nodes=st.integers(3, 12)),
         lambda item: int(item.answer) >= 5,
         settings=SHRINK,
     )
@@ -103,7 +103,7 @@ STRATEGIES = [
     deductive_logic_problems(depth=st.integers(2, 5), distractors=st.integers(0, 2)),
     abductive_logic_problems(depth=st.integers(2, 5), order=st.sampled_from(["random"])),
     reachability_problems(nodes=st.integers(2, 15), style="fewshot", shots=1),
-    max_sum_path_problems(nodes=st.integers(2, 15), max_links=st.integers(1, 1)),
+    max_sum_path_problems(nodes=st.integers(3, 15), max_links=st.integers(1, 1)),
 ]
 
 

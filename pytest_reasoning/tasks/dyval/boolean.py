@@ -19,7 +19,15 @@ from .common import (
     tdag_lines,
     unreachable,
 )
-from .tdag import Node, TreeDag, add_extra_links, build_tree, node_names
+from .tdag import (
+    MATCH_SHAPES,
+    LeafBalancer,
+    Node,
+    TreeDag,
+    add_extra_links,
+    build_tree,
+    node_names,
+)
 
 __all__ = ["BooleanLogicTask"]
 
@@ -57,20 +65,28 @@ def build_boolean(
     *,
     depth: int | None = None,
     extra_links: int | None = None,
+    shape_only: bool = False,
 ) -> TreeDag:
+    """A T-DAG as the reference draws it; ``shape_only``: the operations alone, every value
+    False until the caller draws the leaves (no operation is ever invalid, so the shape does
+    not depend on the leaves)."""
     dag = build_tree(
         chooser,
         depth=params["depth"] if depth is None else depth,
         width=params["width"],
         ops=params["ops"],
-        leaf=lambda c: c.randint(0, 1) == 1,
-        evaluate=evaluate,
+        leaf=(lambda _c: False) if shape_only else (lambda c: c.randint(0, 1) == 1),
+        evaluate=(lambda _op, _args: False) if shape_only else evaluate,
         names=names,
     )
     add_extra_links(
         dag, chooser, params["extra_links"] if extra_links is None else extra_links, evaluate
     )
     return dag
+
+
+# NOT inverts its child; AND and OR are monotone.
+LEAVES = LeafBalancer(evaluate, lambda op, _leaf: op == "not")
 
 
 class BooleanLogicTask(DyvalTask):
@@ -92,14 +108,21 @@ class BooleanLogicTask(DyvalTask):
         self.check_tree(params)
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
-        want = self.wanted(index)
-        for _ in range(1000):
+        want = self.wanted(index) == "True"
+        for attempt in range(1000):
             names = node_names()
-            dag = build_boolean(chooser, params, names)
-            if not params["balanced"] or str(dag.root.value) == want:
+            # A tree's leaves are drawn by the balancer: only its shape is drawn here.
+            shape_only = params["balanced"] and not params["extra_links"]
+            dag = build_boolean(chooser, params, names, shape_only=shape_only)
+            # Balanced: the shape as the reference draws it, the leaves drawn for the wanted
+            # answer (and, past one operation, for counts of True leaves that say nothing).
+            if not params["balanced"] or LEAVES.balance(
+                dag, chooser, lambda v: v is want,
+                match=params["depth"] >= 3 and attempt < MATCH_SHAPES,
+            ):  # fmt: skip
                 break
         else:
-            raise unreachable(want, params, 1000)
+            raise unreachable(str(want), params, 1000)
         extra = [
             build_boolean(chooser, params, names, depth=min(2, params["depth"]), extra_links=0)
             for _ in range(params["distractors"])

@@ -28,7 +28,7 @@ from .common import (
     tdag_lines,
     unreachable,
 )
-from .tdag import Node, TreeDag, build_tree, node_names
+from .tdag import MATCH_SHAPES, LeafBalancer, Node, TreeDag, build_tree, node_names
 
 __all__ = ["AbductiveLogicTask", "DeductiveLogicTask", "abduce", "deduce"]
 
@@ -88,6 +88,11 @@ def describe_abductive(node: Node) -> str:
     return "" if node.op is None else describe_implication(node)  # leaves are not stated
 
 
+# A False leaf makes NOT over it True; NOT over a rule is never True (a rule is never
+# False), so the leaves below it cannot move the answer: no edge inverts there.
+LEAVES = LeafBalancer(deduce, lambda op, leaf: op == "not" and leaf)
+
+
 class _ImplicationTask(DyvalTask):
     levels = tuple(TDAG_PRESETS)
     # Operation weights of the reference implementation (and, or, not).
@@ -111,8 +116,17 @@ class _ImplicationTask(DyvalTask):
             raise InvalidArgument(f"knob 'depth': {self.id} needs depth >= 2 (one implication)")
 
     def tree(
-        self, chooser: Chooser, params: Mapping[str, Any], names: Iterator[str], depth: int
+        self,
+        chooser: Chooser,
+        params: Mapping[str, Any],
+        names: Iterator[str],
+        depth: int,
+        *,
+        shape_only: bool = False,
     ) -> TreeDag:
+        """An implication tree as the reference draws it; ``shape_only``: the operations
+        alone, every value N/A until the caller draws the leaves (no rule is ever invalid,
+        so the shape does not depend on the leaves)."""
         ops = params["ops"]
         return build_tree(
             chooser,
@@ -120,8 +134,8 @@ class _ImplicationTask(DyvalTask):
             width=params["width"],
             ops=ops,
             weights=[self.weights[op] for op in ops],
-            leaf=lambda c: c.randint(0, 1) == 1,
-            evaluate=deduce,
+            leaf=(lambda _c: NA) if shape_only else (lambda c: c.randint(0, 1) == 1),
+            evaluate=(lambda _op, _args: NA) if shape_only else deduce,
             names=names,
         )
 
@@ -138,10 +152,17 @@ class DeductiveLogicTask(_ImplicationTask):
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
         want = self.wanted(index)
-        for _ in range(1000):
+        for attempt in range(1000):
             names = node_names()
-            dag = self.tree(chooser, params, names, params["depth"])
-            if not params["balanced"] or text(dag.root.value) == want:
+            dag = self.tree(chooser, params, names, params["depth"], shape_only=params["balanced"])
+            # Balanced: the shape as the reference draws it, the leaves drawn for the wanted
+            # answer (and, past one operation, for counts of True leaves that say nothing).
+            # A shape that cannot conclude True (NOT over a rule, which is never False) is
+            # drawn again, so neither the shape nor the asked rule tells the answer.
+            if not params["balanced"] or LEAVES.balance(
+                dag, chooser, lambda v: text(v) == want,
+                match=params["depth"] >= 3 and attempt < MATCH_SHAPES,
+            ):  # fmt: skip
                 break
         else:
             raise unreachable(want, params, 1000)

@@ -5,9 +5,11 @@ Shared by the DyVal tasks; the operation semantics (values, validity) come from 
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import string
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +17,9 @@ from ...errors import InvalidArgument
 from ...rng import Chooser, weighted_choice
 
 __all__ = [
+    "MATCH_SHAPES",
     "UNARY",
+    "LeafBalancer",
     "Node",
     "TreeDag",
     "add_extra_links",
@@ -189,3 +193,265 @@ def order_lines(lines: Sequence[str], order: str, chooser: Chooser) -> list[str]
     elif order == "random":
         chooser.shuffle(out)
     return out
+
+
+# -- drawing the leaves for a wanted answer ------------------------------------------------------
+# How many leaf assignments of a subtree give it a value, by a statistic of its leaves (a
+# tuple of counts; the empty tuple when nothing is matched).
+Counts = dict[tuple[int, ...], int]
+
+MATCH_LEAVES = 16  # larger trees are balanced on the answer alone (the tables grow as n²)
+MATCH_SHAPES = 100  # shapes tried for a matched draw before settling for the answer alone
+
+
+class LeafBalancer:
+    """Draws a tree's leaves (True/False) for a wanted root value, keeping its operations.
+
+    ``evaluate`` gives an operation's value; ``inverts(op, leaf)`` says whether a True child
+    (a leaf when ``leaf``) pushes an ``op`` node away from True (NOT over its child in
+    boolean logic; in deduction NOT over a leaf, since NOT over a rule is never True).
+
+    The shape is drawn as the reference draws it and the answer apart from it, so nothing
+    about the shape (the root's operation, how many NOTs, the prompt's length) tells the
+    answer; balancing by whole-tree rejection instead keeps the shapes that tend to give the
+    wanted class (an AND root for False), and a rule reading the root's operation learns them.
+
+    With ``match``, two counts of the leaves are drawn apart from the answer as well: how
+    many leaves are True, and how many push the root towards True (True under an even number
+    of inverting edges, False under an odd one). A shape whose answer those counts decide
+    (one operation over leaves: OR is 'any', AND 'all') is refused like a constant one. So
+    counting True leaves, or the leaves that hold, answers no better than chance: the answer
+    depends on WHICH leaves hold. Given the answer and the counts, every assignment of the
+    leaves is equally likely: a tree is counted exactly by dynamic programming (the tables
+    depend on the shape only and are kept per shape), then drawn top-down. A DAG (extra
+    links share nodes) is redrawn at random on the answer alone, at most ``_REDRAWS`` times.
+    """
+
+    def __init__(self, evaluate: Evaluate, inverts: Callable[[str, bool], bool]) -> None:
+        self.evaluate = evaluate
+        self.inverts = inverts
+        self._lock = threading.Lock()
+        self._clear()
+
+    def _clear(self) -> None:
+        self._ids: dict[tuple[str, tuple[int, ...]], int] = {}
+        self._shapes: dict[int, tuple[str, tuple[int, ...]]] = {}
+        # (shape, polarity, match) -> value -> [(the children's values, their counts)]
+        self._options: dict[Spot, dict[Any, list[tuple[tuple[Any, ...], Counts]]]] = {}
+        self._tables: dict[Spot, dict[Any, Counts]] = {}
+        self._kids: dict[Spot, list[Spot]] = {}
+        self._values: dict[tuple[int, bool], list[Any]] = {}  # a root's values, in order
+        # (shape, polarity, match, value, counts) -> the children's (value, counts), drawn
+        self._draws: dict[tuple[Spot, Any, Key], _Draw] = {}
+        # (shape, match, the wanted values) -> the counts to draw, then a value per counts
+        self._roots: dict[tuple[int, bool, tuple[Any, ...]], tuple[_Draw, dict[Key, _Draw]]] = {}
+
+    def balance(
+        self, dag: TreeDag, chooser: Chooser, want: Callable[[Any], bool], *, match: bool
+    ) -> bool:
+        """Redraw ``dag``'s leaves for a root value satisfying ``want``; False (nothing
+        changed) when the shape cannot give both a wanted and an unwanted answer (with
+        ``match``: both at the same counts), so the caller draws another shape."""
+        if not _is_tree(dag):
+            return _redraw(dag, chooser, want, self.evaluate)
+        match = match and [n.op for n in dag.nodes].count(None) <= MATCH_LEAVES
+        with self._lock:
+            if len(self._ids) > _MAX_SHAPES:  # pure caches: dropping them changes nothing
+                self._clear()
+            shapes: dict[int, int] = {}
+            ids, known = self._ids, self._shapes
+            for node in dag.nodes:  # children first; a leaf's shape is 0
+                if node.op is None:
+                    shapes[id(node)] = 0
+                    continue
+                shape = (node.op, tuple([shapes[id(c)] for c in node.children]))
+                got = ids.get(shape)
+                if got is None:
+                    got = ids[shape] = len(ids) + 1
+                    known[got] = shape
+                shapes[id(node)] = got
+            root = shapes[id(dag.root)]
+            values_here = self._values.get((root, match))
+            if values_here is None:
+                table = self._table(root, True, match)
+                values_here = self._values[(root, match)] = sorted(table, key=repr)
+            wanted = tuple(v for v in values_here if want(v))
+            plan = self._roots.get((root, match, wanted))
+            if plan is None:
+                table = self._table(root, True, match)
+                plan = self._roots[(root, match, wanted)] = self._plan(table, wanted)
+            keys, values = plan
+            if not keys.options:
+                return False
+            key = keys.draw(chooser)
+            self._place(dag.root, (root, True, match), values[key].draw(chooser), key, chooser)
+        return True
+
+    @staticmethod
+    def _plan(
+        table: Mapping[Any, Counts], wanted: tuple[Any, ...]
+    ) -> tuple[_Draw, dict[Key, _Draw]]:
+        """The counts both answers share, weighted by all their assignments (as uniform
+        leaves give them), so they are drawn the same way whichever answer is wanted; and
+        per counts, the wanted values weighted by their assignments."""
+        mine: Counts = {}
+        others: Counts = {}
+        for value in sorted(table, key=repr):
+            side = mine if value in wanted else others
+            for key, k in table[value].items():
+                side[key] = side.get(key, 0) + k
+        shared = sorted(key for key in mine if key in others)
+        values = {
+            key: _Draw([(v, table[v][key]) for v in wanted if key in table[v]]) for key in shared
+        }
+        return _Draw([(key, mine[key] + others[key]) for key in shared]), values
+
+    def _spots(self, spot: Spot) -> list[Spot]:
+        """The children's (shape, polarity, match)."""
+        got = self._kids.get(spot)
+        if got is None:
+            shape, up, match = spot
+            op, kids = self._shapes[shape]
+            got = self._kids[spot] = [(k, up is not self.inverts(op, k == 0), match) for k in kids]
+        return got
+
+    def _table(self, shape: int, up: bool, match: bool) -> dict[Any, Counts]:
+        """value -> counts -> assignments of a subtree of this shape, at this polarity."""
+        spot = (shape, up, match)
+        table = self._tables.get(spot)
+        if table is not None:
+            return table
+        if shape == 0:
+            table = {
+                True: {(1, int(up)) if match else (): 1},
+                False: {(0, int(not up)) if match else (): 1},
+            }
+            self._tables[spot] = table
+            return table
+        op = self._shapes[shape][0]
+        tables = [self._table(*kid) for kid in self._spots(spot)]
+        options: dict[Any, list[tuple[tuple[Any, ...], Counts]]] = {}
+        for combo in itertools.product(*[sorted(t, key=repr) for t in tables]):
+            value = self.evaluate(op, list(combo))
+            if value is None:
+                continue
+            counts = tables[0][combo[0]]
+            for t, v in zip(tables[1:], combo[1:], strict=True):
+                counts = _convolve(counts, t[v])
+            options.setdefault(value, []).append((combo, counts))
+        table = {}
+        for value, found in options.items():
+            total: Counts = {}
+            for _, counts in found:
+                for k, n in counts.items():
+                    total[k] = total.get(k, 0) + n
+            table[value] = total
+        self._options[spot] = options
+        self._tables[spot] = table
+        return table
+
+    def _place(self, node: Node, spot: Spot, value: Any, key: Key, chooser: Chooser) -> None:
+        """Give ``node`` the value ``value`` and its leaves the counts ``key``, every such
+        assignment of its subtree equally likely (pre-order, one draw per operation)."""
+        node.value = value
+        if node.op is None:  # a tree of one leaf
+            return
+        draws = self._draws
+        stack = [(node, spot, value, key)]
+        while stack:
+            node, spot, value, key = stack.pop()
+            draw = draws.get((spot, value, key))
+            if draw is None:
+                draw = draws[(spot, value, key)] = self._joint(spot, value, key)
+            todo = []
+            for child, kid, (v, k) in zip(node.children, self._spots(spot), draw.draw(chooser),
+                                          strict=True):  # fmt: skip
+                child.value = v
+                if child.op is not None:
+                    todo.append((child, kid, v, k))
+            stack.extend(reversed(todo))  # the first child's subtree is drawn first
+
+    def _joint(self, spot: Spot, value: Any, key: Key) -> _Draw:
+        """Every way to give the children values and counts that make ``value`` and
+        ``key`` here, weighted by the assignments of their leaves."""
+        kids = self._spots(spot)
+        out: list[tuple[tuple[tuple[Any, Key], ...], int]] = []
+        for combo, counts in self._options[spot][value]:
+            if key not in counts:
+                continue
+            parts = [self._tables[kid][v] for kid, v in zip(kids, combo, strict=True)]
+            for split in itertools.product(*[sorted(p.items()) for p in parts]):
+                total = tuple(sum(k[i] for k, _ in split) for i in range(len(key)))
+                if total == key:
+                    weight = 1
+                    for _, n in split:
+                        weight *= n
+                    out.append((tuple((v, k) for v, (k, _) in zip(combo, split, strict=True)),
+                                weight))  # fmt: skip
+        return _Draw(out)
+
+
+Spot = tuple[int, bool, bool]  # a subtree's shape, its polarity, whether counts are matched
+Key = tuple[int, ...]
+
+
+class _Draw:
+    """Options with exact integer weights (they outgrow a float's precision), drawn by one
+    integer and a bisection."""
+
+    def __init__(self, options: Sequence[tuple[Any, int]]) -> None:
+        self.options = [o for o, _ in options]
+        self.edges = list(itertools.accumulate(k for _, k in options))
+
+    def draw(self, chooser: Chooser) -> Any:
+        if len(self.options) == 1:  # forced: no randomness spent
+            return self.options[0]
+        return self.options[bisect.bisect_right(self.edges, chooser.randint(0, self.edges[-1] - 1))]
+
+
+_MAX_SHAPES = 50_000
+
+
+def _is_tree(dag: TreeDag) -> bool:
+    """No node is the child of two parents (extra links make a DAG)."""
+    ids = [id(c) for n in dag.nodes for c in n.children]
+    return len(ids) == len(set(ids))
+
+
+def _convolve(a: Counts, b: Counts) -> Counts:
+    out: Counts = {}
+    for ka, x in a.items():
+        for kb, y in b.items():
+            key = tuple(i + j for i, j in zip(ka, kb, strict=True))
+            out[key] = out.get(key, 0) + x * y
+    return out
+
+
+_REDRAWS = 200
+
+
+def _redraw(
+    dag: TreeDag, chooser: Chooser, want: Callable[[Any], bool], evaluate: Evaluate
+) -> bool:
+    """A DAG: redraw the leaves at random until the wanted answer comes, having seen the
+    other answer too (the original leaves count); False, leaves restored, if not."""
+    leaves = [n for n in dag.nodes if n.op is None]
+    saved = [n.value for n in dag.nodes]
+    found: list[Any] | None = None
+    seen_other = not want(dag.root.value)
+    for _ in range(_REDRAWS):
+        for leaf in leaves:
+            leaf.value = chooser.randint(0, 1) == 1
+        if not _recompute(dag.nodes, 0, evaluate):
+            continue
+        if want(dag.root.value):
+            found = found or [n.value for n in dag.nodes]
+        else:
+            seen_other = True
+        if found is not None and seen_other:
+            for n, v in zip(dag.nodes, found, strict=True):
+                n.value = v
+            return True
+    for n, v in zip(dag.nodes, saved, strict=True):
+        n.value = v
+    return False
