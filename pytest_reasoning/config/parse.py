@@ -1,23 +1,17 @@
-"""Suite files: schema, loading and precise one-line errors (file, key path, expectation).
-
-A suite is a YAML mapping with a top-level ``tasks:`` list; see ``docs/suites.md``. Any other
-YAML file is not a suite and is left alone.
-"""
+"""Validating a suite's YAML into specs: every problem found at once, each one line (file,
+key path, expectation)."""
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import re
-import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .core import Item, repeat_id
-from .datasets import Dataset, read_dataset
-from .errors import (
+from ..core import Item
+from ..datasets import Dataset, read_dataset
+from ..errors import (
     InvalidArgument,
     InvalidDataset,
     InvalidSuite,
@@ -26,408 +20,24 @@ from .errors import (
     clip,
     did_you_mean,
 )
-from .gates import METRICS, GateRule, GateSpec
-from .registry import get_task
-from .tasks.base import Task, item_id
-
-__all__ = [
-    "MAX_SAMPLES",
-    "MAX_SUITE_BYTES",
-    "Address",
-    "EntrySpec",
-    "LevelSpec",
-    "SuiteSpec",
-    "addresses",
-    "is_suite_file",
-    "load_suite",
-    "parse_param",
-    "parse_suite",
-]
-
-MAX_SAMPLES = 100_000
-MAX_REPEATS = 1_000
-# What a suite file may be and expand to, checked on the YAML events before anything is built
-# (real suites are a few KB, nested six deep): an alias bomb, a 100,000-deep nesting (which
-# crashes PyYAML's C composer) or a 5,000-digit integer is one line, not a hang or a crash.
-MAX_SUITE_BYTES = 1_000_000
-MAX_DEPTH = 32  # nested collections
-MAX_VALUES = 100_000  # values, every alias counted as the values it repeats
-MAX_CHARS = 10_000_000  # characters of text values, aliases counted the same way
-MAX_INT_DIGITS = 100
-MAX_MESSAGE = 500  # an error line; the values it quotes are clipped to fit
-# What a suite that says nothing gets (the gate keys' defaults are GateRule's own).
-DEFAULTS: dict[str, Any] = {
-    "samples": 10,
-    "seeds": (1,),
-    "style": "direct",
-    "params": {},
-    "repeats": 1,
-}
-_RULE = GateRule()
-# Settings that cascade suite → entry → level; each layer adds its own structural keys.
-LEVEL_KEYS = {
-    "samples",
-    "repeats",
-    "seed",
-    "seeds",
-    "style",
-    "params",
-    "min_accuracy",
-    "confidence",
-    "max_drop",
-    "alpha",
-    "metric",
-}
-
-# Every key a suite may use: (where, type, meaning). docs/suites.md's table is generated from
-# this (docs/gen_examples.py), and a test checks it covers exactly the keys the parser accepts.
-KEY_DOCS: dict[str, tuple[str, str, str]] = {
-    "name": ("suite", "string", "a label (default: the file name)"),
-    "description": ("suite", "string", "a label"),
-    "tasks": ("suite", "non-empty list", "task entries"),
-    "task": ("entry", "task id", "see `pytest-reasoning tasks`"),
-    "id": (
-        "entry",
-        "`[A-Za-z0-9_.-]+`",
-        "item-id prefix, unique in the file (default: the task id)",
-    ),
-    "levels": ("entry", "list, or mapping level → overrides", "the task's levels"),
-    "dataset": (
-        "entry",
-        "path of a JSONL file (relative to the suite)",
-        "run these items instead of generating (narrated, exported or your own; see "
-        "[Frozen datasets](#frozen-datasets)); not with `seed`, `seeds`, `style`, `params`",
-    ),
-    "samples": (
-        "any",
-        f"integer 0..{MAX_SAMPLES}",
-        f"samples per level and seed (default {DEFAULTS['samples']})",
-    ),
-    "repeats": (
-        "any",
-        f"integer 1..{MAX_REPEATS}",
-        "samples of each item (default 1): the model answers every item this many times "
-        "(for models that run only at temperature 1); accuracy gets an interval clustered "
-        "by item, and pass@k and majority vote are reported",
-    ),
-    "seed": (
-        "any",
-        "integer",
-        f"the generation seed (default {DEFAULTS['seeds'][0]}; not with `seeds`)",
-    ),
-    "seeds": ("any", "non-empty list of integers", "several generation seeds"),
-    "style": ("any", "string", f"prompt style offered by the task (default `{DEFAULTS['style']}`)"),
-    "params": ("any", "mapping", "task knobs, merged down the layers (see the task's page)"),
-    "min_accuracy": ("any", "number in [0, 1] or null", "gate threshold"),
-    "confidence": (
-        "any",
-        "number in (0, 1) or null",
-        "gate on the Wilson lower bound at this confidence",
-    ),
-    "max_drop": (
-        "any",
-        f"number in [0, 1], default {_RULE.max_drop:g}",
-        "regression gate against a baseline: the accuracy drop tolerated",
-    ),
-    "alpha": (
-        "any",
-        f"number in (0, 1), default {_RULE.alpha:g}",
-        "that gate's significance (Holm-corrected across levels)",
-    ),
-    "metric": (
-        "any",
-        "`accuracy` (default), `puzzle` (the same), `cell`",
-        "what `min_accuracy` thresholds: the share of correct samples, or the mean partial "
-        "credit (`cell`: zebra's cell accuracy; tasks with partial credit only)",
-    ),
-}
-ENTRY_KEYS = LEVEL_KEYS | {"task", "id", "levels", "dataset"}
-# What a dataset's items fix for themselves (a suite-wide default of these is for generated
-# entries; on a dataset entry or its levels it is an error).
-DATASET_FIXED = ("seed", "seeds", "style", "params")
-SUITE_KEYS = LEVEL_KEYS | {"name", "description", "tasks"}
-_SUITE_MARK = re.compile(r"^tasks\s*:", re.M)
-_ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
-
-
-@dataclass(frozen=True)
-class LevelSpec:
-    level: str
-    samples: int
-    seeds: tuple[int, ...]
-    style: str
-    params: dict[str, Any]
-    rule: GateRule = field(default_factory=GateRule)
-    repeats: int = 1
-
-
-@dataclass(frozen=True)
-class EntrySpec:
-    id: str
-    task: str
-    levels: tuple[LevelSpec, ...]
-    # A frozen dataset's items (``dataset:``), ids already in the entry's form; None: generate.
-    dataset: Dataset | None = None
-
-
-@dataclass(frozen=True)
-class SuiteSpec:
-    path: str
-    name: str
-    entries: tuple[EntrySpec, ...] = field(default_factory=tuple)
-
-
-@dataclass(frozen=True)
-class Address:
-    """One sample of a suite: (entry, level, seed, index). Collection and the
-    ``reasoning_results`` fixture both walk a suite through :func:`addresses`."""
-
-    suite: str  # the suite file as named in messages and gate ids
-    entry: EntrySpec
-    level: LevelSpec
-    seed: int
-    index: int
-    repeat: int = 0  # which sample of the item, with ``repeats`` > 1
-
-    @property
-    def sample(self) -> str:
-        """``D2-s1-007`` (``D2-s1-007-r3`` with repeats): the level, seed, index (and repeat)
-        part of every id (a dataset item's: what its id holds in brackets)."""
-        if self.entry.dataset is not None:
-            own = self._stored.id
-            base = own[own.index("[") + 1 : -1]
-        else:
-            base = f"{self.level.level}-s{self.seed}-{self.index:03d}"
-        return base + (f"-r{self.repeat}" if self.level.repeats > 1 else "")
-
-    @property
-    def sample_id(self) -> str:
-        """The item id results rows carry: ``dyval.arithmetic[D2-s1-007]``, with the repeat
-        index when the level asks each item more than once: ``dyval.arithmetic[D2-s1-007-r3]``.
-        A dataset item keeps its own id."""
-        if self.entry.dataset is not None:
-            base = self._stored.id
-        else:
-            base = item_id(self.entry.id, self.level.level, self.seed, self.index)
-        return repeat_id(base, self.repeat, self.level.repeats)
-
-    @property
-    def gate(self) -> GateSpec:
-        return GateSpec(self.suite, self.entry.id, self.level.level, self.level.rule)
-
-    @property
-    def _stored(self) -> Item:
-        assert self.entry.dataset is not None
-        return self.entry.dataset.by_level[self.level.level][self.index]
-
-    def make_item(self) -> Item:
-        lv = self.level
-        if self.entry.dataset is not None:
-            item = self._stored
-            return item if lv.repeats <= 1 else replace(item, id=self.sample_id)
-        return get_task(self.entry.task).make_item(
-            lv.level, self.seed, self.index, lv.params, lv.style, id=self.sample_id
-        )
-
-    @property
-    def repeated_problem(self) -> bool:
-        """Whether this generated item repeats an earlier one's problem (an exhausted level);
-        a dataset's items are what they are."""
-        if self.entry.dataset is not None:
-            return False
-        lv = self.level
-        return get_task(self.entry.task).is_repeat(lv.level, self.seed, self.index, lv.params)
-
-
-def addresses(suite: SuiteSpec) -> Iterator[Address]:
-    """Every sample of a suite, in file order: entry, level, seed, index, repeat."""
-    for entry in suite.entries:
-        for lv in entry.levels:
-            if entry.dataset is not None:  # the file's items, in file order, up to ``samples``
-                stored = entry.dataset.by_level[lv.level][: lv.samples]
-                for index, item in enumerate(stored):
-                    for repeat in range(lv.repeats):
-                        yield Address(suite.path, entry, lv, item.seed, index, repeat)
-                continue
-            for seed in lv.seeds:
-                for index in range(lv.samples):
-                    for repeat in range(lv.repeats):
-                        yield Address(suite.path, entry, lv, seed, index, repeat)
-
-
-def parse_param(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` with a YAML value (``depth=4``, ``ops=[and, or]``); a value YAML cannot
-    read stays a string. The one parser of the CLI's ``--param`` and the plugin's
-    ``--llm-param``; raises InvalidArgument with one line."""
-    import yaml
-
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise InvalidArgument(f"expected key=value, got {clip(repr(text))}")
-    if not raw.strip():
-        return key.strip(), ""
-    try:
-        problem = _check_shape(raw)
-        if problem is not None:
-            raise InvalidArgument(f"{key.strip()}: {problem[1]}")
-        value = yaml.load(raw, Loader=_loader())
-    except yaml.YAMLError:
-        value = raw
-    except _DuplicateKey as exc:
-        raise InvalidArgument(f"{key.strip()}: {exc}") from None
-    return key.strip(), value
-
-
-def is_suite_file(path: Path) -> bool:
-    """Cheap sniff: a ``.yaml``/``.yml`` file with a top-level ``tasks:`` key (a UTF-8 byte
-    order mark before it allowed; only the first MAX_SUITE_BYTES are read)."""
-    if path.suffix not in (".yaml", ".yml"):
-        return False
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(MAX_SUITE_BYTES + 1)
-    except OSError:
-        return False
-    return bool(_SUITE_MARK.search(head.decode("utf-8-sig", errors="replace")))
-
-
-@functools.cache
-def _loader() -> type:
-    import yaml
-
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class StrictLoader(base):  # type: ignore[misc,valid-type]
-        """Safe loader that refuses duplicate keys (PyYAML would keep the last silently) and
-        turns a value no constructor can build (``2024-13-45``) into a marked YAML error."""
-
-        def construct_object(self, node: Any, deep: bool = False) -> Any:
-            try:
-                return super().construct_object(node, deep=deep)
-            except (ValueError, ArithmeticError, TypeError, LookupError, AttributeError) as exc:
-                raise yaml.constructor.ConstructorError(
-                    None,
-                    None,
-                    f"cannot read {clip(repr(node.value), 60) if node.id == 'scalar' else 'it'}"
-                    f" as {node.tag.rsplit(':', 1)[-1]} ({clip(str(exc), 100)})",
-                    node.start_mark,
-                ) from None
-
-    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, Any]:
-        loader.flatten_mapping(node)
-        out: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=deep)
-            if key in out:
-                line = key_node.start_mark.line + 1
-                raise _DuplicateKey(f"duplicate key {clip(repr(key), 60)} at line {line}")
-            out[key] = loader.construct_object(value_node, deep=deep)
-        return out
-
-    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-    return StrictLoader
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-_DIGITS = re.compile(r"[-+]?[0-9][0-9_]*")
-
-
-class _Open:
-    """A collection the event scan is inside: where it started and the child it is at."""
-
-    __slots__ = ("anchor", "chars", "count", "key", "mapping", "values")
-
-    def __init__(self, mapping: bool, anchor: str | None, values: int, chars: int) -> None:
-        self.mapping = mapping
-        self.anchor = anchor
-        self.values = values  # the running totals when it opened
-        self.chars = chars
-        self.count = 0  # child nodes seen (a mapping's keys and values alternate)
-        self.key = ""  # a mapping's current key
-
-
-def _key_path(frames: list[_Open]) -> str:
-    """``tasks[0].params``: where the scan is, as parse_suite names keys."""
-    out = ""
-    for f in frames:
-        if f.mapping:
-            if f.count % 2:  # at a key: the mapping itself is the place
-                break
-            out += ("." if out else "") + clip(f.key, 40)
-        else:
-            out += f"[{f.count - 1}]"
-    return out
-
-
-def _check_shape(text: str) -> tuple[str, str] | None:
-    problem = _first_problem(text)
-    if problem is None:
-        return None
-    path, what, mark = problem
-    return clip(path, 100), f"{what} (line {mark.line + 1})"
-
-
-def _first_problem(text: str) -> tuple[str, str, Any] | None:
-    """The first thing about a YAML text that a suite must not be: ``(key path, problem,
-    mark)``, found in one pass over the parser's events (libyaml's parser is iterative, so any
-    nesting is safe here; its composer is not), counting what the document expands to, an
-    alias counted as every value it repeats. Nothing is built, and it stops at the first
-    problem, so a bomb costs microseconds. A syntax error raises YAMLError (the loader's)."""
-    import yaml
-
-    frames: list[_Open] = []
-    sizes: dict[str, tuple[int, int]] = {}  # anchor → (values, chars) it stands for
-    scalar_anchors: set[str] = set()
-    values = chars = 0
-    for ev in yaml.parse(text, Loader=_loader()):
-        if isinstance(ev, yaml.CollectionEndEvent):
-            done = frames.pop()
-            if done.anchor:
-                sizes[done.anchor] = (values - done.values, chars - done.chars)
-            continue
-        if not isinstance(ev, yaml.NodeEvent):
-            continue
-        top = frames[-1] if frames else None
-        if top is not None:
-            top.count += 1
-        if top is not None and top.mapping and top.count % 2:  # a key
-            if isinstance(ev, yaml.ScalarEvent):
-                top.key = ev.value
-            elif not (isinstance(ev, yaml.AliasEvent) and ev.anchor in scalar_anchors):
-                return _key_path(frames), "a mapping key must be a plain value", ev.start_mark
-        if isinstance(ev, yaml.AliasEvent):
-            if ev.anchor not in sizes:  # still open: a value containing itself
-                if any(f.anchor == ev.anchor for f in frames):
-                    what = f"alias *{clip(str(ev.anchor), 40)} is inside its own anchor"
-                    return _key_path(frames), what, ev.start_mark
-                continue  # undefined: the loader says so
-            n, c = sizes[ev.anchor]
-        elif isinstance(ev, yaml.ScalarEvent):
-            n, c = 1, len(ev.value)
-            quoted = ev.style in ("'", '"') and ev.tag is None
-            if c > MAX_INT_DIGITS and not quoted and _DIGITS.fullmatch(ev.value):
-                what = f"an integer of {c:,} digits; expected at most {MAX_INT_DIGITS}"
-                return _key_path(frames), what, ev.start_mark
-            if ev.anchor:
-                sizes[ev.anchor] = (n, c)
-                scalar_anchors.add(ev.anchor)
-        else:  # a sequence or mapping opens
-            if len(frames) >= MAX_DEPTH:
-                return _key_path(frames), f"nested deeper than {MAX_DEPTH} levels", ev.start_mark
-            frames.append(_Open(isinstance(ev, yaml.MappingStartEvent), ev.anchor, values, chars))
-            n, c = 1, 0
-        values += n
-        chars += c
-        if values > MAX_VALUES or chars > MAX_CHARS:
-            what = (
-                f"expands to more than {MAX_VALUES:,} values or {MAX_CHARS:,} characters "
-                "(YAML aliases repeat what their anchor holds)"
-            )
-            return _key_path(frames), what, ev.start_mark
-    return None
+from ..gates import METRICS, GateRule
+from ..registry import get_task
+from ..tasks.base import Task
+from .schema import (
+    _ID,
+    _RULE,
+    DATASET_FIXED,
+    DEFAULTS,
+    ENTRY_KEYS,
+    LEVEL_KEYS,
+    MAX_REPEATS,
+    MAX_SAMPLES,
+    SUITE_KEYS,
+    EntrySpec,
+    LevelSpec,
+    SuiteSpec,
+)
+from .yamlfile import MAX_MESSAGE, _load_yaml
 
 
 def load_suite(
@@ -457,41 +67,6 @@ def load_suite(
                 for p in exc.problems
             ]
         ) from None
-
-
-def _load_yaml(p: Path, shown: str) -> Any:
-    """The suite file's YAML, bounded (size, nesting, expansion, integers) before it is built;
-    InvalidSuite with one line naming the file (and the key, where there is one)."""
-    import yaml
-
-    try:
-        st = p.stat()
-        if not stat.S_ISREG(st.st_mode):  # /dev/zero would never end, a FIFO never start
-            raise InvalidSuite(shown, "", "not a regular file")
-        size = st.st_size
-        if size > MAX_SUITE_BYTES:
-            raise InvalidSuite(
-                shown, "", f"{size:,} bytes; a suite file is at most {MAX_SUITE_BYTES:,}"
-            )
-        text = p.read_text(encoding="utf-8-sig")  # a byte order mark is not part of the YAML
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidSuite(shown, "", f"cannot read file ({exc.__class__.__name__})") from None
-    try:
-        problem = _check_shape(text)
-        if problem is not None:
-            raise InvalidSuite(shown, *problem)
-        return yaml.load(text, Loader=_loader())
-    except _DuplicateKey as exc:
-        raise InvalidSuite(shown, "", str(exc)) from None
-    except yaml.constructor.ConstructorError as exc:
-        mark = exc.problem_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InvalidSuite(shown, "", f"YAML value error{where}: {exc.problem or ''}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        said = str(getattr(exc, "problem", None) or str(exc).splitlines()[0])
-        raise InvalidSuite(shown, "", f"YAML syntax error{where}: {clip(said)}") from None
 
 
 def _type_name(v: Any) -> str:
