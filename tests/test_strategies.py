@@ -28,7 +28,12 @@ from pytest_reasoning.strategies import (
 )
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
-SHRINK = settings(database=None, max_examples=500, suppress_health_check=list(HealthCheck))
+# Derandomized: a shrink is a search, and which minimum it reaches may depend on where it
+# started; the tests pin the minimum the strategies reach, not the luck of one start.
+SHRINK = settings(
+    database=None, max_examples=500, derandomize=True, deadline=None,
+    suppress_health_check=list(HealthCheck),
+)  # fmt: skip
 
 
 def depth_of(item: Item) -> int:
