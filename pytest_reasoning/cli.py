@@ -1,5 +1,5 @@
 """``pytest-reasoning``: the command line (``export`` …). Usage errors exit with status 2 and
-one line; nothing here imports pytest."""
+one line (``gate`` exits like a pytest run: 4); nothing here imports pytest."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from .config import parse_param
 from .core import Item
 from .errors import InvalidArgument, ReasoningError, clip
-from .gates import read_results
 from .models.kinds import model_kind
 from .registry import get_task, task_ids
 
@@ -24,6 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["export_items", "main"]
 
 EXIT_USAGE = 2
+GATE_USAGE = 4  # ``gate`` answers like the pytest run it stands in for
+GATE_INTERRUPTED = 2
 T = TypeVar("T")
 
 
@@ -96,17 +97,19 @@ def export_items(
 
 
 class _Parser(argparse.ArgumentParser):
+    usage_status = EXIT_USAGE
+
     def error(self, message: str) -> Any:  # one line, usage exit code
-        raise SystemExit(_error(message))
+        raise SystemExit(_error(message, self.usage_status))
 
 
-def _error(message: str) -> int:
-    """Write the one error line (a quoted value clipped, never a second line); EXIT_USAGE."""
+def _error(message: str, status: int = EXIT_USAGE) -> int:
+    """Write the one error line (a quoted value clipped, never a second line); ``status``."""
     text = clip(" ".join(message.split()), 1000)
     with contextlib.suppress(OSError):  # stderr itself may be the full disk
         sys.stderr.write(f"pytest-reasoning: error: {text}\n")
         sys.stderr.flush()
-    return EXIT_USAGE
+    return status
 
 
 def _detach_stdout() -> None:
@@ -209,6 +212,51 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("results", nargs="+", help="results files (JSONL)")
     rp.add_argument("--out", required=True, help="folder for index.html, summary.json, PNGs")
     rp.add_argument("--baseline", help="a model in the files to compare the others against")
+    gt = sub.add_parser(
+        "gate",
+        help="decide every gate and comparison from merged results files (the shards of a CI "
+        "matrix): the same summary, JUnit XML and exit status as a pytest run",
+    )
+    gt.usage_status = GATE_USAGE
+    gt.add_argument(
+        "suites", nargs="+", metavar="SUITE", help="suite files or folders, as the shards ran"
+    )
+    gt.add_argument(
+        "--results",
+        nargs="+",
+        action="extend",
+        required=True,
+        metavar="FILE",
+        help="the shards' --reasoning-results files, or folders of *.jsonl files",
+    )
+    gt.add_argument("--llm-baseline", metavar="MODEL", help="a model of the files: compare to it")
+    gt.add_argument(
+        "--reasoning-baseline-results", metavar="FILE", help="compare to a stored results file"
+    )
+    gt.add_argument(
+        "--reasoning-baseline-model", metavar="NAME", help="its baseline, if it holds several"
+    )
+    gt.add_argument("--reasoning-samples", type=int, metavar="N", help="as the shards ran")
+    gt.add_argument("--reasoning-seed", metavar="S", help="as the shards ran (S, auto, auto:TEXT)")
+    gt.add_argument("--reasoning-repeats", type=int, metavar="N", help="as the shards ran")
+    gt.add_argument(
+        "--reasoning-max-errors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="failed calls tolerated over all the files (default 0)",
+    )
+    gt.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="levels with missing rows are not decided, without failing the merge (default: "
+        "they fail it as infrastructure, exit status 6)",
+    )
+    gt.add_argument("--junitxml", metavar="PATH", help="write JUnit XML: one testcase per verdict")
+    gt.add_argument("--report", metavar="DIR", help="write the HTML report to DIR")
+    gt.add_argument(
+        "-q", "--quiet", action="store_true", help="list only the verdicts that did not pass"
+    )
     au = sub.add_parser(
         "audit", help="score shortcut baselines against chance: can items be answered blind?"
     )
@@ -317,44 +365,134 @@ def report_command(args: argparse.Namespace) -> int:
     return 0
 
 
-# The fields every consumer of a results file relies on (older files lack score and extra).
-_NEEDED = ("item_id", "model", "task", "level", "correct", "error")
-
-
 def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for path in paths:
+    from .merge import disambiguate, read_all
+
+    return disambiguate(read_all(paths))
+
+
+def gate_command(args: argparse.Namespace) -> int:
+    """``pytest-reasoning gate``: the merge job of a CI matrix. Usage errors exit 4 and Ctrl-C
+    2, as a pytest run would."""
+    try:
+        return _gate(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("pytest-reasoning: gate: interrupted\n")
+        return GATE_INTERRUPTED
+    except ReasoningError as exc:
+        problems = getattr(exc, "problems", (exc,))  # a suite's mistakes: one line each
+        for problem in problems[:-1]:
+            _error(str(getattr(problem, "line", problem)), GATE_USAGE)
+        last = problems[-1]
+        return _error(str(getattr(last, "line", last)), GATE_USAGE)
+
+
+def _gate(args: argparse.Namespace) -> int:
+    import time
+
+    from .merge import junit_xml, merge
+    from .report import build_report, closing_lines, markdown_summary, summary_lines
+
+    start = time.perf_counter()
+    for option, value, low in (
+        ("--reasoning-samples", args.reasoning_samples, 0),
+        ("--reasoning-repeats", args.reasoning_repeats, 1),
+        ("--reasoning-max-errors", args.reasoning_max_errors, 0),
+    ):
+        if value is not None and value < low:
+            raise ReasoningError(f"{option}: must be >= {low}, got {value}")
+    seed = None
+    if args.reasoning_seed is not None:
+        from .config import resolve_seed
+
         try:
-            found = list(read_results(path))
-        except OSError as exc:
-            raise ReasoningError(f"{path}: cannot read: {exc.strerror}") from None
-        except (ValueError, KeyError) as exc:
-            raise ReasoningError(f"{path}: not a results file ({exc})") from None
-        if not found:
-            raise ReasoningError(f"{path}: no result rows (expected a --reasoning-results file)")
-        for row in found:
-            missing = [k for k in _NEEDED if k not in row]
-            if missing:
-                raise ReasoningError(
-                    f"{path}: row {row['item_id']!r} lacks {', '.join(missing)}: not a "
-                    "--reasoning-results file"
+            seed, _ = resolve_seed(args.reasoning_seed)
+        except InvalidArgument as exc:
+            raise ReasoningError(f"--reasoning-seed: {exc}") from None
+    if args.junitxml:  # before the work, not after
+        _check_writable("--junitxml", os.path.dirname(os.path.abspath(args.junitxml)))
+    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
+        raise ReasoningError(f"--report: {args.report} exists and is not a folder")
+    result = merge(
+        args.suites,
+        args.results,
+        baseline=args.llm_baseline,
+        baseline_results=args.reasoning_baseline_results,
+        baseline_model=args.reasoning_baseline_model,
+        samples=args.reasoning_samples,
+        seed=seed,
+        repeats=args.reasoning_repeats,
+        max_errors=args.reasoning_max_errors,
+        allow_partial=args.allow_partial,
+    )
+    run = result.summary
+    gated = len(run.levels)
+    print(
+        f"reasoning gate: {result.rows} rows from {result.files} results file(s); "
+        f"{len(run.rows)} belong to the suites given ({gated} model level(s))"
+    )
+    for note in result.notes:
+        print(f"reasoning: note: {note}")
+    shown = {"passed": "PASSED", "failed": "FAILED", "skipped": "NOT DECIDED"}
+    for v in result.verdicts:
+        if args.quiet and v.outcome == "passed":
+            continue
+        tail = "" if v.outcome == "passed" else f" - {v.message}"
+        print(f"{v.nodeid} {shown[v.outcome]}{tail}")
+    if run.levels:
+        print(" reasoning summary ".center(80, "-"))
+        for line in summary_lines(run):
+            print(f" {line.text} ".center(80, "-") if line.sep else line.text)
+        report_lines: list[str] = []
+        if args.report:
+            try:
+                report = build_report(
+                    run.rows,
+                    args.report,
+                    levels=run.levels,
+                    gates=run.gates,
+                    comparisons=run.comparisons,
+                    partial=run.partial,
                 )
-        rows.extend(found)
-    return _disambiguate(rows)
-
-
-def _disambiguate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of one model name that name different models precisely (two GGUFs both run as
-    ``local``, one alias on two endpoints) are labelled by their ``model_id``, so the report
-    keeps them apart instead of pooling them."""
-    ids: dict[str, set[str]] = {}
-    for row in rows:
-        if row.get("model_id"):
-            ids.setdefault(str(row["model"]), set()).add(str(row["model_id"]))
-    for row in rows:
-        if len(ids.get(str(row["model"]), ())) > 1:
-            row["model"] = row["model_id"] or row["model"]
-    return rows
+            except OSError as exc:
+                raise ReasoningError(
+                    f"--report: cannot write {exc.filename or args.report}: {exc.strerror}"
+                ) from None
+            report_lines.append(f"reasoning: report {os.path.join(report.out, 'index.html')}")
+            if report.note:
+                report_lines.append(f"reasoning: report: {report.note}")
+        for text in report_lines:
+            print(text)
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:  # GitHub Actions renders this file on the run's page
+            try:
+                with open(step_summary, "a", encoding="utf-8") as fh:
+                    fh.write(markdown_summary(run))
+            except OSError as exc:
+                print(f"reasoning: could not write GITHUB_STEP_SUMMARY: {exc}")
+        for line in closing_lines(run):
+            print(line.text)
+    seconds = time.perf_counter() - start
+    if args.junitxml:
+        try:
+            with open(args.junitxml, "w", encoding="utf-8") as fh:
+                fh.write(junit_xml(result.verdicts, seconds))
+        except OSError as exc:
+            raise ReasoningError(
+                f"--junitxml: cannot write {args.junitxml}: {exc.strerror}"
+            ) from None
+        print(f"reasoning: JUnit XML {args.junitxml}")
+    counts = [
+        f"{n} {word}"
+        for word, n in (
+            ("failed", sum(v.outcome == "failed" for v in result.verdicts)),
+            ("passed", sum(v.outcome == "passed" for v in result.verdicts)),
+            ("not decided", sum(v.outcome == "skipped" for v in result.verdicts)),
+        )
+        if n
+    ]
+    print(f"{', '.join(counts) or 'no verdicts'} in {seconds:.2f}s (exit status {result.status})")
+    return result.status
 
 
 def robustness_command(args: argparse.Namespace) -> int:
@@ -664,6 +802,8 @@ def _command(args: argparse.Namespace) -> int:
         return report_command(args)
     if args.command == "audit":
         return audit_command(args)
+    if args.command == "gate":
+        return gate_command(args)
     if args.command == "tasks":
         return tasks_command(args)
     return export_command(args)

@@ -279,7 +279,18 @@ BAD = [
     (["report", "{tmp}/half.jsonl", "--out", "{tmp}/o"], "row 'x' lacks task, level"),
     (["report", "{tmp}/ok.jsonl", "--out", "{tmp}/afile"], "--out: {tmp}/afile exists and is"),
     (["report", "{tmp}/ok.jsonl", "--out", "{tmp}/o", "--baseline", "m2"], "--baseline: 'm2'"),
-]
+    # ``gate`` stands in for a pytest run: its usage errors exit 4, as pytest's do.
+    (["gate", "{tmp}/s.yaml"], "required: --results"),
+    (["gate", "{tmp}/nope.yaml", "--results", "{tmp}/ok.jsonl"], "nope.yaml: no such suite"),
+    (["gate", "{tmp}/afile", "--results", "{tmp}/ok.jsonl"], "afile: not a suite file"),
+    (["gate", "{tmp}/s.yaml", "--results", "{tmp}/bad.jsonl"], "bad.jsonl: no result rows"),
+    (["gate", "{tmp}/s.yaml", "--results", "{tmp}/ok.jsonl", "--reasoning-seed", "x"],
+     "--reasoning-seed: expected an integer"),
+    (["gate", "{tmp}/s.yaml", "--results", "{tmp}/ok.jsonl", "--llm-baseline", "m2"],
+     "--llm-baseline: 'm2' has no rows"),
+    (["gate", "{tmp}/s.yaml", "--results", "{tmp}/ok.jsonl", "--junitxml", "{tmp}/afile/j.xml"],
+     "--junitxml: {tmp}/afile is not a folder"),
+]  # fmt: skip
 
 
 def test_every_command_is_in_the_bad_arguments_table() -> None:
@@ -299,12 +310,13 @@ def test_bad_arguments_of_every_command_exit_2_in_one_line(
     row = {"item_id": "i", "model": "m", "task": "dyval.arithmetic", "level": "D1",
            "correct": True, "error": None}  # fmt: skip
     (tmp_path / "ok.jsonl").write_text(json.dumps(row) + "\n")
+    (tmp_path / "s.yaml").write_text("tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n")
     try:  # argparse's own errors exit; ours return the status
         code: object = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
     except SystemExit as exc:
         code = exc.code
     err = capsys.readouterr().err
-    assert code == 2, err
+    assert code == (4 if argv[0] == "gate" else 2), err
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("pytest-reasoning"), err
     assert words.replace("{tmp}", str(tmp_path)) in lines[0], lines[0]
