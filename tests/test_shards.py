@@ -219,3 +219,37 @@ def test_deferred_gates_are_decided_by_gate(
     assert "shards.yaml::dyval.arithmetic[D2-gate] PASSED" in out
     assert "shards.yaml::dyval.arithmetic[D1-gate] NOT DECIDED" in out
     assert out.splitlines()[-1].startswith("1 passed, 4 not decided in ")
+
+
+# Like pytest-split: a filter of its own that runs after the others and cuts levels apart.
+SPLITTER = """
+import os
+
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("SPLIT_HALF"):
+        return
+    config.hook.pytest_deselected(items=items[1::2])
+    items[:] = items[::2]
+"""
+
+
+@pytest.mark.e2e
+def test_calls_only_for_the_selected_items(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard, then -k, then another plugin's filter: the model is asked exactly for the
+    samples left after all three (prefetch included), counted by the server."""
+    pytester.makefile(".yaml", shards=SUITE)
+    pytester.makeconftest(SPLITTER)
+    model = ("--llm", "openai/oracle", "--llm-api-base", fake_server.url)
+    select = ("--reasoning-shard=1/2", "-k", "not reachability", "--reasoning-defer-gates")
+    shard = collected(pytester, *model, "--reasoning-shard=1/2")
+    monkeypatch.setenv("SPLIT_HALF", "1")
+    samples = [i for i in collected(pytester, *model, *select) if isinstance(i, ReasoningItem)]
+    assert 0 < len(samples) < sum(isinstance(i, ReasoningItem) for i in shard) < 23
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *model, *select)
+    assert result.ret == pytest.ExitCode.OK
+    assert fake_server.stats()["requests"] == {"oracle": len(samples)}
