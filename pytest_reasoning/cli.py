@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .evaluate import Evaluator
     from .narrate import Narration
 
-__all__ = ["export_items", "main"]
+__all__ = ["export_items", "export_parallel", "main"]
 
 EXIT_USAGE = 2
 GATE_USAGE = 4  # ``gate`` answers like the pytest run it stands in for
@@ -60,27 +60,160 @@ def export_items(
     out: TextIO,
     *,
     progress: bool = False,
+    start: int = 0,
+    note: bool = True,
 ) -> int:
-    """Stream ``count`` items as JSON lines (one item in memory at a time); with
-    ``progress``, a bar with rate and ETA on stderr once the export takes over a second."""
+    """Stream ``count`` items from index ``start`` on as JSON lines (one item in memory at a
+    time); with ``progress``, a bar with rate and ETA on stderr once the export takes over a
+    second; with ``note``, one line on stderr when items repeat an earlier problem."""
     task = get_task(task_id)
     task.resolve_params(level, params)  # fail before writing anything
     task.check_style(style)
     from .datasets import export_row, write_row
 
-    indices: Iterable[int] = range(count)
+    indices: Iterable[int] = range(start, start + count)
     if progress:
         indices = _bar(indices, total=count, unit="item", desc=f"{task_id} {level}")
     for index in indices:
         item = task.make_item(level, seed, index, params, style)
         row = export_row(task, item, **({"steps": task.steps(item)} if with_steps else {}))
         write_row(out, row)
-    repeated = task.repeated(level, seed, count, params)
-    if repeated:  # honest about small levels: D1 boolean logic has ten distinct problems
+    if note:
+        _repeat_note(task_id, level, seed, params, start, count)
+    return count
+
+
+def _repeat_note(
+    task_id: str, level: str, seed: int, params: dict[str, Any], start: int, count: int
+) -> None:
+    """Honest about small levels: D1 boolean logic has ten distinct problems."""
+    task = get_task(task_id)
+    stop = task.repeated(level, seed, start + count, params)
+    repeated = stop - (task.repeated(level, seed, start, params) or 0) if stop else 0
+    if repeated:
         sys.stderr.write(
             f"pytest-reasoning: note: {repeated} of {count} items repeat an earlier problem; "
             f"{task_id} {level} has no more distinct problems under these knobs\n"
         )
+
+
+# -- export --workers: contiguous index ranges in processes, concatenated in order ----------
+# A task that keeps its problems distinct (``unique``) builds item k after replaying the
+# draws of items 0..k-1 (cheaper than building them: no prompt, no row). A worker that starts
+# at index b pays that replay first, so later workers get shorter ranges: with R the replay
+# cost and E the export cost of an item, every worker's b*R + (its items)*E is made equal.
+_PROBE = 50  # items timed to estimate R and E (a few ms)
+
+
+def _boundaries(start: int, stop: int, workers: int, ratio: float) -> list[int]:
+    """Range boundaries ``start = b0 < ... < bK = stop`` (K <= workers) that even out each
+    worker's ``(b - start)*ratio + length`` (``ratio`` = R/E, 0 when nothing is replayed);
+    a worker that would get nothing is left out."""
+    n = stop - start
+
+    def ends(t: float) -> list[float]:
+        b, out = 0.0, []
+        for _ in range(workers):
+            b += max(0.0, t - ratio * b)
+            out.append(b)
+        return out
+
+    low, high = 0.0, float(n)  # the finish time, in items exported
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (low, mid) if ends(mid)[-1] >= n else (mid, high)
+    cuts = sorted({min(n, round(e)) for e in ends(high)[:-1]} - {0, n})
+    return [start + b for b in (0, *cuts, n)]
+
+
+def _replay_ratio(task_id: str, level: str, seed: int, params: dict[str, Any], style: str) -> float:
+    """R/E for this task, measured on a few items of a stream no worker uses (seed + 1)."""
+    import time
+
+    task = get_task(task_id)
+    if task.repeated(level, seed, 0, params) is None:  # not ``unique``: nothing to replay
+        return 0.0
+    from .datasets import export_row
+
+    probe = seed + 1
+    t0 = time.perf_counter()
+    task.repeated(level, probe, _PROBE, params)  # replay only
+    t1 = time.perf_counter()
+    for index in range(_PROBE, 2 * _PROBE):  # fresh items, built
+        export_row(task, task.make_item(level, probe, index, params, style))
+    t2 = time.perf_counter()
+    return (t1 - t0) / max(t2 - t1, 1e-9)
+
+
+def _export_part(
+    task_id: str,
+    level: str,
+    seed: int,
+    params: dict[str, Any],
+    style: str,
+    with_steps: bool,
+    start: int,
+    count: int,
+    path: str,
+) -> int:
+    """One worker's range, written to its part file."""
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        return export_items(
+            task_id, level, count, seed, params, style, with_steps, fh, start=start, note=False
+        )
+
+
+def export_parallel(
+    task_id: str,
+    level: str,
+    count: int,
+    seed: int,
+    params: dict[str, Any],
+    style: str,
+    with_steps: bool,
+    out: TextIO,
+    *,
+    start: int = 0,
+    workers: int = 2,
+    folder: str | None = None,
+) -> int:
+    """``export_items`` over ``workers`` processes, byte for byte the same output: each
+    writes a contiguous range to a part file in ``folder`` (the output's), copied to ``out``
+    in order and deleted."""
+    import itertools
+    import shutil
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
+    task = get_task(task_id)
+    task.resolve_params(level, params)  # fail before starting anything
+    task.check_style(style)
+    ratio = _replay_ratio(task_id, level, seed, params, style)
+    bounds = _boundaries(start, start + count, workers, ratio)
+    parts: list[str] = []
+    try:
+        with ProcessPoolExecutor(max_workers=len(bounds) - 1) as pool:
+            futures = []
+            for lo, hi in itertools.pairwise(bounds):
+                fd, path = tempfile.mkstemp(prefix=".export-", suffix=".part", dir=folder)
+                os.close(fd)
+                parts.append(path)
+                futures.append(
+                    pool.submit(
+                        _export_part, task_id, level, seed, params, style, with_steps, lo,
+                        hi - lo, path,
+                    )
+                )  # fmt: skip
+            for future in futures:
+                future.result()  # a worker's error, in order
+        for path in parts:
+            with open(path, encoding="utf-8", newline="\n") as fh:
+                shutil.copyfileobj(fh, out, 1 << 20)
+    finally:
+        for path in parts:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+    _repeat_note(task_id, level, seed, params, start, count)
     return count
 
 
@@ -121,8 +254,21 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="write generated items as JSONL")
     ex.add_argument("task", help="task id, e.g. dyval.arithmetic")
     ex.add_argument("--level", required=True)
-    ex.add_argument("--count", type=int, default=10)
+    ex.add_argument("--count", type=int, help="items to write (default 10)")
     ex.add_argument("--seed", type=int, default=1)
+    ex.add_argument(
+        "--start", type=int, default=0, help="first item index (default 0): a range of a stream"
+    )
+    ex.add_argument(
+        "--stop", type=int, help="the index after the last item (instead of --count: START+COUNT)"
+    )
+    ex.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes writing contiguous ranges (the same bytes as one; no progress bar)",
+    )
     ex.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
     ex.add_argument("--style", default="direct")
     ex.add_argument(
@@ -994,21 +1140,39 @@ def _command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    if args.count < 0:
+    if args.start < 0:
+        raise ReasoningError("--start: must be >= 0")
+    if args.stop is not None and args.count is not None:
+        raise ReasoningError("--count and --stop: give one (--stop is START+COUNT)")
+    if args.stop is not None and args.stop < args.start:
+        raise ReasoningError(f"--stop: must be >= --start ({args.start}), got {args.stop}")
+    count = args.stop - args.start if args.stop is not None else args.count
+    count = 10 if count is None else count
+    if count < 0:
         raise ReasoningError("--count: must be >= 0")
+    if args.workers < 1:
+        raise ReasoningError(f"--workers: must be >= 1, got {args.workers}")
     export = (
-        args.task, args.level, args.count, args.seed, dict(args.param), args.style, args.with_steps
+        args.task, args.level, count, args.seed, dict(args.param), args.style, args.with_steps
     )  # fmt: skip
     progress = show_progress(args.quiet)
+    parallel = args.workers > 1 and count > 1
+
+    def write(out: TextIO, folder: str | None) -> None:
+        if parallel:
+            export_parallel(*export, out, start=args.start, workers=args.workers, folder=folder)
+        else:
+            export_items(*export, out, progress=progress, start=args.start)
+
     if args.output == "-":
-        export_items(*export, sys.stdout, progress=progress)  # a failed write: see main()
+        write(sys.stdout, None)  # a failed write: see main()
         return 0
     try:
         out = open(args.output, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - see below
     except OSError as exc:
         raise ReasoningError(f"--output: cannot write {args.output}: {exc.strerror}") from None
     try:
-        export_items(*export, out, progress=progress)
+        write(out, os.path.dirname(os.path.abspath(args.output)))
         out.close()  # the last buffered rows are written here
     except OSError as exc:  # a full disk, /dev/full, a file that takes no writes
         raise ReasoningError(
