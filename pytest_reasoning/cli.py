@@ -84,12 +84,18 @@ def export_items(
 
 
 def _repeat_note(
-    task_id: str, level: str, seed: int, params: dict[str, Any], start: int, count: int
+    task_id: str,
+    level: str,
+    seed: int,
+    params: dict[str, Any],
+    start: int,
+    count: int,
+    repeated: int | None = None,
 ) -> None:
-    """Honest about small levels: D1 boolean logic has ten distinct problems."""
-    task = get_task(task_id)
-    stop = task.repeated(level, seed, start + count, params)
-    repeated = stop - (task.repeated(level, seed, start, params) or 0) if stop else 0
+    """Honest about small levels: D1 boolean logic has ten distinct problems. ``repeated``:
+    already counted (by the workers), else counted here."""
+    if repeated is None:
+        repeated = _repeats_in(task_id, level, seed, params, start, count)
     if repeated:
         sys.stderr.write(
             f"pytest-reasoning: note: {repeated} of {count} items repeat an earlier problem; "
@@ -97,12 +103,21 @@ def _repeat_note(
         )
 
 
+def _repeats_in(
+    task_id: str, level: str, seed: int, params: dict[str, Any], start: int, count: int
+) -> int:
+    """Items of ``start..start+count-1`` that repeat an earlier problem (free once built)."""
+    task = get_task(task_id)
+    stop = task.repeated(level, seed, start + count, params)
+    return stop - (task.repeated(level, seed, start, params) or 0) if stop else 0
+
+
 # -- export --workers: contiguous index ranges in processes, concatenated in order ----------
 # A task that keeps its problems distinct (``unique``) builds item k after replaying the
 # draws of items 0..k-1 (cheaper than building them: no prompt, no row). A worker that starts
 # at index b pays that replay first, so later workers get shorter ranges: with R the replay
 # cost and E the export cost of an item, every worker's b*R + (its items)*E is made equal.
-_PROBE = 50  # items timed to estimate R and E (a few ms)
+_PROBE = 100  # items timed to estimate R and E (about 20 ms)
 
 
 def _boundaries(start: int, stop: int, workers: int, ratio: float) -> list[int]:
@@ -127,21 +142,24 @@ def _boundaries(start: int, stop: int, workers: int, ratio: float) -> list[int]:
 
 
 def _replay_ratio(task_id: str, level: str, seed: int, params: dict[str, Any], style: str) -> float:
-    """R/E for this task, measured on a few items of a stream no worker uses (seed + 1)."""
+    """R/E for this task: CPU time of replaying an item's draw against building and writing
+    it, measured on a stream no worker uses (seed + 1) after one warm-up item."""
+    import io
     import time
+
+    from .datasets import export_row, write_row
 
     task = get_task(task_id)
     if task.repeated(level, seed, 0, params) is None:  # not ``unique``: nothing to replay
         return 0.0
-    from .datasets import export_row
-
-    probe = seed + 1
-    t0 = time.perf_counter()
-    task.repeated(level, probe, _PROBE, params)  # replay only
-    t1 = time.perf_counter()
-    for index in range(_PROBE, 2 * _PROBE):  # fresh items, built
-        export_row(task, task.make_item(level, probe, index, params, style))
-    t2 = time.perf_counter()
+    probe, sink = seed + 1, io.StringIO()
+    write_row(sink, export_row(task, task.make_item(level, probe, 0, params, style)))
+    t0 = time.process_time()
+    task.repeated(level, probe, 1 + _PROBE, params)  # replay only
+    t1 = time.process_time()
+    for index in range(1 + _PROBE, 1 + 2 * _PROBE):  # fresh items, built and written
+        write_row(sink, export_row(task, task.make_item(level, probe, index, params, style)))
+    t2 = time.process_time()
     return (t1 - t0) / max(t2 - t1, 1e-9)
 
 
@@ -156,11 +174,13 @@ def _export_part(
     count: int,
     path: str,
 ) -> int:
-    """One worker's range, written to its part file."""
+    """One worker's range, written to its part file; returns how many of its items repeat
+    an earlier problem."""
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        return export_items(
+        export_items(
             task_id, level, count, seed, params, style, with_steps, fh, start=start, note=False
         )
+    return _repeats_in(task_id, level, seed, params, start, count)
 
 
 def export_parallel(
@@ -204,8 +224,7 @@ def export_parallel(
                         hi - lo, path,
                     )
                 )  # fmt: skip
-            for future in futures:
-                future.result()  # a worker's error, in order
+            repeated = sum(future.result() for future in futures)  # a worker's error, in order
         for path in parts:
             with open(path, encoding="utf-8", newline="\n") as fh:
                 shutil.copyfileobj(fh, out, 1 << 20)
@@ -213,7 +232,7 @@ def export_parallel(
         for path in parts:
             with contextlib.suppress(OSError):
                 os.unlink(path)
-    _repeat_note(task_id, level, seed, params, start, count)
+    _repeat_note(task_id, level, seed, params, start, count, repeated)
     return count
 
 
