@@ -3,7 +3,8 @@
 ``pytest-reasoning export dyval.arithmetic --level D4 --count N`` to a file, with 1 worker and
 with W, each run in a fresh process, alternating, median wall time of R runs; the SHA-256 of
 every output must be the same, or the benchmark fails. The load average is printed with the
-numbers (the machine may be shared).
+numbers (the machine may be shared), and the CPU time of all the export's processes: on an idle
+machine with W cores the wall time of W workers approaches their CPU time divided by W.
 
 Usage: python benchmarks/export_workers.py [--count 100000] [--workers 2] [--repeats 3]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -20,17 +22,23 @@ import tempfile
 import time
 
 
-def run(count: int, workers: int, out: str, task: str, level: str) -> tuple[float, str]:
+def cpu() -> float:
+    """CPU seconds (user + system) of every child process waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(count: int, workers: int, out: str, task: str, level: str) -> tuple[float, float, str]:
     argv = [sys.executable, "-m", "pytest_reasoning.cli", "export", task, "--level", level,
             "--count", str(count), "--workers", str(workers), "-q", "-o", out]  # fmt: skip
-    start = time.perf_counter()
+    start, used = time.perf_counter(), cpu()
     subprocess.run(argv, check=True)
-    seconds = time.perf_counter() - start
+    seconds, used = time.perf_counter() - start, cpu() - used
     digest = hashlib.sha256()
     with open(out, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
-    return seconds, digest.hexdigest()
+    return seconds, used, digest.hexdigest()
 
 
 def main() -> int:
@@ -42,6 +50,7 @@ def main() -> int:
     ap.add_argument("--level", default="D4")
     args = ap.parse_args()
     times: dict[int, list[float]] = {1: [], args.workers: []}
+    cpus: dict[int, list[float]] = {1: [], args.workers: []}
     digests: set[str] = set()
     loads = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -50,10 +59,12 @@ def main() -> int:
             order = (1, args.workers) if r % 2 == 0 else (args.workers, 1)
             for workers in order:
                 loads.append(os.getloadavg()[0])
-                seconds, digest = run(args.count, workers, out, args.task, args.level)
+                seconds, used, digest = run(args.count, workers, out, args.task, args.level)
                 times[workers].append(seconds)
+                cpus[workers].append(used)
                 digests.add(digest)
-                print(f"run {r + 1}, {workers} worker(s): {seconds:.2f} s  sha256 {digest[:16]}")
+                print(f"run {r + 1}, {workers} worker(s): {seconds:.2f} s wall, {used:.2f} s CPU, "
+                      f"sha256 {digest[:16]}")  # fmt: skip
         size = os.path.getsize(out)
     if len(digests) != 1:
         print(f"FAIL: {len(digests)} different outputs")
@@ -63,10 +74,13 @@ def main() -> int:
         f"\n{args.task} {args.level}, {args.count} items ({size / 1e6:.0f} MB), "
         f"{os.cpu_count()} CPUs, load average {min(loads):.1f}-{max(loads):.1f} at the starts"
     )
-    print(f"| workers | median wall (s) of {args.repeats} | items/s |")
-    print("|---|---|---|")
+    print(
+        f"| workers | median wall (s) of {args.repeats} | items/s | median CPU (s), all processes |"
+    )
+    print("|---|---|---|---|")
     for workers, t in ((1, one), (args.workers, many)):
-        print(f"| {workers} | {t:.1f} | {args.count / t:,.0f} |")
+        used = statistics.median(cpus[workers])
+        print(f"| {workers} | {t:.1f} | {args.count / t:,.0f} | {used:.1f} |")
     print(f"speed-up {one / many:.2f}x; the same bytes (sha256 {next(iter(digests))[:16]})")
     return 0
 
