@@ -194,7 +194,7 @@ def test_gate_over_shards_fails_like_the_unsharded_run(
 
 
 def test_deferred_gates_are_decided_by_gate(
-    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makefile(".yaml", shards=SUITE)
     # Half a level runs in each job (finer than a level): its gate is deferred in both.
@@ -219,6 +219,16 @@ def test_deferred_gates_are_decided_by_gate(
     assert "shards.yaml::dyval.arithmetic[D2-gate] PASSED" in out
     assert "shards.yaml::dyval.arithmetic[D1-gate] NOT DECIDED" in out
     assert out.splitlines()[-1].startswith("1 passed, 4 not decided in ")
+
+    # The same page on GitHub and the same report as a run.
+    summary = pytester.path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    args = ["gate", "shards.yaml", "--results", "h0.jsonl", "h1.jsonl", "--allow-partial"]
+    assert main([*args, "--report", "rep", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "PASSED" not in out and "[D1-gate] NOT DECIDED" in out  # -q: what did not pass
+    assert summary.read_text().startswith("## pytest-reasoning")
+    assert (pytester.path / "rep" / "index.html").is_file()
 
 
 # Like pytest-split: a filter of its own that runs after the others and cuts levels apart.
