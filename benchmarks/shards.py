@@ -59,15 +59,18 @@ def pytest_run(tmp: Path, args: list[str]) -> tuple[int, float, str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--shards", type=int, default=4)
-    ap.add_argument("--samples", type=int, default=2, help="per level (--reasoning-samples)")
+    ap.add_argument(
+        "--samples", type=int, default=2, help="per level (--reasoning-samples); 0: the suites'"
+    )
     ap.add_argument("--model", default="shallow:3", help="a test server behaviour")
     args = ap.parse_args()
     problems: list[str] = []
     with FakeOpenAIServer() as server, tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         suites = sorted(str(p) for p in SUITES.glob("*.yaml"))
+        samples = ["--reasoning-samples", str(args.samples)] if args.samples else []
         common = [*suites, "--llm", f"openai/{args.model}", "--llm-api-base", server.url,
-                  "--reasoning-cache", "off", "--reasoning-samples", str(args.samples),
+                  "--reasoning-cache", "off", *samples,
                   "--rootdir", str(SUITES.parent)]  # fmt: skip
         load = os.getloadavg()[0]
         status, whole_s, _ = pytest_run(
@@ -95,7 +98,7 @@ def main() -> int:
         start = time.perf_counter()
         gate = subprocess.run(
             [sys.executable, "-m", "pytest_reasoning.cli", "gate", *suites, "--results", *files,
-             "--reasoning-samples", str(args.samples), "--junitxml", str(tmp / "gate.xml"), "-q"],
+             *samples, "--junitxml", str(tmp / "gate.xml"), "-q"],
             cwd=SUITES.parent, capture_output=True, text=True,
         )  # fmt: skip
         gate_s = time.perf_counter() - start
