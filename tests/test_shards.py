@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -191,6 +193,14 @@ def test_gate_over_shards_fails_like_the_unsharded_run(
     assert set(found.values()) == {"passed", "failure"}  # a real mix
     assert sum("-vs-baseline" in k for k in found) == 6  # decided (n=4 is too few to regress)
     assert "GATE FAILED openai/always-true dyval.arithmetic D1" in out
+    # The HTML report, in a process of its own (matplotlib is imported once per process).
+    report = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning.cli", "gate", "shards.yaml", "--results",
+         "s1.jsonl", "s2.jsonl", "--llm-baseline", "openai/oracle", "--report", "rep", "-q"],
+        cwd=pytester.path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert report.returncode == 1, report.stderr
+    assert (pytester.path / "rep" / "index.html").is_file()
 
 
 def test_deferred_gates_are_decided_by_gate(
@@ -220,15 +230,14 @@ def test_deferred_gates_are_decided_by_gate(
     assert "shards.yaml::dyval.arithmetic[D1-gate] NOT DECIDED" in out
     assert out.splitlines()[-1].startswith("1 passed, 4 not decided in ")
 
-    # The same page on GitHub and the same report as a run.
+    # The same page on GitHub as a run (the HTML report: the e2e test below).
     summary = pytester.path / "step.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     args = ["gate", "shards.yaml", "--results", "h0.jsonl", "h1.jsonl", "--allow-partial"]
-    assert main([*args, "--report", "rep", "-q"]) == 0
+    assert main([*args, "-q"]) == 0
     out = capsys.readouterr().out
     assert "PASSED" not in out and "[D1-gate] NOT DECIDED" in out  # -q: what did not pass
     assert summary.read_text().startswith("## pytest-reasoning")
-    assert (pytester.path / "rep" / "index.html").is_file()
 
 
 # Like pytest-split: a filter of its own that runs after the others and cuts levels apart.
