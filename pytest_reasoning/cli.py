@@ -750,12 +750,14 @@ def _gate(args: argparse.Namespace) -> int:
             raise ReasoningError(f"{option}: must be >= {low}, got {value}")
     seed = None
     if args.reasoning_seed is not None:
-        from .config import resolve_seed
+        from .rng import SEED_FORMS, resolve_seed
 
         try:
             seed, _ = resolve_seed(args.reasoning_seed)
-        except InvalidArgument as exc:
-            raise ReasoningError(f"--reasoning-seed: {exc}") from None
+        except ValueError:
+            raise ReasoningError(
+                f"--reasoning-seed: {SEED_FORMS}, got {clip(repr(args.reasoning_seed.strip()))}"
+            ) from None
     if args.junitxml:  # before the work, not after
         _check_writable("--junitxml", os.path.dirname(os.path.abspath(args.junitxml)))
     if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):

@@ -278,26 +278,6 @@ def parse_param(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
-def resolve_seed(raw: str) -> tuple[int, str | None]:
-    """``--reasoning-seed``: an integer, or ``auto[:TEXT]`` → a seed derived from TEXT
-    (default today's UTC date); returns the seed and the text it came from (None for an
-    integer). The one parser of the plugin's option and ``pytest-reasoning gate``'s."""
-    raw = raw.strip()
-    if raw == "auto" or raw.startswith("auto:"):
-        import datetime
-
-        from .rng import derive_seed
-
-        source = raw[5:] or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-        return derive_seed("reasoning-seed", source) % 2**31, source
-    try:
-        return int(raw), None
-    except ValueError:
-        raise InvalidArgument(
-            f"expected an integer, 'auto' or 'auto:TEXT', got {clip(repr(raw))}"
-        ) from None
-
-
 def is_suite_file(path: Path) -> bool:
     """Cheap sniff: a ``.yaml``/``.yml`` file with a top-level ``tasks:`` key (a UTF-8 byte
     order mark before it allowed; only the first MAX_SUITE_BYTES are read)."""

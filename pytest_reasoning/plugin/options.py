@@ -428,10 +428,12 @@ def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
     raw = _raw(config, "reasoning_seed")
     if raw is None:
         return None, None
-    from ..config import resolve_seed
-    from ..errors import InvalidArgument
+    from ..errors import clip
+    from ..rng import SEED_FORMS, resolve_seed
 
     try:
         return resolve_seed(str(raw))
-    except InvalidArgument as exc:
-        raise pytest.UsageError(f"--reasoning-seed: {exc}") from None
+    except ValueError:
+        raise pytest.UsageError(
+            f"--reasoning-seed: {SEED_FORMS}, got {clip(repr(str(raw).strip()))}"
+        ) from None
