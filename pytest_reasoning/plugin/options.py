@@ -400,25 +400,6 @@ def _model_list(config: pytest.Config) -> tuple[str | None, dict[str, Any]]:
         raise pytest.UsageError(f"--llm-config {exc}") from None
 
 
-def _shard(config: pytest.Config) -> tuple[int, int] | None:
-    """``--reasoning-shard K/N`` (or the ini key): 1 <= K <= N."""
-    raw = _raw(config, "reasoning_shard")
-    if raw is None:
-        return None
-    k, sep, n = str(raw).strip().partition("/")
-    try:
-        shard = (int(k), int(n))
-    except ValueError:
-        shard = None
-    if not sep or shard is None or not 1 <= shard[0] <= shard[1]:
-        from ..errors import clip
-
-        raise pytest.UsageError(
-            f"--reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {clip(repr(raw))}"
-        )
-    return shard
-
-
 def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
     """``--reasoning-seed``: an int, or ``auto[:TEXT]`` → a seed derived from TEXT (default
     today's UTC date); returns the seed and the text it came from."""
@@ -437,3 +418,22 @@ def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
         raise pytest.UsageError(
             f"--reasoning-seed: {SEED_FORMS}, got {clip(repr(str(raw).strip()))}"
         ) from None
+
+
+def _shard(config: pytest.Config) -> tuple[int, int] | None:
+    """``--reasoning-shard K/N`` (or the ini key): 1 <= K <= N."""
+    raw = _raw(config, "reasoning_shard")
+    if raw is None:
+        return None
+    k, sep, n = str(raw).strip().partition("/")
+    try:
+        shard = (int(k), int(n))
+    except ValueError:
+        shard = None
+    if not sep or shard is None or not 1 <= shard[0] <= shard[1]:
+        from ..errors import clip
+
+        raise pytest.UsageError(
+            f"--reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {clip(repr(raw))}"
+        )
+    return shard
