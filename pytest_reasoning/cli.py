@@ -1,5 +1,5 @@
 """``pytest-reasoning``: the command line (``export`` …). Usage errors exit with status 2 and
-one line; nothing here imports pytest."""
+one line (``gate`` exits like a pytest run: 4); nothing here imports pytest."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from .config import parse_param
 from .core import Item
 from .errors import InvalidArgument, ReasoningError, clip
-from .gates import read_results
 from .models.kinds import model_kind
 from .registry import get_task, task_ids
 
@@ -22,9 +21,11 @@ if TYPE_CHECKING:
     from .evaluate import Evaluator
     from .narrate import Narration
 
-__all__ = ["export_items", "main"]
+__all__ = ["export_items", "export_parallel", "main"]
 
 EXIT_USAGE = 2
+GATE_USAGE = 4  # ``gate`` answers like the pytest run it stands in for
+GATE_INTERRUPTED = 2
 T = TypeVar("T")
 
 
@@ -59,42 +60,196 @@ def export_items(
     out: TextIO,
     *,
     progress: bool = False,
+    start: int = 0,
+    note: bool = True,
 ) -> int:
-    """Stream ``count`` items as JSON lines (one item in memory at a time); with
-    ``progress``, a bar with rate and ETA on stderr once the export takes over a second."""
+    """Stream ``count`` items from index ``start`` on as JSON lines (one item in memory at a
+    time); with ``progress``, a bar with rate and ETA on stderr once the export takes over a
+    second; with ``note``, one line on stderr when items repeat an earlier problem."""
     task = get_task(task_id)
     task.resolve_params(level, params)  # fail before writing anything
     task.check_style(style)
     from .datasets import export_row, write_row
 
-    indices: Iterable[int] = range(count)
+    indices: Iterable[int] = range(start, start + count)
     if progress:
         indices = _bar(indices, total=count, unit="item", desc=f"{task_id} {level}")
     for index in indices:
         item = task.make_item(level, seed, index, params, style)
         row = export_row(task, item, **({"steps": task.steps(item)} if with_steps else {}))
         write_row(out, row)
-    repeated = task.repeated(level, seed, count, params)
-    if repeated:  # honest about small levels: D1 boolean logic has ten distinct problems
+    if note:
+        _repeat_note(task_id, level, seed, params, start, count)
+    return count
+
+
+def _repeat_note(
+    task_id: str,
+    level: str,
+    seed: int,
+    params: dict[str, Any],
+    start: int,
+    count: int,
+    repeated: int | None = None,
+) -> None:
+    """Honest about small levels: D1 boolean logic has ten distinct problems. ``repeated``:
+    already counted (by the workers), else counted here."""
+    if repeated is None:
+        repeated = _repeats_in(task_id, level, seed, params, start, count)
+    if repeated:
         sys.stderr.write(
             f"pytest-reasoning: note: {repeated} of {count} items repeat an earlier problem; "
             f"{task_id} {level} has no more distinct problems under these knobs\n"
         )
+
+
+def _repeats_in(
+    task_id: str, level: str, seed: int, params: dict[str, Any], start: int, count: int
+) -> int:
+    """Items of ``start..start+count-1`` that repeat an earlier problem (free once built)."""
+    task = get_task(task_id)
+    stop = task.repeated(level, seed, start + count, params)
+    return stop - (task.repeated(level, seed, start, params) or 0) if stop else 0
+
+
+# -- export --workers: contiguous index ranges in processes, concatenated in order ----------
+# A task that keeps its problems distinct (``unique``) builds item k after replaying the
+# draws of items 0..k-1 (cheaper than building them: no prompt, no row). A worker that starts
+# at index b pays that replay first, so later workers get shorter ranges: with R the replay
+# cost and E the export cost of an item, every worker's b*R + (its items)*E is made equal.
+_PROBE = 100  # items timed to estimate R and E (about 20 ms)
+
+
+def _boundaries(start: int, stop: int, workers: int, ratio: float) -> list[int]:
+    """Range boundaries ``start = b0 < ... < bK = stop`` (K <= workers) that even out each
+    worker's ``(b - start)*ratio + length`` (``ratio`` = R/E, 0 when nothing is replayed);
+    a worker that would get nothing is left out."""
+    n = stop - start
+
+    def ends(t: float) -> list[float]:
+        b, out = 0.0, []
+        for _ in range(workers):
+            b += max(0.0, t - ratio * b)
+            out.append(b)
+        return out
+
+    low, high = 0.0, float(n)  # the finish time, in items exported
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (low, mid) if ends(mid)[-1] >= n else (mid, high)
+    cuts = sorted({min(n, round(e)) for e in ends(high)[:-1]} - {0, n})
+    return [start + b for b in (0, *cuts, n)]
+
+
+def _replay_ratio(task_id: str, level: str, seed: int, params: dict[str, Any], style: str) -> float:
+    """R/E for this task: CPU time of replaying an item's draw against building and writing
+    it, measured on a stream no worker uses (seed + 1) after one warm-up item."""
+    import io
+    import time
+
+    from .datasets import export_row, write_row
+
+    task = get_task(task_id)
+    if task.repeated(level, seed, 0, params) is None:  # not ``unique``: nothing to replay
+        return 0.0
+    probe, sink = seed + 1, io.StringIO()
+    write_row(sink, export_row(task, task.make_item(level, probe, 0, params, style)))
+    t0 = time.process_time()
+    task.repeated(level, probe, 1 + _PROBE, params)  # replay only
+    t1 = time.process_time()
+    for index in range(1 + _PROBE, 1 + 2 * _PROBE):  # fresh items, built and written
+        write_row(sink, export_row(task, task.make_item(level, probe, index, params, style)))
+    t2 = time.process_time()
+    return (t1 - t0) / max(t2 - t1, 1e-9)
+
+
+def _export_part(
+    task_id: str,
+    level: str,
+    seed: int,
+    params: dict[str, Any],
+    style: str,
+    with_steps: bool,
+    start: int,
+    count: int,
+    path: str,
+) -> int:
+    """One worker's range, written to its part file; returns how many of its items repeat
+    an earlier problem."""
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        export_items(
+            task_id, level, count, seed, params, style, with_steps, fh, start=start, note=False
+        )
+    return _repeats_in(task_id, level, seed, params, start, count)
+
+
+def export_parallel(
+    task_id: str,
+    level: str,
+    count: int,
+    seed: int,
+    params: dict[str, Any],
+    style: str,
+    with_steps: bool,
+    out: TextIO,
+    *,
+    start: int = 0,
+    workers: int = 2,
+    folder: str | None = None,
+) -> int:
+    """``export_items`` over ``workers`` processes, byte for byte the same output: each
+    writes a contiguous range to a part file in ``folder`` (the output's), copied to ``out``
+    in order and deleted."""
+    import itertools
+    import shutil
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
+    task = get_task(task_id)
+    task.resolve_params(level, params)  # fail before starting anything
+    task.check_style(style)
+    ratio = _replay_ratio(task_id, level, seed, params, style)
+    bounds = _boundaries(start, start + count, workers, ratio)
+    parts: list[str] = []
+    try:
+        with ProcessPoolExecutor(max_workers=len(bounds) - 1) as pool:
+            futures = []
+            for lo, hi in itertools.pairwise(bounds):
+                fd, path = tempfile.mkstemp(prefix=".export-", suffix=".part", dir=folder)
+                os.close(fd)
+                parts.append(path)
+                futures.append(
+                    pool.submit(
+                        _export_part, task_id, level, seed, params, style, with_steps, lo,
+                        hi - lo, path,
+                    )
+                )  # fmt: skip
+            repeated = sum(future.result() for future in futures)  # a worker's error, in order
+        for path in parts:
+            with open(path, encoding="utf-8", newline="\n") as fh:
+                shutil.copyfileobj(fh, out, 1 << 20)
+    finally:
+        for path in parts:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+    _repeat_note(task_id, level, seed, params, start, count, repeated)
     return count
 
 
 class _Parser(argparse.ArgumentParser):
+    usage_status = EXIT_USAGE
+
     def error(self, message: str) -> Any:  # one line, usage exit code
-        raise SystemExit(_error(message))
+        raise SystemExit(_error(message, self.usage_status))
 
 
-def _error(message: str) -> int:
-    """Write the one error line (a quoted value clipped, never a second line); EXIT_USAGE."""
+def _error(message: str, status: int = EXIT_USAGE) -> int:
+    """Write the one error line (a quoted value clipped, never a second line); ``status``."""
     text = clip(" ".join(message.split()), 1000)
     with contextlib.suppress(OSError):  # stderr itself may be the full disk
         sys.stderr.write(f"pytest-reasoning: error: {text}\n")
         sys.stderr.flush()
-    return EXIT_USAGE
+    return status
 
 
 def _detach_stdout() -> None:
@@ -118,8 +273,21 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="write generated items as JSONL")
     ex.add_argument("task", help="task id, e.g. dyval.arithmetic")
     ex.add_argument("--level", required=True)
-    ex.add_argument("--count", type=int, default=10)
+    ex.add_argument("--count", type=int, help="items to write (default 10)")
     ex.add_argument("--seed", type=int, default=1)
+    ex.add_argument(
+        "--start", type=int, default=0, help="first item index (default 0): a range of a stream"
+    )
+    ex.add_argument(
+        "--stop", type=int, help="the index after the last item (instead of --count: START+COUNT)"
+    )
+    ex.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes writing contiguous ranges (the same bytes as one; no progress bar)",
+    )
     ex.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
     ex.add_argument("--style", default="direct")
     ex.add_argument(
@@ -202,6 +370,51 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("results", nargs="+", help="results files (JSONL)")
     rp.add_argument("--out", required=True, help="folder for index.html, summary.json, PNGs")
     rp.add_argument("--baseline", help="a model in the files to compare the others against")
+    gt = sub.add_parser(
+        "gate",
+        help="decide every gate and comparison from merged results files (the shards of a CI "
+        "matrix): the same summary, JUnit XML and exit status as a pytest run",
+    )
+    gt.usage_status = GATE_USAGE
+    gt.add_argument(
+        "suites", nargs="+", metavar="SUITE", help="suite files or folders, as the shards ran"
+    )
+    gt.add_argument(
+        "--results",
+        nargs="+",
+        action="extend",
+        required=True,
+        metavar="FILE",
+        help="the shards' --reasoning-results files, or folders of *.jsonl files",
+    )
+    gt.add_argument("--llm-baseline", metavar="MODEL", help="a model of the files: compare to it")
+    gt.add_argument(
+        "--reasoning-baseline-results", metavar="FILE", help="compare to a stored results file"
+    )
+    gt.add_argument(
+        "--reasoning-baseline-model", metavar="NAME", help="its baseline, if it holds several"
+    )
+    gt.add_argument("--reasoning-samples", type=int, metavar="N", help="as the shards ran")
+    gt.add_argument("--reasoning-seed", metavar="S", help="as the shards ran (S, auto, auto:TEXT)")
+    gt.add_argument("--reasoning-repeats", type=int, metavar="N", help="as the shards ran")
+    gt.add_argument(
+        "--reasoning-max-errors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="failed calls tolerated over all the files (default 0)",
+    )
+    gt.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="levels with missing rows are not decided, without failing the merge (default: "
+        "they fail it as infrastructure, exit status 6)",
+    )
+    gt.add_argument("--junitxml", metavar="PATH", help="write JUnit XML: one testcase per verdict")
+    gt.add_argument("--report", metavar="DIR", help="write the HTML report to DIR")
+    gt.add_argument(
+        "-q", "--quiet", action="store_true", help="list only the verdicts that did not pass"
+    )
     au = sub.add_parser(
         "audit", help="score shortcut baselines against chance: can items be answered blind?"
     )
@@ -503,44 +716,136 @@ def report_command(args: argparse.Namespace) -> int:
     return 0
 
 
-# The fields every consumer of a results file relies on (older files lack score and extra).
-_NEEDED = ("item_id", "model", "task", "level", "correct", "error")
-
-
 def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for path in paths:
+    from .merge import disambiguate, read_all
+
+    return disambiguate(read_all(paths))
+
+
+def gate_command(args: argparse.Namespace) -> int:
+    """``pytest-reasoning gate``: the merge job of a CI matrix. Usage errors exit 4 and Ctrl-C
+    2, as a pytest run would."""
+    try:
+        return _gate(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("pytest-reasoning: gate: interrupted\n")
+        return GATE_INTERRUPTED
+    except ReasoningError as exc:
+        problems = getattr(exc, "problems", (exc,))  # a suite's mistakes: one line each
+        for problem in problems[:-1]:
+            _error(str(getattr(problem, "line", problem)), GATE_USAGE)
+        last = problems[-1]
+        return _error(str(getattr(last, "line", last)), GATE_USAGE)
+
+
+def _gate(args: argparse.Namespace) -> int:
+    import time
+
+    from .merge import junit_xml, merge
+    from .report import build_report, closing_lines, markdown_summary, summary_lines
+
+    start = time.perf_counter()
+    for option, value, low in (
+        ("--reasoning-samples", args.reasoning_samples, 0),
+        ("--reasoning-repeats", args.reasoning_repeats, 1),
+        ("--reasoning-max-errors", args.reasoning_max_errors, 0),
+    ):
+        if value is not None and value < low:
+            raise ReasoningError(f"{option}: must be >= {low}, got {value}")
+    seed = None
+    if args.reasoning_seed is not None:
+        from .rng import SEED_FORMS, resolve_seed
+
         try:
-            found = list(read_results(path))
-        except OSError as exc:
-            raise ReasoningError(f"{path}: cannot read: {exc.strerror}") from None
-        except (ValueError, KeyError) as exc:
-            raise ReasoningError(f"{path}: not a results file ({exc})") from None
-        if not found:
-            raise ReasoningError(f"{path}: no result rows (expected a --reasoning-results file)")
-        for row in found:
-            missing = [k for k in _NEEDED if k not in row]
-            if missing:
-                raise ReasoningError(
-                    f"{path}: row {row['item_id']!r} lacks {', '.join(missing)}: not a "
-                    "--reasoning-results file"
+            seed, _ = resolve_seed(args.reasoning_seed)
+        except ValueError:
+            raise ReasoningError(
+                f"--reasoning-seed: {SEED_FORMS}, got {clip(repr(args.reasoning_seed.strip()))}"
+            ) from None
+    if args.junitxml:  # before the work, not after
+        _check_writable("--junitxml", os.path.dirname(os.path.abspath(args.junitxml)))
+    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
+        raise ReasoningError(f"--report: {args.report} exists and is not a folder")
+    result = merge(
+        args.suites,
+        args.results,
+        baseline=args.llm_baseline,
+        baseline_results=args.reasoning_baseline_results,
+        baseline_model=args.reasoning_baseline_model,
+        samples=args.reasoning_samples,
+        seed=seed,
+        repeats=args.reasoning_repeats,
+        max_errors=args.reasoning_max_errors,
+        allow_partial=args.allow_partial,
+    )
+    run = result.summary
+    gated = len(run.levels)
+    print(
+        f"reasoning gate: {result.rows} rows from {result.files} results file(s); "
+        f"{len(run.rows)} belong to the suites given ({gated} model level(s))"
+    )
+    for note in result.notes:
+        print(f"reasoning: note: {note}")
+    shown = {"passed": "PASSED", "failed": "FAILED", "skipped": "NOT DECIDED"}
+    for v in result.verdicts:
+        if args.quiet and v.outcome == "passed":
+            continue
+        tail = "" if v.outcome == "passed" else f" - {v.message}"
+        print(f"{v.nodeid} {shown[v.outcome]}{tail}")
+    if run.levels:
+        print(" reasoning summary ".center(80, "-"))
+        for line in summary_lines(run):
+            print(f" {line.text} ".center(80, "-") if line.sep else line.text)
+        report_lines: list[str] = []
+        if args.report:
+            try:
+                report = build_report(
+                    run.rows,
+                    args.report,
+                    levels=run.levels,
+                    gates=run.gates,
+                    comparisons=run.comparisons,
+                    partial=run.partial,
                 )
-        rows.extend(found)
-    return _disambiguate(rows)
-
-
-def _disambiguate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of one model name that name different models precisely (two GGUFs both run as
-    ``local``, one alias on two endpoints) are labelled by their ``model_id``, so the report
-    keeps them apart instead of pooling them."""
-    ids: dict[str, set[str]] = {}
-    for row in rows:
-        if row.get("model_id"):
-            ids.setdefault(str(row["model"]), set()).add(str(row["model_id"]))
-    for row in rows:
-        if len(ids.get(str(row["model"]), ())) > 1:
-            row["model"] = row["model_id"] or row["model"]
-    return rows
+            except OSError as exc:
+                raise ReasoningError(
+                    f"--report: cannot write {exc.filename or args.report}: {exc.strerror}"
+                ) from None
+            report_lines.append(f"reasoning: report {os.path.join(report.out, 'index.html')}")
+            if report.note:
+                report_lines.append(f"reasoning: report: {report.note}")
+        for text in report_lines:
+            print(text)
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:  # GitHub Actions renders this file on the run's page
+            try:
+                with open(step_summary, "a", encoding="utf-8") as fh:
+                    fh.write(markdown_summary(run))
+            except OSError as exc:
+                print(f"reasoning: could not write GITHUB_STEP_SUMMARY: {exc}")
+        for line in closing_lines(run):
+            print(line.text)
+    seconds = time.perf_counter() - start
+    if args.junitxml:
+        try:
+            with open(args.junitxml, "w", encoding="utf-8") as fh:
+                fh.write(junit_xml(result.verdicts, seconds))
+        except OSError as exc:
+            raise ReasoningError(
+                f"--junitxml: cannot write {args.junitxml}: {exc.strerror}"
+            ) from None
+        print(f"reasoning: JUnit XML {args.junitxml}")
+    counts = [
+        f"{n} {word}"
+        for word, n in (
+            ("failed", sum(v.outcome == "failed" for v in result.verdicts)),
+            ("passed", sum(v.outcome == "passed" for v in result.verdicts)),
+            ("not decided", sum(v.outcome == "skipped" for v in result.verdicts)),
+        )
+        if n
+    ]
+    print(f"{', '.join(counts) or 'no verdicts'} in {seconds:.2f}s (exit status {result.status})")
+    return result.status
 
 
 def robustness_command(args: argparse.Namespace) -> int:
@@ -853,6 +1158,8 @@ def _command(args: argparse.Namespace) -> int:
         return report_command(args)
     if args.command == "audit":
         return audit_command(args)
+    if args.command == "gate":
+        return gate_command(args)
     if args.command == "narrate":
         return narrate_command(args)
     if args.command == "tasks":
@@ -861,21 +1168,39 @@ def _command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    if args.count < 0:
+    if args.start < 0:
+        raise ReasoningError("--start: must be >= 0")
+    if args.stop is not None and args.count is not None:
+        raise ReasoningError("--count and --stop: give one (--stop is START+COUNT)")
+    if args.stop is not None and args.stop < args.start:
+        raise ReasoningError(f"--stop: must be >= --start ({args.start}), got {args.stop}")
+    count = args.stop - args.start if args.stop is not None else args.count
+    count = 10 if count is None else count
+    if count < 0:
         raise ReasoningError("--count: must be >= 0")
+    if args.workers < 1:
+        raise ReasoningError(f"--workers: must be >= 1, got {args.workers}")
     export = (
-        args.task, args.level, args.count, args.seed, dict(args.param), args.style, args.with_steps
+        args.task, args.level, count, args.seed, dict(args.param), args.style, args.with_steps
     )  # fmt: skip
     progress = show_progress(args.quiet)
+    parallel = args.workers > 1 and count > 1
+
+    def write(out: TextIO, folder: str | None) -> None:
+        if parallel:
+            export_parallel(*export, out, start=args.start, workers=args.workers, folder=folder)
+        else:
+            export_items(*export, out, progress=progress, start=args.start)
+
     if args.output == "-":
-        export_items(*export, sys.stdout, progress=progress)  # a failed write: see main()
+        write(sys.stdout, None)  # a failed write: see main()
         return 0
     try:
         out = open(args.output, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - see below
     except OSError as exc:
         raise ReasoningError(f"--output: cannot write {args.output}: {exc.strerror}") from None
     try:
-        export_items(*export, out, progress=progress)
+        write(out, os.path.dirname(os.path.abspath(args.output)))
         out.close()  # the last buffered rows are written here
     except OSError as exc:  # a full disk, /dev/full, a file that takes no writes
         raise ReasoningError(

@@ -11,7 +11,14 @@ import random
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-__all__ = ["Chooser", "SeededChooser", "derive_seed", "weighted_choice"]
+__all__ = [
+    "SEED_FORMS",
+    "Chooser",
+    "SeededChooser",
+    "derive_seed",
+    "resolve_seed",
+    "weighted_choice",
+]
 
 T = TypeVar("T")
 
@@ -83,3 +90,20 @@ def weighted_choice(chooser: Chooser, options: Sequence[T], weights: Sequence[fl
         if point < 0:
             return option
     return options[-1]
+
+
+SEED_FORMS = "expected an integer, 'auto' or 'auto:TEXT'"
+
+
+def resolve_seed(raw: str) -> tuple[int, str | None]:
+    """``--reasoning-seed``: an integer, or ``auto[:TEXT]`` -> a seed derived from TEXT
+    (default today's UTC date); returns the seed and the text it came from (None for an
+    integer). The one parser of the plugin's option and ``pytest-reasoning gate``'s; anything
+    else is a ValueError (the callers say which option, with the value clipped)."""
+    raw = raw.strip()
+    if raw == "auto" or raw.startswith("auto:"):
+        import datetime
+
+        source = raw[5:] or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        return derive_seed("reasoning-seed", source) % 2**31, source
+    return int(raw), None

@@ -162,6 +162,12 @@ BAD = [
     (["export"], "required: task, --level"),
     (["export", "dyval.arithmetic", "--level", "D1", "--count", "-1"], "--count: must be >= 0"),
     (["export", "dyval.arithmetic", "--level", "D1", "--count", "x"], "invalid int value: 'x'"),
+    (["export", "dyval.arithmetic", "--level", "D1", "--workers", "0"], "--workers: must be >= 1"),
+    (["export", "dyval.arithmetic", "--level", "D1", "--start", "-1"], "--start: must be >= 0"),
+    (["export", "dyval.arithmetic", "--level", "D1", "--start", "5", "--stop", "2"],
+     "--stop: must be >= --start (5), got 2"),
+    (["export", "dyval.arithmetic", "--level", "D1", "--count", "5", "--stop", "9"],
+     "--count and --stop: give one"),
     (["export", "dyval.arithmetic", "--level", "D1", "--seed", "x"], "--seed: invalid int"),
     (["export", "dyval.arithmetic", "--level", "D1", "--style", "nope"], "style 'nope'"),
     (["export", "zebra.grid", "--level", "9x99"], "unknown level '9x99' for zebra.grid"),
@@ -312,7 +318,18 @@ BAD = [
         ],
         "--out: {tmp}/afile is not a folder",
     ),
-]
+    # ``gate`` stands in for a pytest run: its usage errors exit 4, as pytest's do.
+    (["gate", "{tmp}/s.yaml"], "required: --results"),
+    (["gate", "{tmp}/nope.yaml", "--results", "{tmp}/ok.jsonl"], "nope.yaml: no such suite"),
+    (["gate", "{tmp}/afile", "--results", "{tmp}/ok.jsonl"], "afile: not a suite file"),
+    (["gate", "{tmp}/s.yaml", "--results", "{tmp}/bad.jsonl"], "bad.jsonl: no result rows"),
+    (["gate", "{tmp}/s.yaml", "--results", "{tmp}/ok.jsonl", "--reasoning-seed", "x"],
+     "--reasoning-seed: expected an integer"),
+    (["gate", "{tmp}/s.yaml", "--results", "{tmp}/ok.jsonl", "--llm-baseline", "m2"],
+     "--llm-baseline: 'm2' has no rows"),
+    (["gate", "{tmp}/s.yaml", "--results", "{tmp}/ok.jsonl", "--junitxml", "{tmp}/afile/j.xml"],
+     "--junitxml: {tmp}/afile is not a folder"),
+]  # fmt: skip
 
 
 def test_every_command_is_in_the_bad_arguments_table() -> None:
@@ -332,12 +349,13 @@ def test_bad_arguments_of_every_command_exit_2_in_one_line(
     row = {"item_id": "i", "model": "m", "task": "dyval.arithmetic", "level": "D1",
            "correct": True, "error": None}  # fmt: skip
     (tmp_path / "ok.jsonl").write_text(json.dumps(row) + "\n")
+    (tmp_path / "s.yaml").write_text("tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n")
     try:  # argparse's own errors exit; ours return the status
         code: object = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
     except SystemExit as exc:
         code = exc.code
     err = capsys.readouterr().err
-    assert code == 2, err
+    assert code == (4 if argv[0] == "gate" else 2), err
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("pytest-reasoning"), err
     assert words.replace("{tmp}", str(tmp_path)) in lines[0], lines[0]

@@ -5,13 +5,15 @@ terminal summary, whose lines are prepared in ``report.summary``.
 A gate is decided as soon as the last sample of its level is in (so ``-x`` stops at the first
 failed level) and reported under its collected verdict item's node id; a selected gate whose
 level ran only in part is reported as skipped ("partial"), never decided on fewer samples.
-Comparisons against a baseline are Holm-corrected across levels, so they wait for the end."""
+Comparisons against a baseline are Holm-corrected across levels, so they wait for the end.
+With ``--reasoning-defer-gates`` every verdict is reported as deferred, and in a shard
+(``--reasoning-shard K/N``, N > 1) the comparisons are (Holm's family spans every level):
+``pytest-reasoning gate`` decides them from the merged results files. What each verdict says,
+the error budget and the exit status come from ``gates.verdicts``, shared with that command."""
 
 from __future__ import annotations
 
-import json
 import os
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
@@ -20,20 +22,21 @@ import pytest
 from .items import payload
 from .state import RunState
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # gates load with the controller, never on an unrelated pytest run
     from ..gates import Comparison, GateResult, GateSpec, ResultStore
+    from ..gates.verdicts import Verdict
 
-__all__ = ["EXIT_INFRASTRUCTURE", "INFRASTRUCTURE_ID", "Controller"]
+__all__ = ["Controller"]
 
-EXIT_INFRASTRUCTURE = 6  # pytest uses 0-5; see README "Exit status"
-# Not a collected test: the run-wide error budget is known only at the end.
-INFRASTRUCTURE_ID = "reasoning::infrastructure"
 Where = tuple[str, str, str]
+# What a partial verdict of a pytest run advises (a merge advises otherwise).
+PARTIAL_HINT = "select the gate: -k NAME"
 
 
 class Controller:
     def __init__(self, state: RunState) -> None:
         from ..gates import ResultStore
+        from ..gates.verdicts import Tally
 
         self.state = state
         self.options = state.options
@@ -58,11 +61,8 @@ class Controller:
         self.failed_gates: list[str] = []
         self.stopped = False  # -x / --maxfail or Ctrl-C stopped the run loop
         self.previous_lastfailed: set[str] = set()
-        # Per model: answered / cached / errors / not_asked, and the distinct error messages
-        # in the order they first came, with counts.
-        self.counts: dict[str, Counter[str]] = {}
-        self.error_messages: dict[str, Counter[str]] = {}
-        self.stopped_models: dict[str, str] = {}  # model → the error that stopped its calls
+        self.tally = Tally()  # per-model counts, error causes, the errors that stopped models
+        self.deferred = 0  # verdicts reported as deferred (left to pytest-reasoning gate)
         self.notices: dict[str, str] = {}  # kind → a one-line notice, printed once (a lost Redis)
 
     # -- start --------------------------------------------------------------------------------
@@ -81,38 +81,15 @@ class Controller:
 
     def _load_baseline(self) -> None:
         """Read a stored baseline once, at start: a bad file is a usage error, not a late crash."""
-        from ..gates import read_results
+        from ..gates.verdicts import load_baseline
 
         path = self.options.baseline_results
         if not path:
             return
         try:
-            rows = list(read_results(path))
-        except (OSError, ValueError, KeyError) as exc:
-            raise pytest.UsageError(f"--reasoning-baseline-results {path}: {exc}") from None
-        models = sorted({str(r["model"]) for r in rows})
-        name = self.options.baseline_model
-        if name is None:
-            if len(models) != 1:
-                raise pytest.UsageError(
-                    f"--reasoning-baseline-results {path}: holds {len(models)} models "
-                    f"({', '.join(models) or 'none'}); choose one with --reasoning-baseline-model"
-                )
-            name = models[0]
-        elif name not in models:
-            raise pytest.UsageError(
-                f"--reasoning-baseline-model {name!r}: not in {path}; it holds {', '.join(models)}"
-            )
-        from ..core import Outcome
-        from ..gates import baseline_answers
-
-        try:
-            outcomes = [Outcome.from_dict(r) for r in rows if r["model"] == name]
-        except TypeError as exc:  # a row without the fields every results row has
-            raise pytest.UsageError(
-                f"--reasoning-baseline-results {path}: not a results file ({exc})"
-            ) from None
-        self.baseline_rows = (baseline_answers(outcomes), name)
+            self.baseline_rows = load_baseline(path, self.options.baseline_model)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
@@ -185,21 +162,13 @@ class Controller:
     def _count(self, o: Any) -> None:
         """Per-model counts and error causes; the first error that stops a model is printed
         at once (the run then ends in seconds: its other items are not asked)."""
-        counts = self.counts.setdefault(o.model, Counter())
-        if o.error is None:
-            counts["cached" if o.cached else "answered"] += 1
-            return
-        kind = o.error_kind or "transient"
-        counts["not_asked" if kind == "not_asked" else "errors"] += 1
-        if kind != "not_asked":
-            self.error_messages.setdefault(o.model, Counter())[o.error] += 1
-        if kind == "stop" and o.model not in self.stopped_models:
-            self.stopped_models[o.model] = o.error
+        stopped = self.tally.add(o)
+        if stopped is not None:
             tr = self.state.config.pluginmanager.get_plugin("terminalreporter")
             if tr is not None:
                 tr.ensure_newline()
                 tr.write_line(
-                    f"reasoning: {o.model} stopped (infrastructure, not the model): {o.error}",
+                    f"reasoning: {o.model} stopped (infrastructure, not the model): {stopped}",
                     red=True,
                     bold=True,
                 )
@@ -213,52 +182,37 @@ class Controller:
 
     def _decide(self, gate: str) -> None:
         from ..gates import decide_gates
+        from ..gates.verdicts import deferred_verdict, gate_verdict
 
         assert self.session is not None
         model, where = self.gate_key[gate]
+        self.reported.add(gate)
+        if self.options.defer_gates:
+            self._emit(deferred_verdict(gate, model, "--reasoning-defer-gates"))
+            return
         stats = self.store.levels[(model, _spec(where))]
         result = decide_gates([stats])[0]
         self.gates.append(result)
-        self.reported.add(gate)
-        s = result.stats
-        props = {
-            "model": s.model,
-            "task": s.task,
-            "level": s.spec.level,
-            "n": s.n,
-            "errors": s.errors,
-            # One number: the gated measure (cell accuracy under ``metric: cell``).
-            "metric": s.spec.rule.metric,
-            "value": s.measure,
-            "min_accuracy": s.spec.rule.min_accuracy,
-            "confidence": s.spec.rule.confidence,
-            "passed": result.passed,
-        }
-        if result.passed is None:  # every sample failed for infrastructure: not decided
-            _emit(
-                self.session,
-                gate,
-                s.model,
-                "skipped",
-                f"{gate.partition('::')[2]}: {result.reason} (infrastructure, not the model)",
-                [("reasoning.gate", json.dumps(props))],
-            )
-            return
-        passed = result.passed
-        if not passed:
+        verdict = gate_verdict(gate, result)
+        if verdict.outcome == "failed":
             self.failed_gates.append(gate)
-        _emit(
-            self.session,
-            gate,
-            s.model,
-            "passed" if passed else "failed",
-            f"GATE FAILED {s.model} {s.task} {s.spec.level}: {result.reason}",
-            [("reasoning.gate", json.dumps(props))],
-        )
-        if not passed and self.session.shouldfail:  # -x / --maxfail: stop the workers too
-            from .xdist import stop_workers
+        self._emit(verdict)
+        if verdict.outcome == "failed" and self.session.shouldfail:  # -x / --maxfail
+            from .xdist import stop_workers  # stop the workers too
 
             stop_workers(self.session.config, str(self.session.shouldfail))
+
+    def _emit(self, verdict: Verdict) -> None:
+        assert self.session is not None
+        self.deferred += verdict.deferred
+        _emit(
+            self.session,
+            verdict.nodeid,
+            verdict.model,
+            verdict.outcome,
+            verdict.message,
+            verdict.properties,
+        )
 
     # -- the end ------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -268,72 +222,86 @@ class Controller:
 
     def finish(self, session: pytest.Session) -> None:
         """The gates not yet reported (partial levels), the comparisons, the error budget."""
-        store = self.store
-        store.close()
+        from ..gates.verdicts import INFRASTRUCTURE_ID, Verdict, deferred_verdict, partial_verdict
+
+        self.store.close()
         for gate in self.ready:
             self._decide(gate)
         self.ready = []
-        selected = self.selected
         for gate in sorted(self._gate_ids() - self.reported):
             key = self.gate_key.get(gate)
+            model = key[0] if key else ""
             ran, size = (self.ran.get(key, 0), self.size.get(key, 0)) if key else (0, 0)
-            self.partial.append(gate)
             self.reported.add(gate)
-            _emit(
-                session,
-                gate,
-                key[0] if key else "",
-                "skipped",
-                f"{gate.partition('::')[2]}: partial level, {ran} of {size or '?'} samples "
-                "ran; a gate is decided only on its whole level (select the gate: -k NAME)",
-                [],
-            )
-        # The baseline's own accuracy is reported, not gated: it is the reference point.
+            if self.options.defer_gates:
+                self._emit(deferred_verdict(gate, model, "--reasoning-defer-gates"))
+                continue
+            self.partial.append(gate)
+            self._emit(partial_verdict(gate, model, ran, size, PARTIAL_HINT))
+        self._finish_comparisons()
+        message = self.infrastructure_message()
+        if message is not None:
+            session.testscollected += 1  # not a collected test: the budget is run-wide
+            self._emit(Verdict(INFRASTRUCTURE_ID, "", "failed", message, (), "infrastructure"))
+
+    def _finish_comparisons(self) -> None:
+        """Each selected comparison: decided on whole levels (the candidate's, and a live
+        baseline's), Holm-corrected across those; partial otherwise; deferred in a shard or
+        with ``--reasoning-defer-gates``. The baseline's own accuracy is reported, not gated:
+        it is the reference point."""
+        from ..gates.verdicts import comparison_verdict, deferred_verdict, partial_verdict
+
+        where_of = {cid: key for key, cid in self.comparison_ids.items()}
+        ids = set(where_of) | {v for v, kind in self.verdicts.items() if kind == "comparison"}
+        if self.selected is not None:
+            ids &= self.selected
+        why = self._defer_comparisons()
+        if why is not None:
+            for cid in sorted(ids):
+                self.reported.add(cid)
+                model = where_of[cid][0] if cid in where_of else ""
+                self._emit(deferred_verdict(cid, model, why, "comparison"))
+            return
         self.comparisons = self._compare()
         for c in self.comparisons:
-            cid = self.comparison_ids.get((c.candidate, c.spec.where))
-            if cid is None or (selected is not None and cid not in selected):
+            found = self.comparison_ids.get((c.candidate, c.spec.where))
+            if found is None or found not in ids:
                 continue
+            self.reported.add(found)
+            self._emit(comparison_verdict(found, c))
+        for cid in sorted(ids - self.reported):
             self.reported.add(cid)
-            _emit(
-                session,
-                cid,
-                c.candidate,
-                "failed" if c.regressed else "passed",
-                f"REGRESSION {c.task} {c.spec.level}: {c.reason()}",
-                [("reasoning.comparison", json.dumps(c.to_dict()))],
-            )
-        if self.infrastructure_failed:
-            session.testscollected += 1  # not a collected test: the budget is run-wide
-            _emit(session, INFRASTRUCTURE_ID, "", "failed", self.infrastructure_message(), [])
+            key = where_of.get(cid)
+            ran, size = (self.ran.get(key, 0), self.size.get(key, 0)) if key else (0, 0)
+            model = key[0] if key else ""
+            self._emit(partial_verdict(cid, model, ran, size, PARTIAL_HINT, "comparison"))
 
-    @property
-    def unanswered_levels(self) -> list[Any]:
-        """Levels where every sample failed for infrastructure (nothing known of the model)."""
-        return [s for s in self.store.levels.values() if s.n == 0 and s.errors]
+    def _defer_comparisons(self) -> str | None:
+        if self.options.defer_gates:
+            return "--reasoning-defer-gates"
+        shard = self.options.shard
+        if shard is not None and shard[1] > 1:
+            return "a shard: Holm's correction spans the levels of every shard"
+        return None
+
+    def _whole(self, model: str, where: Where) -> bool:
+        """Whether every sample of the model's level is in."""
+        size = self.size.get((model, where), 0)
+        return size > 0 and self.ran.get((model, where), 0) >= size
+
+    def infrastructure_message(self) -> str | None:
+        """One line when the run-wide error budget is exceeded (or a level got no answer):
+        how many calls failed, that it is not the model, and the first cause; else None."""
+        from ..gates.verdicts import infrastructure_message
+
+        return infrastructure_message(
+            list(self.store.levels.values()), self.options.max_errors, self.tally
+        )
 
     @property
     def infrastructure_failed(self) -> bool:
         """More errors than --reasoning-max-errors, or a level with no answer at all."""
-        return self.store.errors > self.options.max_errors or bool(self.unanswered_levels)
-
-    def infrastructure_message(self) -> str:
-        """One line: how many calls failed, that it is not the model, and the first cause."""
-        errors, budget = self.store.errors, self.options.max_errors
-        empty = len(self.unanswered_levels)
-        parts = [
-            f"{errors} model call(s) failed (budget --reasoning-max-errors={budget})"
-            + (f", {empty} level(s) got no answer at all" if empty else "")
-            + ": infrastructure, not the model; not counted as wrong answers"
-        ]
-        stopped = next(iter(self.stopped_models.items()), None)
-        first = stopped or next(
-            ((m, next(iter(c))) for m, c in self.error_messages.items() if c), None
-        )
-        if first is not None:
-            model, message = first
-            parts.append(f"cause: {model}: {message}")
-        return "; ".join(parts)
+        return self.infrastructure_message() is not None
 
     def _gate_ids(self) -> set[str]:
         """The selected gates: known from the collection (not under xdist) or from the
@@ -355,6 +323,8 @@ class Controller:
         whole level of every failed gate (a gate is only decided on its whole level); keep a
         failed gate that was only reported partial this time; drop the run-wide
         infrastructure entry (it is no collected test)."""
+        from ..gates.verdicts import INFRASTRUCTURE_ID
+
         cache = getattr(config, "cache", None)
         if cache is None:
             return
@@ -373,28 +343,37 @@ class Controller:
             cache.set("cache/lastfailed", lastfailed)
 
     def _compare(self) -> list[Comparison]:
-        """Candidate-vs-baseline comparisons, from the live baseline or the stored one."""
+        """Candidate-vs-baseline comparisons on whole levels, from the live baseline or the
+        stored one."""
         from ..gates import baseline_answers, compare
 
         store = self.store
-        if self.options.baseline:
-            name = self.options.baseline
+        live = self.options.baseline
+        if live:
+            name = live
             base = baseline_answers(o for o in store.outcomes if o.model == name)
         elif self.baseline_rows is not None:
             base, name = self.baseline_rows
         else:
             return []
-        rows = [(o, s) for o, s in zip(store.outcomes, store.specs, strict=True) if o.model != name]
+        rows = [
+            (o, s)
+            for o, s in zip(store.outcomes, store.specs, strict=True)
+            if o.model != name
+            and self._whole(o.model, s.where)
+            and (not live or self._whole(name, s.where))
+        ]
         return compare(rows, base, name)
 
     def exit_status(self, session: pytest.Session) -> None:
         """Infrastructure errors alone get their own exit status, apart from failed gates."""
-        if (
-            self.infrastructure_failed
-            and session.exitstatus == pytest.ExitCode.TESTS_FAILED
-            and session.testsfailed == 1
-        ):
-            session.exitstatus = EXIT_INFRASTRUCTURE
+        from ..gates.verdicts import EXIT_INFRASTRUCTURE, exit_status
+
+        infrastructure = self.infrastructure_failed
+        if session.exitstatus == pytest.ExitCode.TESTS_FAILED and infrastructure:
+            status = exit_status(session.testsfailed - 1, infrastructure)
+            if status == EXIT_INFRASTRUCTURE:
+                session.exitstatus = status
 
     def summary(self, tr: Any, exitstatus: int) -> None:
         """The terminal summary: prepared lines, then the report, robustness, step summary."""
@@ -417,8 +396,9 @@ class Controller:
             partial=self.levels_partial(),
             stopped=self.stopped,
             undecided=len(self._gate_ids() - self.reported),
-            error_messages={m: list(c.items()) for m, c in self.error_messages.items()},
-            not_asked={m: c["not_asked"] for m, c in self.counts.items() if c["not_asked"]},
+            error_messages=self.tally.messages,
+            not_asked=self.tally.not_asked,
+            deferred=self.deferred,
         )
         tr.section("reasoning summary")
         for line in summary_lines(run):

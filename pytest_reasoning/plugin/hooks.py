@@ -34,6 +34,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _refuse_named_suites(config)
         return
     state = RunState(config, RunOptions.from_config(config))
+    _check_split(config, state)
     config.stash[STATE] = state
     _check_litellm(state)
     _check_cache(state)
@@ -69,6 +70,18 @@ def _check_litellm(state: RunState) -> None:
         check_installed_litellm()
     except ReasoningError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def _check_split(config: pytest.Config, state: RunState) -> None:
+    """pytest-split cuts levels apart (it splits by test, by time): its gates could only be
+    partial, so it is refused unless the gates are deferred to ``pytest-reasoning gate``."""
+    if config.getoption("splits", None) and not state.options.defer_gates:
+        raise pytest.UsageError(
+            "--splits (pytest-split) cuts a suite's levels apart, so no gate could be decided "
+            "in a split: use --reasoning-shard K/N (whole levels per shard), or add "
+            "--reasoning-defer-gates and decide the gates with pytest-reasoning gate "
+            "(docs/ci.md)"
+        )
 
 
 def _refuse_named_suites(config: pytest.Config) -> None:
@@ -203,16 +216,35 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--reasoning-shard K/N``: before any other selection (``-k``, ``--deselect``,
+    pytest-split run after it; ``--lf`` filters around it), so every job assigns the same
+    whole collection alike. The other shards' items are reported as deselected."""
+    state = config.stash.get(STATE, None)
+    if state is None or state.options.shard is None:
+        return
+    from .shards import select_shard
+
+    index, count = state.options.shard
+    kept, dropped, state.shard = select_shard(items, index, count)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """After every plugin's selection (``-k``, ``-m``, ``--lf``, ids): complete the levels
-    of selected gates, then hand the run's items to prefetch and the controller."""
+    """After every plugin's selection (``-k``, ``-m``, ``--lf``, ids, shards, pytest-split):
+    complete the levels of selected gates (not when gates are deferred: the merge decides
+    them), then hand the run's items — exactly the selected ones — to prefetch and the
+    controller."""
     config = session.config
     state = config.stash.get(STATE, None)
     if state is None:
         return
     from .items import complete_levels
 
-    added, partial = complete_levels(session.items)
+    added, partial = (0, 0) if state.options.defer_gates else complete_levels(session.items)
     state.set_items(session.items)
     state.selection = (added, partial)
     if state.controller is not None:
@@ -238,14 +270,21 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
         ]
     samples = sum(isinstance(i, ReasoningItem) for i in items)
     verdicts = [i for i in items if isinstance(i, VerdictItem)]
+    shard = [state.shard.line()] if state.shard is not None else []
     if not samples and not verdicts:
-        return []
+        return shard
     gates = sum(v.kind == "gate" for v in verdicts)
     comparisons = len(verdicts) - gates
+    when = (
+        "deferred: pytest-reasoning gate decides them from the results files"
+        if state.options.defer_gates
+        else "a gate is decided when the last sample of its level is in"
+    )
     lines = [
+        *shard,
         f"reasoning: {samples} samples, {gates} gate(s)"
         + (f", {comparisons} comparison(s) against the baseline" if comparisons else "")
-        + " (a gate is decided when the last sample of its level is in)"
+        + f" ({when})",
     ]
     added, partial = state.selection
     if added:

@@ -32,10 +32,8 @@ __all__ = [
     "ReasoningItem",
     "ReasoningSuiteFile",
     "VerdictItem",
-    "comparison_name",
     "complete_levels",
     "domain",
-    "gate_name",
     "looks_like_suite",
     "payload",
     "teststatus",
@@ -45,14 +43,6 @@ PROPERTY = "reasoning"
 # Characters of any one text (a response, an extracted answer) the JUnit XML keeps of an
 # outcome; the results file has them whole.
 JUNIT_TEXT = 1_000
-
-
-def gate_name(entry: str, level: str, model: str, multi: bool) -> str:
-    return f"{entry}[{level}-gate" + (f"-{model}]" if multi else "]")
-
-
-def comparison_name(entry: str, level: str, candidate: str, several: bool) -> str:
-    return f"{entry}[{level}-vs-baseline" + (f"-{candidate}]" if several else "]")
 
 
 def domain(name: str, model: str) -> str:
@@ -82,6 +72,7 @@ class ReasoningSuiteFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         from ..config import addresses, load_suite
+        from ..gates.verdicts import comparison_name, gate_name
 
         state = self.config.stash[STATE]
         rel = (

@@ -184,6 +184,22 @@ OPTIONS: tuple[Option, ...] = (
         minimum=1,
     ),
     Option(
+        "--reasoning-shard",
+        "reasoning_shard",
+        "run shard K of N (a CI matrix job): whole (model, suite entry, level) groups are "
+        "assigned by a stable hash, balanced by item count, so every gate is decided on all "
+        "its samples; comparisons are deferred to pytest-reasoning gate (docs/ci.md)",
+        "K/N",
+    ),
+    Option(
+        "--reasoning-defer-gates",
+        "reasoning_defer_gates",
+        "report every gate and comparison as deferred, not decided (shards finer than a "
+        "level, e.g. pytest-split); pytest-reasoning gate decides them from the merged "
+        "results files (docs/ci.md)",
+        kind="flag",
+    ),
+    Option(
         "--reasoning-report",
         "reasoning_report",
         "write an HTML report (index.html with plots, tables and failing samples, "
@@ -303,6 +319,8 @@ class RunOptions:
     model_specs: dict[str, Any] = field(default_factory=dict)  # alias → models.ModelSpec
     repeats: int | None = None
     lenient: bool = False
+    shard: tuple[int, int] | None = None  # (K, N) of --reasoning-shard K/N
+    defer_gates: bool = False
 
     @staticmethod
     def active(config: pytest.Config) -> bool:
@@ -363,6 +381,8 @@ class RunOptions:
         if repeats is not None and repeats > MAX_REPEATS:
             raise pytest.UsageError(f"--reasoning-repeats: must be <= {MAX_REPEATS}, got {repeats}")
         return cls(
+            shard=_shard(config),
+            defer_gates=bool(_raw(config, "reasoning_defer_gates")),
             llm_config=llm_config,
             llm_router=llm_router,
             model_specs=specs,
@@ -462,19 +482,31 @@ def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
     raw = _raw(config, "reasoning_seed")
     if raw is None:
         return None, None
-    raw = str(raw).strip()
-    if raw == "auto" or raw.startswith("auto:"):
-        import datetime
+    from ..errors import clip
+    from ..rng import SEED_FORMS, resolve_seed
 
-        from ..rng import derive_seed
-
-        source = raw[5:] or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-        return derive_seed("reasoning-seed", source) % 2**31, source
     try:
-        return int(raw), None
+        return resolve_seed(str(raw))
     except ValueError:
+        raise pytest.UsageError(
+            f"--reasoning-seed: {SEED_FORMS}, got {clip(repr(str(raw).strip()))}"
+        ) from None
+
+
+def _shard(config: pytest.Config) -> tuple[int, int] | None:
+    """``--reasoning-shard K/N`` (or the ini key): 1 <= K <= N."""
+    raw = _raw(config, "reasoning_shard")
+    if raw is None:
+        return None
+    k, sep, n = str(raw).strip().partition("/")
+    try:
+        shard = (int(k), int(n))
+    except ValueError:
+        shard = None
+    if not sep or shard is None or not 1 <= shard[0] <= shard[1]:
         from ..errors import clip
 
         raise pytest.UsageError(
-            f"--reasoning-seed: expected an integer, 'auto' or 'auto:TEXT', got {clip(repr(raw))}"
-        ) from None
+            f"--reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {clip(repr(raw))}"
+        )
+    return shard

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .fixtures import LLM
     from .items import ReasoningItem
     from .progress import LiveCount, Ticker
+    from .shards import Shard
 
 __all__ = ["LOOKAHEAD_PER_SLOT", "STATE", "RunState"]
 
@@ -44,6 +45,7 @@ class RunState:
         self.live: LiveCount | None = None  # the waiting line (a TTY, not -q, not xdist)
         self.ticker: Ticker | None = None  # its xdist controller's form
         self.selection: tuple[int, int] = (0, 0)  # (samples added for gates, partial gates)
+        self.shard: Shard | None = None  # what --reasoning-shard K/N kept
         self._worker_queue: Any = None
 
     @property

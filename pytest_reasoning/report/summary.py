@@ -63,6 +63,8 @@ class RunSummary:
     partial: Partial = field(default_factory=dict)  # levels a selection ran only in part
     stopped: bool = False  # -x / --maxfail (or Ctrl-C) ended the run loop early
     undecided: int = 0  # selected gates left undecided by the stop
+    deferred: int = 0  # verdicts left to ``pytest-reasoning gate`` (shards, defer mode)
+    merged: bool = False  # decided by ``pytest-reasoning gate`` from results files
 
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
@@ -86,7 +88,16 @@ def summary_lines(run: RunSummary) -> list[Line]:
                 "yellow bold",
             )
         )
-    if run.partial:
+    if run.deferred:
+        lines.append(
+            Line(
+                f"reasoning: {run.deferred} verdict(s) deferred: decide them from every "
+                "shard's results with pytest-reasoning gate SUITE... --results FILE... "
+                "(docs/ci.md)",
+                "yellow",
+            )
+        )
+    if run.partial and not run.deferred:
         shown = ", ".join(
             f"{entry} {level}"
             + (f" ({model})" if len({k[0] for k in run.partial}) > 1 else "")
@@ -96,11 +107,17 @@ def summary_lines(run: RunSummary) -> list[Line]:
         more = f" and {len(run.partial) - 5} more" if len(run.partial) > 5 else ""
         _, _, entry, level = min(run.partial)
         example = f"{entry}[{level}-gate"  # a prefix of the gate's name, whatever the model
+        why, advice = (
+            ("have fewer results rows than samples", "a shard did not run, or its results "
+             "file was not given (docs/ci.md)")
+            if run.merged
+            else ("ran in part (a selection)", "select whole levels to decide them "
+                  f"(-k '{example}', or paste a gate's id)")
+        )  # fmt: skip
         lines.append(
             Line(
-                f"reasoning: {len(run.partial)} level(s) ran in part (a selection), their "
-                f"gates not decided: {shown}{more}; select whole levels to decide them "
-                f"(-k '{example}', or paste a gate's id)",
+                f"reasoning: {len(run.partial)} level(s) {why}, their gates not decided: "
+                f"{shown}{more}; {advice}",
                 "yellow",
             )
         )

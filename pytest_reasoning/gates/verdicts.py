@@ -1,0 +1,252 @@
+"""Verdicts on gates and comparisons, one copy for both deciders: the plugin's controller (a
+pytest run) and ``pytest-reasoning gate`` (a merge of results files, ``merge.py``).
+
+Here: the verdict items' names, what each verdict says (outcome, message, the JUnit
+properties), the per-model error tallies, the run-wide error budget, a stored baseline, and
+the exit status. Both deciders feed it per-level tallies (:class:`LevelStats`), never a list
+of every outcome, and a level is decided only when every one of its samples is in: fewer is
+*partial*, reported as skipped, never decided on fewer samples."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..core import Outcome
+from .comparison import Comparison, PairKey, baseline_answers
+from .store import read_results
+from .threshold import GateResult, LevelStats
+
+__all__ = [
+    "EXIT_INFRASTRUCTURE",
+    "INFRASTRUCTURE_ID",
+    "Tally",
+    "Verdict",
+    "comparison_name",
+    "comparison_verdict",
+    "deferred_verdict",
+    "exit_status",
+    "gate_name",
+    "gate_properties",
+    "gate_verdict",
+    "infrastructure_message",
+    "load_baseline",
+    "partial_verdict",
+    "unanswered_levels",
+]
+
+EXIT_INFRASTRUCTURE = 6  # pytest uses 0-5; see README "Exit status"
+# Not a collected test: the run-wide error budget is known only at the end.
+INFRASTRUCTURE_ID = "reasoning::infrastructure"
+Status = Literal["passed", "failed", "skipped"]
+
+
+def gate_name(entry: str, level: str, model: str, multi: bool) -> str:
+    """``entry[LEVEL-gate]``; with several models ``entry[LEVEL-gate-MODEL]``."""
+    return f"{entry}[{level}-gate" + (f"-{model}]" if multi else "]")
+
+
+def comparison_name(entry: str, level: str, candidate: str, several: bool) -> str:
+    """``entry[LEVEL-vs-baseline]``; with several candidates ``…-vs-baseline-MODEL]``."""
+    return f"{entry}[{level}-vs-baseline" + (f"-{candidate}]" if several else "]")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One verdict as a test report says it: the verdict item's node id (``suite::name``),
+    passed / failed / skipped (not decided), the one-line message, the JUnit properties."""
+
+    nodeid: str
+    model: str
+    outcome: Status
+    message: str
+    properties: tuple[tuple[str, str], ...] = ()
+    kind: str = "gate"  # "gate" | "comparison" | "infrastructure"
+    deferred: bool = False  # left to ``pytest-reasoning gate``
+
+    @property
+    def name(self) -> str:
+        return self.nodeid.partition("::")[2] or self.nodeid
+
+
+def gate_properties(result: GateResult) -> dict[str, Any]:
+    """The ``reasoning.gate`` JUnit property: one number, ``value``, the gated measure
+    (accuracy, or cell accuracy under ``metric: cell``), as in the failure message."""
+    s = result.stats
+    return {
+        "model": s.model,
+        "task": s.task,
+        "level": s.spec.level,
+        "n": s.n,
+        "errors": s.errors,
+        "metric": s.spec.rule.metric,
+        "value": s.measure,
+        "min_accuracy": s.spec.rule.min_accuracy,
+        "confidence": s.spec.rule.confidence,
+        "passed": result.passed,
+    }
+
+
+def gate_verdict(nodeid: str, result: GateResult) -> Verdict:
+    """A threshold gate decided on its whole level. Every sample failed for infrastructure:
+    skipped (not decided; the error budget fails the run)."""
+    s = result.stats
+    props = (("reasoning.gate", json.dumps(gate_properties(result))),)
+    name = nodeid.partition("::")[2]
+    if result.passed is None:
+        message = f"{name}: {result.reason} (infrastructure, not the model)"
+        return Verdict(nodeid, s.model, "skipped", message, props)
+    message = f"GATE FAILED {s.model} {s.task} {s.spec.level}: {result.reason}"
+    return Verdict(nodeid, s.model, "passed" if result.passed else "failed", message, props)
+
+
+def partial_verdict(
+    nodeid: str, model: str, ran: int, size: int, hint: str, kind: str = "gate"
+) -> Verdict:
+    """A verdict whose level has fewer samples in than it has: not decided."""
+    what = "a gate" if kind == "gate" else "a comparison"
+    message = (
+        f"{nodeid.partition('::')[2]}: partial level, {ran} of {size or '?'} samples ran; "
+        f"{what} is decided only on its whole level ({hint})"
+    )
+    return Verdict(nodeid, model, "skipped", message, (), kind)
+
+
+def deferred_verdict(nodeid: str, model: str, why: str, kind: str = "gate") -> Verdict:
+    """A verdict left to ``pytest-reasoning gate`` (``--reasoning-defer-gates``, or a
+    comparison in a shard: Holm's correction spans every level)."""
+    message = (
+        f"{nodeid.partition('::')[2]}: deferred ({why}); decide it with "
+        "pytest-reasoning gate SUITE... --results FILE..."
+    )
+    return Verdict(nodeid, model, "skipped", message, (), kind, deferred=True)
+
+
+def comparison_verdict(nodeid: str, c: Comparison) -> Verdict:
+    return Verdict(
+        nodeid,
+        c.candidate,
+        "failed" if c.regressed else "passed",
+        f"REGRESSION {c.task} {c.spec.level}: {c.reason()}",
+        (("reasoning.comparison", json.dumps(c.to_dict())),),
+        "comparison",
+    )
+
+
+@dataclass
+class Tally:
+    """Per model: answered / cached / errors / not_asked, the distinct error messages in the
+    order they first came with their counts, and the first error that stopped each model."""
+
+    counts: dict[str, Counter[str]] = field(default_factory=dict)
+    error_messages: dict[str, Counter[str]] = field(default_factory=dict)
+    stopped: dict[str, str] = field(default_factory=dict)
+
+    def add(self, o: Outcome) -> str | None:
+        """Count one outcome; returns the error when it is the first to stop its model."""
+        counts = self.counts.setdefault(o.model, Counter())
+        if o.error is None:
+            counts["cached" if o.cached else "answered"] += 1
+            return None
+        kind = o.error_kind or "transient"
+        counts["not_asked" if kind == "not_asked" else "errors"] += 1
+        if kind != "not_asked":
+            self.error_messages.setdefault(o.model, Counter())[o.error] += 1
+        if kind == "stop" and o.model not in self.stopped:
+            self.stopped[o.model] = o.error
+            return o.error
+        return None
+
+    @property
+    def not_asked(self) -> dict[str, int]:
+        return {m: c["not_asked"] for m, c in self.counts.items() if c["not_asked"]}
+
+    @property
+    def messages(self) -> dict[str, list[tuple[str, int]]]:
+        return {m: list(c.items()) for m, c in self.error_messages.items()}
+
+    def first_cause(self) -> tuple[str, str] | None:
+        stopped = next(iter(self.stopped.items()), None)
+        return stopped or next(
+            ((m, next(iter(c))) for m, c in self.error_messages.items() if c), None
+        )
+
+
+def unanswered_levels(levels: Iterable[LevelStats]) -> list[LevelStats]:
+    """Levels where every sample failed for infrastructure (nothing known of the model)."""
+    return [s for s in levels if s.n == 0 and s.errors]
+
+
+def infrastructure_message(
+    levels: Sequence[LevelStats],
+    max_errors: int,
+    tally: Tally,
+    *,
+    missing: Mapping[Any, tuple[int, int]] | None = None,
+) -> str | None:
+    """The run-wide error budget: ``None`` when it holds, else one line — how many calls
+    failed, that it is not the model, and the first cause. ``missing`` (the merge only):
+    levels with fewer results rows than samples, a shard that never ran."""
+    errors = sum(s.errors for s in levels)
+    empty = len(unanswered_levels(levels))
+    parts = []
+    if errors > max_errors or empty:
+        parts.append(
+            f"{errors} model call(s) failed (budget --reasoning-max-errors={max_errors})"
+            + (f", {empty} level(s) got no answer at all" if empty else "")
+            + ": infrastructure, not the model; not counted as wrong answers"
+        )
+        first = tally.first_cause()
+        if first is not None:
+            parts.append(f"cause: {first[0]}: {first[1]}")
+    if missing:
+        absent = sum(size - ran for ran, size in missing.values())
+        parts.append(
+            f"{len(missing)} level(s) lack {absent} sample(s) in the results files (a shard "
+            "that did not run, or a results file not given): their verdicts are not decided"
+        )
+    return "; ".join(parts) or None
+
+
+def exit_status(failed: int, infrastructure: bool) -> int:
+    """pytest's statuses, and one of ours: 1 when a gate, a comparison (or another test)
+    failed; 6 when only infrastructure did (the error budget, or missing samples in a merge);
+    else 0."""
+    if failed:
+        return 1
+    return EXIT_INFRASTRUCTURE if infrastructure else 0
+
+
+def load_baseline(
+    path: str | os.PathLike[str], name: str | None
+) -> tuple[dict[PairKey, bool | None], str]:
+    """A stored baseline (``--reasoning-baseline-results``): its verdict per item and prompt,
+    and the model's name. Raises ValueError with one line naming the option and the file."""
+    shown = os.fspath(path)
+    try:
+        rows = list(read_results(path))
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"--reasoning-baseline-results {shown}: {exc}") from None
+    models = sorted({str(r["model"]) for r in rows})
+    if name is None:
+        if len(models) != 1:
+            raise ValueError(
+                f"--reasoning-baseline-results {shown}: holds {len(models)} models "
+                f"({', '.join(models) or 'none'}); choose one with --reasoning-baseline-model"
+            )
+        name = models[0]
+    elif name not in models:
+        raise ValueError(
+            f"--reasoning-baseline-model {name!r}: not in {shown}; it holds {', '.join(models)}"
+        )
+    try:
+        outcomes = [Outcome.from_dict(r) for r in rows if r["model"] == name]
+    except TypeError as exc:  # a row without the fields every results row has
+        raise ValueError(
+            f"--reasoning-baseline-results {shown}: not a results file ({exc})"
+        ) from None
+    return baseline_answers(outcomes), name

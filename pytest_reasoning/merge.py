@@ -1,0 +1,490 @@
+"""``pytest-reasoning gate``: every threshold gate and every comparison against a baseline
+re-decided from merged results files (the shards of a CI matrix, docs/ci.md), with the suites'
+own rules, through the same code as a pytest run (``gates.verdicts``).
+
+Rows are matched to the suites by what each row carries: its suite file (as the shard's
+pytest named it, relative to its rootdir), entry and level, and its item id, which must be one
+of the level's samples under the same ``--reasoning-samples`` / ``--reasoning-seed`` /
+``--reasoning-repeats`` the shards used. A level with fewer rows than samples (a shard that
+never ran, a file not given) is *partial*: its verdicts are not decided, and the merge fails as
+infrastructure (exit status 6) unless ``allow_partial``. The same sample in several files
+counts once (the last file given wins)."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import EntrySpec, LevelSpec, addresses, is_suite_file, load_suite
+from .core import Outcome
+from .errors import ReasoningError
+from .gates import (
+    Comparison,
+    GateResult,
+    GateSpec,
+    LevelStats,
+    baseline_answers,
+    compare,
+    decide_gates,
+    read_results,
+)
+from .gates.store import row_key
+from .gates.verdicts import (
+    INFRASTRUCTURE_ID,
+    Tally,
+    Verdict,
+    comparison_name,
+    comparison_verdict,
+    exit_status,
+    gate_name,
+    gate_verdict,
+    infrastructure_message,
+    load_baseline,
+    partial_verdict,
+)
+from .report import RunSummary
+
+__all__ = [
+    "MISSING_HINT",
+    "Merge",
+    "disambiguate",
+    "junit_xml",
+    "merge",
+    "read_all",
+    "suite_files",
+]
+
+MISSING_HINT = "rows missing: a shard that did not run, or a results file not given"
+EXIT_NOTHING = 5  # pytest's "no tests collected": no gate, no level matched
+# The fields every consumer of a results file relies on (older files lack score and extra).
+NEEDED = ("item_id", "model", "task", "level", "correct", "error")
+
+
+def read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """Every row of the results files, in order; a file that cannot be read, or is no
+    results file, is a ReasoningError naming it."""
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            found = list(read_results(path))
+        except OSError as exc:
+            raise ReasoningError(f"{path}: cannot read: {exc.strerror}") from None
+        except (ValueError, KeyError) as exc:
+            raise ReasoningError(f"{path}: not a results file ({exc})") from None
+        if not found:
+            raise ReasoningError(f"{path}: no result rows (expected a --reasoning-results file)")
+        for row in found:
+            missing = [k for k in NEEDED if k not in row]
+            if missing:
+                raise ReasoningError(
+                    f"{path}: row {row['item_id']!r} lacks {', '.join(missing)}: not a "
+                    "--reasoning-results file"
+                )
+        rows.extend(found)
+    return rows
+
+
+def disambiguate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of one model name that name different models precisely (two GGUFs both run as
+    ``local``, one alias on two endpoints) are labelled by their ``model_id``, so they are
+    kept apart instead of pooled."""
+    ids: dict[str, set[str]] = {}
+    for row in rows:
+        if row.get("model_id"):
+            ids.setdefault(str(row["model"]), set()).add(str(row["model_id"]))
+    for row in rows:
+        if len(ids.get(str(row["model"]), ())) > 1:
+            row["model"] = row["model_id"] or row["model"]
+    return rows
+
+
+def suite_files(paths: Sequence[str]) -> list[Path]:
+    """Suite files named, folders searched the way pytest collects them (every YAML file
+    with a top-level ``tasks:``)."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*.y*ml") if is_suite_file(p))
+            if not found:
+                raise ReasoningError(f"{raw}: no suite file in this folder")
+            out += found
+        elif path.is_file():
+            if not is_suite_file(path):
+                raise ReasoningError(f"{raw}: not a suite file (no top-level 'tasks:' key)")
+            out.append(path)
+        else:
+            raise ReasoningError(f"{raw}: no such suite file or folder")
+    return out
+
+
+def results_files(paths: Sequence[str]) -> list[str]:
+    """Results files named, and every ``*.jsonl`` under a folder named (a CI job's
+    downloaded artifacts), in a stable order."""
+    out: list[str] = []
+    for raw in paths:
+        if os.path.isdir(raw):
+            found = sorted(str(p) for p in Path(raw).rglob("*.jsonl") if p.is_file())
+            if not found:
+                raise ReasoningError(f"--results {raw}: no *.jsonl file in this folder")
+            out += found
+        else:
+            out.append(raw)
+    return out
+
+
+@dataclass
+class _Level:
+    """One level of a suite, as the suite defines it, and the rows that answer it."""
+
+    suite: str  # the suite file as the shards' node ids name it
+    aliases: tuple[str, ...]  # every name rows give this suite file
+    entry: EntrySpec
+    level: LevelSpec
+    expected: frozenset[str]  # its samples' item ids
+    rows: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # model → id → row
+
+    @property
+    def spec(self) -> GateSpec:
+        return GateSpec(self.suite, self.entry.id, self.level.level, self.level.rule)
+
+    def stats(self, model: str) -> LevelStats:
+        s = LevelStats(model, self.spec, self.entry.task)
+        for row in self.rows.get(model, {}).values():
+            s.add(Outcome.from_dict(row))
+        return s
+
+
+@dataclass
+class Merge:
+    """What ``merge`` decided: the verdicts in collection order, the summary, notes about
+    rows left out, and the exit status."""
+
+    verdicts: list[Verdict]
+    summary: RunSummary
+    status: int
+    notes: list[str]
+    files: int
+    rows: int
+
+
+def _matches(path: Path, name: str) -> bool:
+    """Whether a row's suite (a path relative to the shards' rootdir, or absolute) names
+    this suite file."""
+    parts = Path(name).parts
+    if not parts:
+        return False
+    if Path(name).is_absolute():
+        return Path(name).resolve() == path.resolve()
+    return path.resolve().parts[-len(parts) :] == parts
+
+
+def merge(
+    suites: Sequence[str],
+    results: Sequence[str],
+    *,
+    baseline: str | None = None,
+    baseline_results: str | None = None,
+    baseline_model: str | None = None,
+    samples: int | None = None,
+    seed: int | None = None,
+    repeats: int | None = None,
+    max_errors: int = 0,
+    allow_partial: bool = False,
+) -> Merge:
+    """Decide every gate and comparison of ``suites`` from the ``results`` files."""
+    if baseline and baseline_results:
+        raise ReasoningError(
+            "--llm-baseline and --reasoning-baseline-results: give one baseline, not both"
+        )
+    files = suite_files(suites)
+    paths = results_files(results)
+    rows, notes = _dedupe(disambiguate(read_all(paths)))
+    total = len(rows)
+    names = sorted({str(r["suite"]) for r in rows if r.get("suite")})
+    levels: list[_Level] = []
+    claimed: dict[str, Path] = {}
+    for path in files:
+        mine = [n for n in names if _matches(path, n)]
+        for n in mine:
+            if n in claimed and claimed[n] != path:
+                raise ReasoningError(
+                    f"results rows name the suite {n!r}, which matches both {claimed[n]} and "
+                    f"{path}: give one of them"
+                )
+            claimed[n] = path
+        shown = mine[0] if mine else _relative(path)
+        spec = load_suite(path, samples=samples, seed=seed, repeats=repeats, display=shown)
+        expected: dict[tuple[str, str], set[str]] = {}
+        kinds: dict[tuple[str, str], tuple[EntrySpec, LevelSpec]] = {}
+        for a in addresses(spec):
+            expected.setdefault((a.entry.id, a.level.level), set()).add(a.sample_id)
+            kinds[(a.entry.id, a.level.level)] = (a.entry, a.level)
+        for key, ids in expected.items():
+            entry, level = kinds[key]
+            levels.append(_Level(shown, tuple(mine or [shown]), entry, level, frozenset(ids)))
+    by_where = {(lv.entry.id, lv.level.level, name): lv for lv in levels for name in lv.aliases}
+    unmatched: dict[str, int] = {}
+    foreign: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    matched: list[dict[str, Any]] = []
+    for row in rows:
+        suite, entry_id = row.get("suite"), row.get("entry")
+        lv = by_where.get((str(entry_id), str(row["level"]), str(suite)))
+        if lv is None:
+            where = (
+                f"{suite} {entry_id} {row['level']}"
+                if suite and entry_id
+                else "rows without suite and entry (written before issue 19)"
+            )
+            unmatched[where] = unmatched.get(where, 0) + 1
+            continue
+        if row["item_id"] not in lv.expected:
+            foreign.setdefault((lv.suite, lv.entry.id, lv.level.level), []).append(row)
+            continue
+        lv.rows.setdefault(str(row["model"]), {})[str(row["item_id"])] = row
+        matched.append(row)
+    notes += _unmatched_notes(unmatched, foreign, levels)
+    return _decide(
+        levels,
+        matched,
+        notes,
+        baseline=baseline,
+        baseline_results=baseline_results,
+        baseline_model=baseline_model,
+        max_errors=max_errors,
+        allow_partial=allow_partial,
+        files=len(paths),
+        total=total,
+    )
+
+
+def _relative(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _dedupe(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """One row per sample across the files (the last one given wins, in its place)."""
+    kept: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        key = row_key(row)
+        kept.pop(key, None)
+        kept[key] = row
+    extra = len(rows) - len(kept)
+    notes = (
+        [f"{extra} row(s) answer a sample another file answers too: the last file's row kept"]
+        if extra
+        else []
+    )
+    return list(kept.values()), notes
+
+
+def _unmatched_notes(
+    unmatched: dict[str, int],
+    foreign: dict[tuple[str, str, str], list[dict[str, Any]]],
+    levels: Sequence[_Level],
+) -> list[str]:
+    notes = []
+    if unmatched:
+        shown = ", ".join(f"{k} ({n})" for k, n in sorted(unmatched.items())[:5])
+        more = f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else ""
+        notes.append(
+            f"{sum(unmatched.values())} row(s) belong to no level of the suites given, left "
+            f"out: {shown}{more}"
+        )
+    for (suite, entry, level), found in sorted(foreign.items()):
+        seeds = sorted({int(r["seed"]) for r in found if isinstance(r.get("seed"), int)})
+        lv = next(x for x in levels if x.spec.where == (suite, entry, level))
+        hint = ""
+        if seeds and not set(seeds) & set(lv.level.seeds):
+            hint = (
+                f"; they have seed {', '.join(map(str, seeds))}, the suite "
+                f"{', '.join(map(str, lv.level.seeds))}: pass the shards' --reasoning-seed"
+            )
+        notes.append(
+            f"{suite} {entry} {level}: {len(found)} row(s) are not samples of the level as "
+            f"loaded, left out (use the shards' --reasoning-samples / --reasoning-seed / "
+            f"--reasoning-repeats){hint}"
+        )
+    return notes
+
+
+def _decide(
+    levels: Sequence[_Level],
+    rows: list[dict[str, Any]],
+    notes: list[str],
+    *,
+    baseline: str | None,
+    baseline_results: str | None,
+    baseline_model: str | None,
+    max_errors: int,
+    allow_partial: bool,
+    files: int,
+    total: int,
+) -> Merge:
+    models = sorted({str(r["model"]) for r in rows})
+    stored = None
+    if baseline is not None and baseline not in models:
+        raise ReasoningError(
+            f"--llm-baseline: {baseline!r} has no rows for these suites; the files hold "
+            + (", ".join(models) or "no matching rows")
+        )
+    if baseline_results:
+        try:
+            stored = load_baseline(baseline_results, baseline_model)
+        except ValueError as exc:
+            raise ReasoningError(str(exc)) from None
+    comparing = baseline is not None or stored is not None
+    candidates = [m for m in models if m != baseline]
+    multi = len(models) > 1
+    several = comparing and len(candidates) > 1
+    tally = Tally()
+    for row in rows:
+        tally.add(Outcome.from_dict(row))
+    stats: dict[tuple[str, int], LevelStats] = {}
+    for n, lv in enumerate(levels):
+        for model in models:
+            if model in lv.rows:
+                stats[(model, n)] = lv.stats(model)
+    verdicts: list[Verdict] = []
+    gates: list[GateResult] = []
+    # Every model of the files is expected on every level of the suites given.
+    partial = {
+        (model, *lv.spec.where): (len(lv.rows.get(model, {})), len(lv.expected))
+        for lv in levels
+        for model in models
+        if len(lv.rows.get(model, {})) < len(lv.expected)
+    }
+    for n, lv in enumerate(levels):
+        if lv.level.rule.min_accuracy is None:
+            continue
+        for model in candidates:
+            nodeid = f"{lv.suite}::{gate_name(lv.entry.id, lv.level.level, model, multi)}"
+            ran, size = len(lv.rows.get(model, {})), len(lv.expected)
+            if ran < size:
+                verdicts.append(partial_verdict(nodeid, model, ran, size, MISSING_HINT))
+                continue
+            result = decide_gates([stats[(model, n)]])[0]
+            gates.append(result)
+            verdicts.append(gate_verdict(nodeid, result))
+    comparisons: list[Comparison] = []
+    if comparing:
+        comparisons = _comparisons(levels, candidates, baseline, stored, several, verdicts)
+    missing = {} if allow_partial else partial
+    message = infrastructure_message(list(stats.values()), max_errors, tally, missing=missing)
+    if message is not None:
+        verdicts.append(Verdict(INFRASTRUCTURE_ID, "", "failed", message, (), "infrastructure"))
+    failed = sum(v.outcome == "failed" and v.kind != "infrastructure" for v in verdicts)
+    status = exit_status(failed, message is not None)
+    if not rows:
+        notes.append("no results row belongs to the suites given: nothing to decide")
+        verdicts, status = [], EXIT_NOTHING
+    summary = RunSummary(
+        levels=list(stats.values()),
+        gates=gates,
+        comparisons=comparisons,
+        rows=rows,
+        errors=sum(s.errors for s in stats.values()),
+        answered=len(rows),
+        partial=partial,
+        error_messages=tally.messages,
+        not_asked=tally.not_asked,
+        merged=True,
+    )
+    return Merge(verdicts, summary, status, notes, files, total)
+
+
+def _comparisons(
+    levels: Sequence[_Level],
+    candidates: Sequence[str],
+    baseline: str | None,
+    stored: tuple[Any, str] | None,
+    several: bool,
+    verdicts: list[Verdict],
+) -> list[Comparison]:
+    """Each candidate's level against the baseline on whole levels, Holm-corrected across
+    them per candidate (``gates.compare``); partial otherwise."""
+    if baseline is not None:
+        name = baseline
+        base = baseline_answers(
+            Outcome.from_dict(r) for lv in levels for r in lv.rows.get(name, {}).values()
+        )
+    else:
+        assert stored is not None
+        base, name = stored
+    whole: list[tuple[Outcome, GateSpec]] = []
+    ids: dict[tuple[str, tuple[str, str, str]], str] = {}
+    order: list[tuple[str, str, int, int]] = []  # (nodeid, model, samples in, size), in order
+    for model in candidates:
+        for lv in levels:
+            nodeid = f"{lv.suite}::{comparison_name(lv.entry.id, lv.level.level, model, several)}"
+            size = len(lv.expected)
+            # A live baseline's level must be whole too (a stored one holds what it holds).
+            ran = min(
+                len(lv.rows.get(model, {})),
+                size if baseline is None else len(lv.rows.get(name, {})),
+            )
+            order.append((nodeid, model, ran, size))
+            if ran >= size:
+                ids[(model, lv.spec.where)] = nodeid
+                whole += [(Outcome.from_dict(r), lv.spec) for r in lv.rows[model].values()]
+    found = {ids[(c.candidate, c.spec.where)]: c for c in compare(whole, base, name)}
+    for nodeid, model, ran, size in order:
+        c = found.get(nodeid)
+        verdicts.append(
+            comparison_verdict(nodeid, c)
+            if c is not None
+            else partial_verdict(nodeid, model, ran, size, MISSING_HINT, "comparison")
+        )
+    return list(found.values())
+
+
+def _classname(nodeid: str) -> tuple[str, str]:
+    """pytest's JUnit ``classname`` and ``name`` for a node id (its ``mangle_test_address``)."""
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = names[0].replace("/", ".")
+    names[-1] += bracket + params
+    return ".".join(names[:-1]), names[-1]
+
+
+def junit_xml(verdicts: Iterable[Verdict], seconds: float) -> str:
+    """The verdicts as pytest's JUnit XML writes them for a run: one ``<testcase>`` each,
+    the same class names, names, properties, ``<failure>`` and ``<skipped>``."""
+    import datetime
+    import platform
+
+    verdicts = list(verdicts)
+    suite = ET.Element(
+        "testsuite",
+        name="pytest",
+        errors="0",
+        failures=str(sum(v.outcome == "failed" for v in verdicts)),
+        skipped=str(sum(v.outcome == "skipped" for v in verdicts)),
+        tests=str(len(verdicts)),
+        time=f"{seconds:.3f}",
+        timestamp=datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(),
+        hostname=platform.node(),
+    )
+    for v in verdicts:
+        classname, name = _classname(v.nodeid)
+        case = ET.SubElement(suite, "testcase", classname=classname, name=name, time="0.000")
+        if v.properties:
+            props = ET.SubElement(case, "properties")
+            for key, value in v.properties:
+                ET.SubElement(props, "property", name=key, value=value)
+        if v.outcome == "failed":
+            ET.SubElement(case, "failure", message=v.message).text = v.message
+        elif v.outcome == "skipped":
+            path = v.nodeid.partition("::")[0]
+            element = ET.SubElement(case, "skipped", type="pytest.skip", message=v.message)
+            element.text = f"{path}:None: {v.message}"
+    suites = ET.Element("testsuites", name="pytest tests")
+    suites.append(suite)
+    return '<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(suites, encoding="unicode")

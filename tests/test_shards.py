@@ -1,0 +1,274 @@
+"""Issue 22: gate-aware shards (``--reasoning-shard K/N``), merged gates (``pytest-reasoning
+gate``), deferred gates, and calls made for exactly the selected items."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from pytest_reasoning.cli import main
+from pytest_reasoning.gates.store import row_key
+from pytest_reasoning.plugin.items import ReasoningItem, VerdictItem
+from pytest_reasoning.plugin.shards import assign
+from pytest_reasoning.testing.server import FakeOpenAIServer
+
+# Five gated levels (one of cell accuracy), one ungated; a level of 3 samples, others of 4.
+SUITE = """\
+name: shards
+seed: 3
+samples: 4
+tasks:
+  - task: dyval.arithmetic
+    levels:
+      D1: {min_accuracy: 0.2}
+      D2: {min_accuracy: 0.9}
+  - task: dyval.boolean_logic
+    levels:
+      D1: {min_accuracy: 0.9}
+      D2: {min_accuracy: 0.2}
+  - task: zebra.grid
+    metric: cell
+    samples: 3
+    levels:
+      2x3: {min_accuracy: 0.2}
+  - task: dyval.reachability
+    levels: [D1]
+"""
+
+
+def collected(pytester: pytest.Pytester, *args: str) -> list[pytest.Item]:
+    """The items a collection keeps after every selection (in-process)."""
+    rec = pytester.inline_run("--collect-only", "-p", "no:randomly", *args)
+    sessions = [call.session for call in rec.getcalls("pytest_collection_finish")]
+    assert len(sessions) == 1
+    return list(sessions[0].items)
+
+
+def test_shards_partition_the_collection_and_keep_levels_whole(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makefile(".yaml", shards=SUITE)
+    models = ("--llm", "reference", "--llm", "openai/other")
+    whole = collected(pytester, *models)
+    n = 3
+    shards = [
+        collected(pytester, *models, "--reasoning-shard", f"{k}/{n}") for k in range(1, n + 1)
+    ]
+    ids = [i.nodeid for shard in shards for i in shard]
+    assert sorted(ids) == sorted(i.nodeid for i in whole)  # the union, nothing twice
+    gates = [i.nodeid for i in whole if isinstance(i, VerdictItem)]
+    assert len(gates) == 10  # 5 gated levels x 2 models
+    for shard in shards:
+        mine = {id(i) for i in shard}
+        for verdict in (i for i in shard if isinstance(i, VerdictItem)):
+            assert all(id(s) in mine for s in verdict.samples), verdict.nodeid  # level whole
+    loads = [sum(isinstance(i, ReasoningItem) for i in shard) for shard in shards]
+    assert sum(loads) == 2 * (4 * 5 + 3)
+    assert max(loads) - min(loads) <= 4  # greedy by size: within the largest group
+
+
+def test_assignment_ignores_order_and_balances() -> None:
+    sizes = {f"model\x1fs.yaml\x1fentry{i}\x1fD{i % 4}": 1 + (7 * i) % 5 for i in range(40)}
+    keys = list(sizes)
+    first = assign(sizes, 4)
+    random.Random(1).shuffle(keys)
+    assert assign({k: sizes[k] for k in keys}, 4) == first  # every job assigns alike
+    loads = [sum(s for k, s in sizes.items() if first[k] == shard) for shard in (1, 2, 3, 4)]
+    assert max(loads) - min(loads) <= max(sizes.values())
+    assert set(assign(sizes, 1).values()) == {1}
+
+
+@pytest.mark.parametrize("value", ["0/4", "5/4", "2", "a/b", "2/0", "-1/4"])
+def test_bad_shard_is_one_line(pytester: pytest.Pytester, value: str) -> None:
+    pytester.makefile(".yaml", shards=SUITE)
+    result = pytester.runpytest("--llm", "reference", f"--reasoning-shard={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = [line for line in result.stderr.lines if line.strip()]
+    assert err == [
+        f"ERROR: --reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {value!r}"
+    ]
+
+
+def verdicts(junit: Path) -> dict[str, str]:
+    """Verdict test cases of a JUnit file (gates, comparisons): name -> outcome."""
+    out = {}
+    for case in ET.parse(junit).iter("testcase"):
+        name = case.get("name", "")
+        if "-gate" not in name and "-vs-baseline" not in name and name != "infrastructure":
+            continue
+        found = [c.tag for c in case if c.tag in ("failure", "skipped", "error")]
+        out[f"{case.get('classname')}.{name}"] = found[0] if found else "passed"
+    return out
+
+
+def rows(path: Path) -> list[tuple[object, ...]]:
+    return sorted(map(repr, map(row_key, map(json.loads, path.read_text().splitlines()))))  # type: ignore[arg-type]
+
+
+def shard_and_gate(
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    common: tuple[str, ...],
+    gate_args: tuple[str, ...],
+    *,
+    subprocess: bool = False,
+    n: int = 3,
+) -> tuple[int, str, dict[str, str]]:
+    """Run the suite whole and in ``n`` shards, check that the shards' rows are the whole
+    run's, then decide the shards' files with ``pytest-reasoning gate`` and check that its
+    verdicts (JUnit) and exit status are the whole run's. Returns the gate's status, its
+    output and the verdicts."""
+    runpytest = pytester.runpytest_subprocess if subprocess else pytester.runpytest
+    common = ("-p", "no:cacheprovider", "-p", "no:randomly", *common)
+    whole = runpytest(*common, "--reasoning-results=all.jsonl", "--junitxml=all.xml")
+    for k in range(1, n + 1):
+        shard = runpytest(*common, f"--reasoning-shard={k}/{n}", f"--reasoning-results=s{k}.jsonl")
+        assert shard.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+        shard.stdout.fnmatch_lines([f"reasoning: shard {k}/{n}: *"])
+    files = [str(pytester.path / f"s{k}.jsonl") for k in range(1, n + 1)]
+    merged = sorted(r for f in files for r in rows(Path(f)))
+    assert merged == rows(pytester.path / "all.jsonl")  # the union of shard rows, no repeat
+
+    capsys.readouterr()
+    suite = str(pytester.path / "shards.yaml")
+    junit = f"--junitxml={pytester.path / 'gate.xml'}"
+    status = main(["gate", suite, "--results", *files, *gate_args, junit])
+    out = capsys.readouterr().out
+    expected = verdicts(pytester.path / "all.xml")
+    assert verdicts(pytester.path / "gate.xml") == expected
+    assert status == whole.ret
+    # One shard's file missing: its levels are not decided, and the merge fails as
+    # infrastructure (status 6, not the model's fault), unless a decided gate failed (1).
+    assert main(["gate", suite, "--results", *files[1:], *gate_args]) == (6 if status == 0 else 1)
+    missing = capsys.readouterr().out
+    assert "NOT DECIDED" in missing and "reasoning::infrastructure FAILED" in missing
+    return status, out, expected
+
+
+def test_gate_over_shards_decides_like_the_unsharded_run(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In-process, the reference model (always right) against a stored baseline."""
+    pytester.makefile(".yaml", shards=SUITE)
+    base = pytester.runpytest(
+        "--llm", "reference", "-p", "no:cacheprovider", "--reasoning-results=base.jsonl"
+    )
+    assert base.ret == pytest.ExitCode.OK
+    stored = pytester.path / "stored.jsonl"
+    stored.write_text(
+        "".join(
+            json.dumps({**r, "model": "base"}) + "\n"
+            for r in map(json.loads, (pytester.path / "base.jsonl").read_text().splitlines())
+        )
+    )
+    baseline = (f"--reasoning-baseline-results={stored}",)
+    status, out, found = shard_and_gate(
+        pytester, capsys, ("--llm", "reference", *baseline), baseline
+    )
+    assert status == 0
+    assert len(found) == 11 and set(found.values()) == {"passed"}  # 5 gates, 6 comparisons
+    assert "shards.yaml::dyval.arithmetic[D2-gate] PASSED" in out
+    assert out.splitlines()[-1].startswith("11 passed in ")
+
+
+@pytest.mark.e2e
+def test_gate_over_shards_fails_like_the_unsharded_run(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], fake_server: FakeOpenAIServer
+) -> None:
+    """Over HTTP: a model that answers True to everything, against a live baseline that is
+    always right — failed gates and regressions, decided alike."""
+    pytester.makefile(".yaml", shards=SUITE)
+    models = ("--llm", "openai/always-true", "--llm", "openai/oracle")
+    common = (*models, "--llm-baseline", "openai/oracle", "--llm-api-base", fake_server.url)
+    status, out, found = shard_and_gate(
+        pytester, capsys, common, ("--llm-baseline", "openai/oracle"), subprocess=True, n=2
+    )
+    assert status == 1
+    assert set(found.values()) == {"passed", "failure"}  # a real mix
+    assert sum("-vs-baseline" in k for k in found) == 6  # decided (n=4 is too few to regress)
+    assert "GATE FAILED openai/always-true dyval.arithmetic D1" in out
+    # The HTML report, in a process of its own (matplotlib is imported once per process).
+    report = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning.cli", "gate", "shards.yaml", "--results",
+         "s1.jsonl", "s2.jsonl", "--llm-baseline", "openai/oracle", "--report", "rep", "-q"],
+        cwd=pytester.path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert report.returncode == 1, report.stderr
+    assert (pytester.path / "rep" / "index.html").is_file()
+
+
+def test_deferred_gates_are_decided_by_gate(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", shards=SUITE)
+    # Half a level runs in each job (finer than a level): its gate is deferred in both.
+    sample = "shards.yaml::dyval.arithmetic[D2-s3-00{}]"
+    for n, dropped in enumerate(((2, 3), (0, 1))):
+        result = pytester.runpytest(
+            "--llm", "reference", "-p", "no:cacheprovider", "--reasoning-defer-gates",
+            "-k", "arithmetic and D2", f"--reasoning-results=h{n}.jsonl",
+            *(f"--deselect={sample.format(i)}" for i in dropped),
+        )  # fmt: skip
+        assert result.ret == pytest.ExitCode.OK
+        result.stdout.fnmatch_lines(
+            ["*1 gate(s) (deferred: pytest-reasoning gate decides them*", "*2 passed, 1 skipped*"]
+        )
+    capsys.readouterr()
+    status = main(
+        ["gate", str(pytester.path / "shards.yaml"), "--results", "h0.jsonl", "h1.jsonl",
+         "--allow-partial"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0  # the merge decides D2 on its whole level, the others are partial
+    assert "shards.yaml::dyval.arithmetic[D2-gate] PASSED" in out
+    assert "shards.yaml::dyval.arithmetic[D1-gate] NOT DECIDED" in out
+    assert out.splitlines()[-1].startswith("1 passed, 4 not decided in ")
+
+    # The same page on GitHub as a run (the HTML report: the e2e test below).
+    summary = pytester.path / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    args = ["gate", "shards.yaml", "--results", "h0.jsonl", "h1.jsonl", "--allow-partial"]
+    assert main([*args, "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "PASSED" not in out and "[D1-gate] NOT DECIDED" in out  # -q: what did not pass
+    assert summary.read_text().startswith("## pytest-reasoning")
+
+
+# Like pytest-split: a filter of its own that runs after the others and cuts levels apart.
+SPLITTER = """
+import os
+
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("SPLIT_HALF"):
+        return
+    config.hook.pytest_deselected(items=items[1::2])
+    items[:] = items[::2]
+"""
+
+
+@pytest.mark.e2e
+def test_calls_only_for_the_selected_items(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard, then -k, then another plugin's filter: the model is asked exactly for the
+    samples left after all three (prefetch included), counted by the server."""
+    pytester.makefile(".yaml", shards=SUITE)
+    pytester.makeconftest(SPLITTER)
+    model = ("--llm", "openai/oracle", "--llm-api-base", fake_server.url)
+    select = ("--reasoning-shard=1/2", "-k", "not reachability", "--reasoning-defer-gates")
+    shard = collected(pytester, *model, "--reasoning-shard=1/2")
+    monkeypatch.setenv("SPLIT_HALF", "1")
+    samples = [i for i in collected(pytester, *model, *select) if isinstance(i, ReasoningItem)]
+    assert 0 < len(samples) < sum(isinstance(i, ReasoningItem) for i in shard) < 23
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *model, *select)
+    assert result.ret == pytest.ExitCode.OK
+    assert fake_server.stats()["requests"] == {"oracle": len(samples)}
