@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_reasoning.cli import _boundaries, main
+from pytest_reasoning.cli import main
+from pytest_reasoning.cli.export import _boundaries
 
 
 def export(tmp_path: Path, name: str, *args: str) -> bytes:

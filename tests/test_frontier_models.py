@@ -275,7 +275,7 @@ def test_local_models_are_known_by_their_file_hash_not_their_size(tmp_path: Path
 
 
 def test_report_keeps_two_models_of_one_name_apart(tmp_path: Path) -> None:
-    from pytest_reasoning.cli import _read_all
+    from pytest_reasoning.cli.results import _read_all
 
     row = {"item_id": "x[D1-s1-000]", "model": "local", "task": "t", "level": "D1",
            "correct": True, "error": None, "prompt_sha256": "p"}  # fmt: skip

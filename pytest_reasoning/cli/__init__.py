@@ -1,0 +1,61 @@
+"""``pytest-reasoning``: the command line (``export`` …). Usage errors exit with status 2 and
+one line (``gate`` exits like a pytest run: 4); nothing here imports pytest. One module per
+family of commands; ``parser`` builds every command's arguments, ``common`` holds what they
+share."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import ReasoningError
+from .common import _detach_stdout, _error
+from .explore import audit_command, frontier_command, plan_command, tasks_command
+from .export import export_command, export_items, export_parallel
+from .narrate import narrate_command
+from .parser import build_parser
+from .results import gate_command, report_command, robustness_command
+
+__all__ = ["build_parser", "export_items", "export_parallel", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # a bare ``pytest-reasoning``: what it can do
+        parser.print_help()
+        return 0
+    try:
+        code = _command(args)
+        sys.stdout.flush()  # a full disk behind `>` shows here, not as a traceback at exit
+        return code
+    except ReasoningError as exc:
+        return _error(str(exc))
+    except BrokenPipeError:  # `| head` is fine
+        _detach_stdout()
+        return 0
+    except OSError as exc:  # what the commands write: stdout or a file they were given
+        _detach_stdout()
+        where = exc.filename or "the standard output"
+        return _error(f"cannot write {where}: {exc.strerror or exc}")
+
+
+def _command(args: argparse.Namespace) -> int:
+    if args.command == "plan":
+        return plan_command(args)
+    if args.command == "frontier":
+        return frontier_command(args)
+    if args.command == "robustness":
+        return robustness_command(args)
+    if args.command == "report":
+        return report_command(args)
+    if args.command == "audit":
+        return audit_command(args)
+    if args.command == "gate":
+        return gate_command(args)
+    if args.command == "narrate":
+        return narrate_command(args)
+    if args.command == "tasks":
+        return tasks_command(args)
+    return export_command(args)

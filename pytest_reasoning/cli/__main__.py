@@ -1,0 +1,5 @@
+"""``python -m pytest_reasoning.cli``."""
+
+from . import main
+
+raise SystemExit(main())

@@ -1,0 +1,327 @@
+"""Commands that look at tasks and models before a suite is written: ``tasks``, ``plan``,
+``frontier`` and ``audit``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..core import Item
+from ..errors import InvalidArgument, ReasoningError
+from ..models.kinds import model_kind
+from ..registry import get_task, task_ids
+from .common import _check_writable, _redis_url, show_progress
+
+if TYPE_CHECKING:
+    from ..evaluate import Evaluator
+
+
+def audit_command(args: argparse.Namespace) -> int:
+    """``pytest-reasoning audit``: every baseline of every task x level, next to chance."""
+    from tabulate import tabulate
+
+    from ..audit import audit
+
+    if args.count < 1:
+        raise ReasoningError("--count: must be >= 1")
+    if args.jobs < 0:
+        raise ReasoningError("--jobs: must be >= 0 (0: one per CPU)")
+    for tid in args.tasks:
+        get_task(tid)  # an unknown id fails before any work
+    for level in args.level or ():
+        if args.tasks:
+            for tid in args.tasks:
+                get_task(tid).check_level(level)
+        elif not any(level in get_task(t).levels for t in task_ids()):
+            raise ReasoningError(f"--level: no task has a level {level!r}")
+
+    def show(a: Any) -> None:
+        if args.json:
+            return
+        rows = [
+            [
+                b.name + (" *" if b is a.best else ""),
+                f"{b.accuracy:.3f}",
+                f"[{b.low:.3f}, {b.high:.3f}]",
+                f"{b.accuracy - a.chance:+.3f}",
+                b.abstained or "",
+            ]
+            for b in a.baselines
+        ]
+        print(f"{a.task} {a.level}: n={a.count}, chance {a.chance:.3f} ({a.chance_basis})")
+        print(
+            tabulate(
+                rows,
+                headers=["baseline", "accuracy", "95% Wilson", "vs chance", "abstained"],
+                disable_numparse=True,
+            )
+        )
+        print(flush=True)
+
+    levels = args.level or None
+    try:
+        results = audit(
+            args.tasks or None,
+            levels=levels,
+            count=args.count,
+            seed=args.seed,
+            jobs=args.jobs or os.cpu_count() or 1,
+            progress=show,
+        )
+    except ValueError as exc:
+        raise ReasoningError(str(exc)) from None
+    if args.json:
+        json.dump([a.to_dict() for a in results], sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    return 0
+
+
+def plan_command(args: argparse.Namespace) -> int:
+    from ..gates.paired import samples_to_detect_drop
+
+    if args.levels < 1:
+        raise ReasoningError("--levels: must be >= 1")
+    try:
+        n = samples_to_detect_drop(
+            args.baseline_accuracy,
+            args.drop,
+            power=args.power,
+            alpha=args.alpha,
+            discordance=args.discordance,
+        )
+        # Holm's first (smallest) p-value is compared with alpha / levels: plan for that.
+        worst = samples_to_detect_drop(
+            args.baseline_accuracy,
+            args.drop,
+            power=args.power,
+            alpha=args.alpha / args.levels,
+            discordance=args.discordance,
+        )
+    except ValueError as exc:
+        raise ReasoningError(str(exc)) from None
+    except ArithmeticError as exc:  # a drop so small its square is 0, a plan past any int
+        raise ReasoningError(
+            f"--drop {args.drop:g}: no sample size detects it ({exc}); plan for a larger drop"
+        ) from None
+    candidate = args.baseline_accuracy - args.drop
+    psi = args.discordance
+    if psi is None:
+        b = args.baseline_accuracy
+        psi = b * (1 - candidate) + candidate * (1 - b)
+    assumed = "given" if args.discordance is not None else "assuming independent errors"
+    print(
+        f"{n} samples per level detect a drop from {args.baseline_accuracy:g} to {candidate:g} "
+        f"with power {args.power:g} (one-sided exact McNemar, alpha {args.alpha:g}; "
+        f"discordant share {psi:.3f}, {assumed})"
+    )
+    if args.levels > 1:
+        print(
+            f"{worst} per level when Holm's correction spans {args.levels} levels "
+            f"(alpha / {args.levels})"
+        )
+    return 0
+
+
+def frontier_command(args: argparse.Namespace) -> int:
+    """Run the frontier search with a real model through the evaluator."""
+    from tabulate import tabulate
+
+    from ..evaluate import EvalConfig, Evaluator
+    from ..frontier import find_frontier
+
+    if args.json:  # before the search spends calls, not after
+        _check_writable("--json", os.path.dirname(os.path.abspath(args.json)))
+    from ..models.endpoints import check_not_secret
+
+    for name, _ in args.llm_param:
+        try:
+            check_not_secret(name)
+        except InvalidArgument as exc:
+            raise ReasoningError(f"--llm-param {exc}") from None
+    specs = {}
+    if args.llm_config:
+        from ..models.endpoints import load_model_list
+
+        try:
+            specs = load_model_list(args.llm_config)
+        except InvalidArgument as exc:
+            raise ReasoningError(f"--llm-config {exc}") from None
+    if model_kind(args.llm, specs).calls_model:
+        from ..models.litellm_client import check_installed_litellm
+
+        check_installed_litellm()
+    progress = show_progress(args.quiet)
+    with contextlib.ExitStack() as stack:
+        local_url = local_identity = None
+        if model_kind(args.llm, specs).needs_local_server:
+            from ..models.local import LocalServer
+
+            if progress:
+                sys.stderr.write("pytest-reasoning: starting the embedded model ...\n")
+            server = stack.enter_context(LocalServer())  # started by entering: once
+            local_url, local_identity = server.url, server.identity
+        cache = None if args.cache.lower() in ("off", "none", "0") else args.cache
+        cache_url = _redis_url(cache)
+        if cache_url is not None:
+            cache = ".reasoning_cache"  # the local layer before the shared one
+        evaluator = Evaluator(
+            EvalConfig(
+                api_base=args.llm_api_base,
+                params=dict(args.llm_param),
+                cache_dir=cache,
+                cache_url=cache_url,
+                local_url=local_url,
+                local_identity=local_identity,
+                models=specs,
+            )
+        )
+        stack.callback(evaluator.close)
+        answer = _answering(evaluator, args, stack) if progress else None
+        evaluator.verify_cache()  # a damaged cache or no Redis: one line, before any call
+        result = find_frontier(
+            args.task,
+            args.knob,
+            args.low,
+            args.high,
+            answer or (lambda item: _correct(evaluator, item, args.llm)),
+            target=args.target,
+            level=args.level,
+            params=dict(args.param),
+            seed=args.seed,
+            confidence=args.confidence,
+            max_samples=args.max_samples,
+            max_calls=args.max_calls,
+        )
+        if evaluator.storage_error is not None:  # the cache failed mid-search: it stopped
+            raise ReasoningError(evaluator.storage_error)
+    rows = [
+        [
+            p.value,
+            p.n,
+            p.correct,
+            p.errors,
+            f"{p.accuracy or 0:.2f}",
+            f"[{p.low:.2f}, {p.high:.2f}]",
+            p.verdict,
+        ]
+        for p in result.probes
+    ]
+    print(
+        tabulate(
+            rows,
+            headers=[args.knob, "n", "correct", "errors", "accuracy", "interval", "verdict"],
+            disable_numparse=True,
+        )
+    )
+    print(f"frontier: {result.summary()}")
+    if args.json:
+        try:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(result.to_dict(), fh, indent=2)
+        except OSError as exc:
+            raise ReasoningError(f"--json: cannot write {args.json}: {exc.strerror}") from None
+    return 0
+
+
+def _correct(evaluator: Evaluator, item: Item, model: str) -> bool | None:
+    """An answer's verdict; an error retrying cannot fix ends the search with its cause."""
+    outcome = evaluator.answer(item, model)
+    if outcome.error_kind in ("stop", "not_asked"):
+        raise ReasoningError(f"--llm {model}: {outcome.error} (infrastructure, not the model)")
+    return outcome.correct
+
+
+def _answering(evaluator: Any, args: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
+    """The frontier's answer function with a progress bar: calls so far against the most
+    the search can make (probes of a bisection × samples per probe), so rate and ETA are an
+    upper bound; the knob value being probed beside it."""
+    import math
+
+    from tqdm import tqdm
+
+    probes = 2 + max(0, math.ceil(math.log2(max(1, args.high - args.low))))
+    most = probes * args.max_samples
+    if args.max_calls is not None:
+        most = min(most, args.max_calls)
+    bar = stack.enter_context(
+        tqdm(total=most, file=sys.stderr, unit="call", delay=1.0, mininterval=0.5)
+    )
+
+    def answer(item: Any) -> bool | None:
+        bar.set_postfix_str(f"{args.knob}={item.params.get(args.knob)}", refresh=False)
+        correct = _correct(evaluator, item, args.llm)
+        bar.update(1)
+        return correct
+
+    return answer
+
+
+def _describe_task(task_id: str) -> str:
+    """``tasks TASK``: levels, styles, and every knob with its type, range or choices, and
+    each level's default (the level's preset; a suite's ``params`` override it)."""
+    from tabulate import tabulate
+
+    task = get_task(task_id)
+    levels = list(task.levels)
+    shown = levels if len(levels) <= 6 else [*levels[:3], *levels[-2:]]
+    presets = {lv: task.preset(lv) for lv in shown}
+    rows = []
+    for name, knob in sorted(task.knobs.items()):
+        kind = knob.kind.__name__ + (f" of {knob.item_kind.__name__}" if knob.item_kind else "")
+        if knob.choices is not None:
+            allowed = ", ".join(map(str, knob.choices))
+        elif knob.minimum is not None and knob.maximum is not None:
+            allowed = f"{knob.minimum:g}..{knob.maximum:g}"
+        elif knob.minimum is not None:
+            allowed = f">= {knob.minimum:g}"
+        elif knob.maximum is not None:
+            allowed = f"<= {knob.maximum:g}"
+        else:
+            allowed = "-"
+        defaults = [_short(presets[lv].get(name, "-")) for lv in shown]
+        rows.append([name, kind, _short(allowed, 28), *defaults, knob.doc])
+    head = [_short(lv, 8) for lv in shown]
+    if len(shown) < len(levels):
+        head[2] += " …"
+    styles = ", ".join(task.styles) + (
+        "; also " + ", ".join(f"{a} (= {b})" for a, b in task.style_aliases.items())
+        if task.style_aliases
+        else ""
+    )
+    lines = [
+        f"{task.id}: {task.description}".rstrip(": "),
+        f"levels: {' '.join(levels)}",
+        f"styles: {styles} (default: direct)",
+        "knobs (the columns under the levels are each level's default):",
+        tabulate(rows, headers=["knob", "type", "range / choices", *head, "meaning"],
+                 disable_numparse=True),
+    ]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _short(value: Any, width: int = 14) -> str:
+    if isinstance(value, dict):
+        value = ",".join(f"{k}={_short(v)}" for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        value = ",".join(map(str, value))
+    elif isinstance(value, float):
+        value = f"{value:g}"
+    text = str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def tasks_command(args: argparse.Namespace) -> int:
+    if args.task:
+        print(_describe_task(args.task))
+        return 0
+    for n, tid in enumerate(task_ids()):
+        if args.verbose:
+            print(("\n" if n else "") + _describe_task(tid))
+        else:
+            t = get_task(tid)
+            print(f"{tid}\t{' '.join(t.levels)}\t{t.description}")
+    return 0

@@ -1,0 +1,160 @@
+"""``narrate``: MuSR stories told by a model, chapter by chapter, checked before they are kept."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ReasoningError
+from ..registry import get_task
+from .common import _check_writable, _open_evaluator, _param
+
+if TYPE_CHECKING:
+    from ..narrate import Narration
+
+
+def _narrate_parser(sub: Any) -> None:
+    na = sub.add_parser(
+        "narrate",
+        help="MuSR stories written by a model, chapter by chapter, under validators (JSONL)",
+    )
+    na.add_argument("task", help="a MuSR task id, e.g. musr.murder_mystery")
+    na.add_argument("--level", required=True)
+    na.add_argument("--count", type=int, default=10, help="problems to narrate (default 10)")
+    na.add_argument("--seed", type=int, default=1)
+    na.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
+    na.add_argument("--style", default="direct", help="the items' prompt style")
+    na.add_argument(
+        "--llm",
+        required=True,
+        help="the narrator: a LiteLLM model string, 'local', or an alias of --llm-config",
+    )
+    na.add_argument("--judge", help="who answers the fact-recall questions (default: --llm)")
+    na.add_argument("--llm-api-base", help="OpenAI-compatible endpoint (vLLM, llama.cpp, ...)")
+    na.add_argument(
+        "--llm-config", help="a LiteLLM model_list (YAML) whose model_name aliases --llm names"
+    )
+    na.add_argument(
+        "--llm-param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="generation parameter (repeatable)",
+    )
+    na.add_argument(
+        "--attempts", type=int, default=3, help="tries per chapter before the problem is dropped"
+    )
+    na.add_argument("--stories-at-once", type=int, default=4, help="problems narrated concurrently")
+    na.add_argument("--cache", default=".reasoning_cache", help="response cache ('off': none)")
+    na.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="per-request timeout in seconds (default 120; a chapter from a slow local model "
+        "can need more)",
+    )
+    na.add_argument(
+        "--price-as",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="also price the run's tokens as this LiteLLM model (repeatable)",
+    )
+    na.add_argument("--out", required=True, help="the JSONL file to write")
+
+
+def narrate_command(args: argparse.Namespace) -> int:
+    """Narrate ``--count`` problems; write the kept ones to ``--out`` (atomically)."""
+    from ..narrate import NarrateOptions, Narration, StoryResult, narrate_items, planner_for
+
+    if args.count < 0:
+        raise ReasoningError("--count: must be >= 0")
+    if args.attempts < 1 or args.stories_at_once < 1:
+        raise ReasoningError("--attempts and --stories-at-once: must be >= 1")
+    if not args.timeout > 0 or args.timeout == float("inf"):
+        raise ReasoningError(
+            f"--timeout: expected a positive number of seconds, got {args.timeout}"
+        )
+    planner_for(args.task)
+    task = get_task(args.task)
+    params = dict(args.param)
+    task.resolve_params(args.level, params)  # fail before any call
+    task.check_style(args.style)
+    out = os.path.abspath(args.out)
+    _check_writable("--out", os.path.dirname(out))
+    if args.price_as:
+        from ..models.litellm_client import cost_usd
+
+        unknown = [m for m in args.price_as if not cost_usd(m, 1000, 1000)]
+        if unknown:
+            raise ReasoningError(f"--price-as {unknown[0]}: not in LiteLLM's price map")
+    options = NarrateOptions(
+        model=args.llm, judge=args.judge, attempts=args.attempts,
+        stories_at_once=args.stories_at_once,
+    )  # fmt: skip
+    summary = Narration()
+    items = (
+        task.make_item(args.level, args.seed, i, params, args.style) for i in range(args.count)
+    )
+    done = 0
+
+    def progress(result: StoryResult) -> None:
+        nonlocal done
+        done += 1
+        if result.row is not None:
+            what = f"kept ({result.retries} retries)" if result.retries else "kept"
+        elif result.dropped is not None:
+            from ..narrate import FAILURES
+
+            what = f"dropped: chapter {result.chapter!r}, {FAILURES[result.dropped]}"
+        else:
+            what = f"not finished: {result.error}"
+        u = result.usage
+        sys.stderr.write(
+            f"narrate: {done}/{args.count} {result.item.id} {what} "
+            f"[{u.requests} requests, {u.cached} cached]\n"
+        )
+        sys.stderr.flush()
+
+    tmp = f"{out}.{os.getpid()}.tmp"
+    with contextlib.ExitStack() as stack:
+        evaluator = _open_evaluator(args, stack, [args.llm, options.judge_model])
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+                from ..datasets import write_row
+
+                for result in narrate_items(items, evaluator, options, on_story=progress):
+                    summary.add(result)
+                    if result.row is not None:
+                        write_row(fh, result.row)
+            os.replace(tmp, out)
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+        lines = summary.lines()
+        lines.append(_narration_cost(summary, args.llm, args.price_as))
+    for line in lines:
+        print(line)
+    print(f"wrote {summary.kept} items to {args.out}")
+    return 0
+
+
+def _narration_cost(summary: Narration, model: str, price_as: Sequence[str]) -> str:
+    """The run's cost: what the replies carried (LiteLLM's price map), and the same tokens
+    priced as other models (``--price-as``)."""
+    from ..models.litellm_client import cost_usd
+
+    u = summary.usage
+    if u.priced:
+        said = f"cost: ${u.cost_usd:.4f} (LiteLLM's price map, {u.priced} of {u.requests} priced)"
+    else:
+        said = f"cost: not priced ({model} is not in LiteLLM's price map)"
+    for other in price_as:
+        price = cost_usd(other, u.prompt_tokens, u.completion_tokens)
+        said += f"; as {other}: ${price:.4f}"
+    return said

@@ -1,0 +1,176 @@
+"""The argument parser of every command."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from .common import GATE_USAGE, _param, _Parser
+from .narrate import _narrate_parser
+
+if TYPE_CHECKING:
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(
+        prog="pytest-reasoning",
+        description="Generate and analyse reasoning problems. Suites run under pytest: "
+        "pytest example_suites/quick.yaml --llm reference",
+    )
+    sub = ap.add_subparsers(dest="command", parser_class=_Parser)
+    ex = sub.add_parser("export", help="write generated items as JSONL")
+    ex.add_argument("task", help="task id, e.g. dyval.arithmetic")
+    ex.add_argument("--level", required=True)
+    ex.add_argument("--count", type=int, help="items to write (default 10)")
+    ex.add_argument("--seed", type=int, default=1)
+    ex.add_argument(
+        "--start", type=int, default=0, help="first item index (default 0): a range of a stream"
+    )
+    ex.add_argument(
+        "--stop", type=int, help="the index after the last item (instead of --count: START+COUNT)"
+    )
+    ex.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes writing contiguous ranges (the same bytes as one; no progress bar)",
+    )
+    ex.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
+    ex.add_argument("--style", default="direct")
+    ex.add_argument(
+        "--with-steps",
+        action="store_true",
+        help="add the step-by-step solution text (for fine-tuning)",
+    )
+    ex.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
+    ex.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    ts = sub.add_parser(
+        "tasks",
+        help="list the registered tasks and their levels; with a task id or --verbose, their "
+        "styles and knobs (type, range, each level's default)",
+    )
+    ts.add_argument("task", nargs="?", help="one task id, e.g. dyval.arithmetic")
+    ts.add_argument("-v", "--verbose", action="store_true", help="styles and knobs of every task")
+    pl = sub.add_parser(
+        "plan", help="samples per level needed to detect an accuracy drop (paired McNemar)"
+    )
+    pl.add_argument("--drop", type=float, required=True, help="drop to detect, e.g. 0.05")
+    pl.add_argument("--baseline-accuracy", type=float, required=True, help="e.g. 0.85")
+    pl.add_argument("--power", type=float, default=0.8)
+    pl.add_argument("--alpha", type=float, default=0.05, help="one-sided significance")
+    pl.add_argument("--levels", type=int, default=1, help="levels tested (Holm's correction)")
+    pl.add_argument(
+        "--discordance",
+        type=float,
+        help="expected share of items exactly one model gets right (default: independent errors)",
+    )
+    fr = sub.add_parser(
+        "frontier", help="the hardest value of one knob at which a model reaches a target"
+    )
+    fr.add_argument(
+        "--llm",
+        required=True,
+        help="a LiteLLM model string, 'reference', 'local', or an alias of --llm-config",
+    )
+    fr.add_argument("--llm-api-base", help="OpenAI-compatible endpoint (vLLM, llama.cpp, ...)")
+    fr.add_argument(
+        "--llm-config",
+        help="a LiteLLM model_list (YAML) whose model_name aliases --llm may name",
+    )
+    fr.add_argument(
+        "--llm-param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="generation parameter (repeatable)",
+    )
+    fr.add_argument("--task", required=True)
+    fr.add_argument("--knob", required=True, help="a numeric knob, e.g. depth or nodes")
+    fr.add_argument("--min", type=int, required=True, dest="low")
+    fr.add_argument("--max", type=int, required=True, dest="high")
+    fr.add_argument("--target", type=float, default=0.5, help="accuracy to reach (default 0.5)")
+    fr.add_argument("--level", help="the level whose preset the other knobs come from")
+    fr.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
+    fr.add_argument("--seed", type=int, default=0)
+    fr.add_argument("--confidence", type=float, default=0.9)
+    fr.add_argument("--max-samples", type=int, default=60, help="per probe (default 60)")
+    fr.add_argument("--max-calls", type=int, help="for the whole search")
+    fr.add_argument(
+        "--cache",
+        default=".reasoning_cache",
+        help="response cache ('off': none; redis://HOST:PORT/DB: shared, .reasoning_cache first)",
+    )
+    fr.add_argument("--json", help="also write the result as JSON to this file")
+    fr.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    rb = sub.add_parser(
+        "robustness",
+        help="does a model ranking survive other weightings of the items? (needs [analysis])",
+    )
+    rb.add_argument("results", nargs="+", help="results files (JSONL) of two or more models")
+    rb.add_argument("--out", help="folder for robustness.json and the PNG plots")
+    rb.add_argument("--permutations", type=int, default=1000)
+    rb.add_argument("--samples", type=int, default=100_000, help="random weightings")
+    rb.add_argument("--seed", type=int, default=0)
+    _narrate_parser(sub)
+    rp = sub.add_parser("report", help="an HTML report (plots, tables, failing samples)")
+    rp.add_argument("results", nargs="+", help="results files (JSONL)")
+    rp.add_argument("--out", required=True, help="folder for index.html, summary.json, PNGs")
+    rp.add_argument("--baseline", help="a model in the files to compare the others against")
+    gt = sub.add_parser(
+        "gate",
+        help="decide every gate and comparison from merged results files (the shards of a CI "
+        "matrix): the same summary, JUnit XML and exit status as a pytest run",
+    )
+    gt.usage_status = GATE_USAGE
+    gt.add_argument(
+        "suites", nargs="+", metavar="SUITE", help="suite files or folders, as the shards ran"
+    )
+    gt.add_argument(
+        "--results",
+        nargs="+",
+        action="extend",
+        required=True,
+        metavar="FILE",
+        help="the shards' --reasoning-results files, or folders of *.jsonl files",
+    )
+    gt.add_argument("--llm-baseline", metavar="MODEL", help="a model of the files: compare to it")
+    gt.add_argument(
+        "--reasoning-baseline-results", metavar="FILE", help="compare to a stored results file"
+    )
+    gt.add_argument(
+        "--reasoning-baseline-model", metavar="NAME", help="its baseline, if it holds several"
+    )
+    gt.add_argument("--reasoning-samples", type=int, metavar="N", help="as the shards ran")
+    gt.add_argument("--reasoning-seed", metavar="S", help="as the shards ran (S, auto, auto:TEXT)")
+    gt.add_argument("--reasoning-repeats", type=int, metavar="N", help="as the shards ran")
+    gt.add_argument(
+        "--reasoning-max-errors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="failed calls tolerated over all the files (default 0)",
+    )
+    gt.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="levels with missing rows are not decided, without failing the merge (default: "
+        "they fail it as infrastructure, exit status 6)",
+    )
+    gt.add_argument("--junitxml", metavar="PATH", help="write JUnit XML: one testcase per verdict")
+    gt.add_argument("--report", metavar="DIR", help="write the HTML report to DIR")
+    gt.add_argument(
+        "-q", "--quiet", action="store_true", help="list only the verdicts that did not pass"
+    )
+    au = sub.add_parser(
+        "audit", help="score shortcut baselines against chance: can items be answered blind?"
+    )
+    au.add_argument("tasks", nargs="*", metavar="TASK", help="task ids (default: every task)")
+    au.add_argument("--level", action="append", help="only this level (repeatable)")
+    au.add_argument("--count", type=int, default=200, help="items per seed (default 200)")
+    au.add_argument("--seed", type=int, default=1, help="test seed; training uses seed + 1")
+    au.add_argument("--jobs", type=int, default=0, help="processes (default: one per CPU)")
+    au.add_argument("--json", action="store_true", help="write the results as JSON")
+    return ap

@@ -1,0 +1,208 @@
+"""Commands over results files: ``report``, ``gate`` (the verdicts of merged shards) and
+``robustness``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ReasoningError, clip
+from .common import GATE_INTERRUPTED, GATE_USAGE, _check_writable, _error
+
+if TYPE_CHECKING:
+    pass
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from ..core import Outcome
+    from ..gates import GateSpec, baseline_answers, compare
+    from ..report import build_report
+
+    rows = _read_all(args.results)
+    comparisons = []
+    if args.baseline:
+        models = {r["model"] for r in rows}
+        if args.baseline not in models:
+            raise ReasoningError(
+                f"--baseline: {args.baseline!r} is not in the files; they hold "
+                + ", ".join(sorted(models))
+            )
+        outcomes = [Outcome.from_dict(r) for r in rows]
+        base = baseline_answers(o for o in outcomes if o.model == args.baseline)
+        comparisons = compare(
+            ((o, GateSpec("", o.task, o.level)) for o in outcomes if o.model != args.baseline),
+            base,
+            args.baseline,
+        )
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ReasoningError(f"--out: {args.out} exists and is not a folder")
+    try:
+        report = build_report(rows, args.out, comparisons=comparisons)
+    except OSError as exc:
+        raise ReasoningError(
+            f"--out: cannot write {exc.filename or args.out}: {exc.strerror}"
+        ) from None
+    for path in report.files:
+        print(f"wrote {path}")
+    if report.note:
+        sys.stderr.write(f"pytest-reasoning: note: {report.note}\n")
+    return 0
+
+
+def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
+    from ..merge import disambiguate, read_all
+
+    return disambiguate(read_all(paths))
+
+
+def gate_command(args: argparse.Namespace) -> int:
+    """``pytest-reasoning gate``: the merge job of a CI matrix. Usage errors exit 4 and Ctrl-C
+    2, as a pytest run would."""
+    try:
+        return _gate(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("pytest-reasoning: gate: interrupted\n")
+        return GATE_INTERRUPTED
+    except ReasoningError as exc:
+        problems = getattr(exc, "problems", (exc,))  # a suite's mistakes: one line each
+        for problem in problems[:-1]:
+            _error(str(getattr(problem, "line", problem)), GATE_USAGE)
+        last = problems[-1]
+        return _error(str(getattr(last, "line", last)), GATE_USAGE)
+
+
+def _gate(args: argparse.Namespace) -> int:
+    import time
+
+    from ..merge import junit_xml, merge
+    from ..report import build_report, closing_lines, markdown_summary, summary_lines
+
+    start = time.perf_counter()
+    for option, value, low in (
+        ("--reasoning-samples", args.reasoning_samples, 0),
+        ("--reasoning-repeats", args.reasoning_repeats, 1),
+        ("--reasoning-max-errors", args.reasoning_max_errors, 0),
+    ):
+        if value is not None and value < low:
+            raise ReasoningError(f"{option}: must be >= {low}, got {value}")
+    seed = None
+    if args.reasoning_seed is not None:
+        from ..rng import SEED_FORMS, resolve_seed
+
+        try:
+            seed, _ = resolve_seed(args.reasoning_seed)
+        except ValueError:
+            raise ReasoningError(
+                f"--reasoning-seed: {SEED_FORMS}, got {clip(repr(args.reasoning_seed.strip()))}"
+            ) from None
+    if args.junitxml:  # before the work, not after
+        _check_writable("--junitxml", os.path.dirname(os.path.abspath(args.junitxml)))
+    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
+        raise ReasoningError(f"--report: {args.report} exists and is not a folder")
+    result = merge(
+        args.suites,
+        args.results,
+        baseline=args.llm_baseline,
+        baseline_results=args.reasoning_baseline_results,
+        baseline_model=args.reasoning_baseline_model,
+        samples=args.reasoning_samples,
+        seed=seed,
+        repeats=args.reasoning_repeats,
+        max_errors=args.reasoning_max_errors,
+        allow_partial=args.allow_partial,
+    )
+    run = result.summary
+    gated = len(run.levels)
+    print(
+        f"reasoning gate: {result.rows} rows from {result.files} results file(s); "
+        f"{len(run.rows)} belong to the suites given ({gated} model level(s))"
+    )
+    for note in result.notes:
+        print(f"reasoning: note: {note}")
+    shown = {"passed": "PASSED", "failed": "FAILED", "skipped": "NOT DECIDED"}
+    for v in result.verdicts:
+        if args.quiet and v.outcome == "passed":
+            continue
+        tail = "" if v.outcome == "passed" else f" - {v.message}"
+        print(f"{v.nodeid} {shown[v.outcome]}{tail}")
+    if run.levels:
+        print(" reasoning summary ".center(80, "-"))
+        for line in summary_lines(run):
+            print(f" {line.text} ".center(80, "-") if line.sep else line.text)
+        report_lines: list[str] = []
+        if args.report:
+            try:
+                report = build_report(
+                    run.rows,
+                    args.report,
+                    levels=run.levels,
+                    gates=run.gates,
+                    comparisons=run.comparisons,
+                    partial=run.partial,
+                )
+            except OSError as exc:
+                raise ReasoningError(
+                    f"--report: cannot write {exc.filename or args.report}: {exc.strerror}"
+                ) from None
+            report_lines.append(f"reasoning: report {os.path.join(report.out, 'index.html')}")
+            if report.note:
+                report_lines.append(f"reasoning: report: {report.note}")
+        for text in report_lines:
+            print(text)
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:  # GitHub Actions renders this file on the run's page
+            try:
+                with open(step_summary, "a", encoding="utf-8") as fh:
+                    fh.write(markdown_summary(run))
+            except OSError as exc:
+                print(f"reasoning: could not write GITHUB_STEP_SUMMARY: {exc}")
+        for line in closing_lines(run):
+            print(line.text)
+    seconds = time.perf_counter() - start
+    if args.junitxml:
+        try:
+            with open(args.junitxml, "w", encoding="utf-8") as fh:
+                fh.write(junit_xml(result.verdicts, seconds))
+        except OSError as exc:
+            raise ReasoningError(
+                f"--junitxml: cannot write {args.junitxml}: {exc.strerror}"
+            ) from None
+        print(f"reasoning: JUnit XML {args.junitxml}")
+    counts = [
+        f"{n} {word}"
+        for word, n in (
+            ("failed", sum(v.outcome == "failed" for v in result.verdicts)),
+            ("passed", sum(v.outcome == "passed" for v in result.verdicts)),
+            ("not decided", sum(v.outcome == "skipped" for v in result.verdicts)),
+        )
+        if n
+    ]
+    print(f"{', '.join(counts) or 'no verdicts'} in {seconds:.2f}s (exit status {result.status})")
+    return result.status
+
+
+def robustness_command(args: argparse.Namespace) -> int:
+    if args.permutations < 1 or args.samples < 1:
+        raise ReasoningError("--permutations and --samples: must be >= 1")
+    try:
+        from .. import robustness
+    except ImportError as exc:
+        raise ReasoningError(
+            f"robustness needs the analysis extra (pip install 'pytest-reasoning[analysis]'): {exc}"
+        ) from None
+    matrix = robustness.build_matrix(_read_all(args.results))
+    try:
+        analysis = robustness.analyze(
+            matrix, permutations=args.permutations, samples=args.samples, seed=args.seed
+        )
+    except ValueError as exc:
+        raise ReasoningError(str(exc)) from None
+    for line in robustness.summary_lines(analysis):
+        print(line)
+    if args.out:
+        for path in robustness.write_outputs(analysis, args.out):
+            print(f"wrote {path}")
+    return 0
