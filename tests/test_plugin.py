@@ -236,10 +236,21 @@ def test_unrelated_run_does_not_load_heavy_modules(pytester: pytest.Pytester) ->
     result.assert_outcomes(passed=1)
 
 
-def test_bad_option_is_a_usage_error(mini_suite: pytest.Pytester) -> None:
-    result = mini_suite.runpytest("--llm", "reference", "--reasoning-concurrency", "0")
+@pytest.mark.parametrize(
+    ("flag", "value", "said"),
+    [
+        ("--reasoning-concurrency", "0", "must be >= 1, got 0"),
+        # Before: a billion retries of a dead server was a hang, not an error.
+        ("--reasoning-retries", "1000000000", "must be <= 50, got 1000000000"),
+        ("--reasoning-concurrency", "100000", "must be <= 1024, got 100000"),
+    ],
+)
+def test_bad_option_is_a_usage_error(
+    mini_suite: pytest.Pytester, flag: str, value: str, said: str
+) -> None:
+    result = mini_suite.runpytest("--llm", "reference", flag, value)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--reasoning-concurrency: must be >= 1, got 0*"])
+    result.stderr.fnmatch_lines([f"*{flag}: {said}*"])
 
 
 def test_ini_options(mini_suite: pytest.Pytester) -> None:

@@ -24,6 +24,7 @@ class Option:
     default: Any = None
     kind: str = "str"  # str | int | float | list | optional-dir | flag
     minimum: float | None = None
+    maximum: float | None = None  # a bound that keeps a typo from becoming a hang
     ini: bool = True  # also an ini key named like ``dest``
 
 
@@ -122,11 +123,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--reasoning-concurrency",
         "reasoning_concurrency",
-        "concurrent model calls per process (default 8)",
+        "concurrent model calls per process (default 8, at most 1024)",
         "N",
         default=8,
         kind="int",
         minimum=1,
+        maximum=1024,
     ),
     Option(
         "--reasoning-max-errors",
@@ -140,11 +142,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--reasoning-retries",
         "reasoning_retries",
-        "attempts per call, first included (default 5); backoff with jitter",
+        "attempts per call, first included (default 5, at most 50); backoff with jitter",
         "N",
         default=5,
         kind="int",
         minimum=1,
+        maximum=50,
     ),
     Option(
         "--reasoning-timeout",
@@ -277,6 +280,8 @@ def _typed(config: pytest.Config, dest: str) -> Any:
             ) from None
     if o.minimum is not None and value < o.minimum:
         raise pytest.UsageError(f"{o.flag}: must be >= {o.minimum:g}, got {value}")
+    if o.maximum is not None and value > o.maximum:
+        raise pytest.UsageError(f"{o.flag}: must be <= {o.maximum:g}, got {value}")
     return value
 
 
