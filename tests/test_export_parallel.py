@@ -56,3 +56,30 @@ def test_boundaries_cover_the_range_in_order(ratio: float, workers: int) -> None
         if ratio > 0 and len(b) > 2:  # each worker's replay plus export, evened out
             cost = [(x - start) * ratio + (y - x) for x, y in itertools.pairwise(b)]
             assert max(cost) - min(cost) <= 1 + ratio
+
+
+@pytest.mark.e2e
+def test_sigterm_stops_a_parallel_export_and_leaves_no_part_files(tmp_path: Path) -> None:
+    """Before: SIGTERM (a cancelled CI job) waited for every worker's range to finish, then
+    left the part files behind on a plain kill; now the workers are terminated and the
+    ``finally`` that deletes the part files runs."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    argv = [sys.executable, "-m", "pytest_reasoning.cli", "export", "dyval.arithmetic",
+            "--level", "D4", "--count", "1000000", "--workers", "2", "-q", "-o", "out.jsonl"]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # the part files appear once the workers start
+            if len(list(tmp_path.glob(".export-*.part"))) == 2:
+                break
+            time.sleep(0.1)
+        assert len(list(tmp_path.glob(".export-*.part"))) == 2
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)  # a bound against a hang, not a speed check
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert not list(tmp_path.glob(".export-*")), "part files left behind"

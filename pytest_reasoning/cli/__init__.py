@@ -6,8 +6,12 @@ share."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ..errors import ReasoningError
 from .common import _detach_stdout, _error
@@ -27,7 +31,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        code = _command(args)
+        with _terminate_cleanly():
+            code = _command(args)
         sys.stdout.flush()  # a full disk behind `>` shows here, not as a traceback at exit
         return code
     except ReasoningError as exc:
@@ -39,6 +44,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         _detach_stdout()
         where = exc.filename or "the standard output"
         return _error(f"cannot write {where}: {exc.strerror or exc}")
+
+
+@contextlib.contextmanager
+def _terminate_cleanly() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, ``timeout``) unwinds like Ctrl-C, so the commands'
+    ``finally`` blocks remove their half-written ``.tmp`` and part files; Python's default
+    would end the process on the spot and leave them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread
+        return
+
+    def stop(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _command(args: argparse.Namespace) -> int:

@@ -170,9 +170,9 @@ def export_parallel(
     writes a contiguous range to a part file in ``folder`` (the output's), copied to ``out``
     in order and deleted."""
     import itertools
+    import multiprocessing
     import shutil
     import tempfile
-    from concurrent.futures import ProcessPoolExecutor
 
     task = get_task(task_id)
     task.resolve_params(level, params)  # fail before starting anything
@@ -181,19 +181,21 @@ def export_parallel(
     bounds = _boundaries(start, start + count, workers, ratio)
     parts: list[str] = []
     try:
-        with ProcessPoolExecutor(max_workers=len(bounds) - 1) as pool:
-            futures = []
+        # multiprocessing's Pool, not concurrent.futures: leaving its block terminates the
+        # workers, so Ctrl-C or SIGTERM ends the export at once instead of after every range.
+        with multiprocessing.Pool(processes=len(bounds) - 1) as pool:
+            pending = []
             for lo, hi in itertools.pairwise(bounds):
                 fd, path = tempfile.mkstemp(prefix=".export-", suffix=".part", dir=folder)
                 os.close(fd)
                 parts.append(path)
-                futures.append(
-                    pool.submit(
-                        _export_part, task_id, level, seed, params, style, with_steps, lo,
-                        hi - lo, path,
+                pending.append(
+                    pool.apply_async(
+                        _export_part,
+                        (task_id, level, seed, params, style, with_steps, lo, hi - lo, path),
                     )
-                )  # fmt: skip
-            repeated = sum(future.result() for future in futures)  # a worker's error, in order
+                )
+            repeated = sum(job.get() for job in pending)  # a worker's error, in order
         for path in parts:
             with open(path, encoding="utf-8", newline="\n") as fh:
                 shutil.copyfileobj(fh, out, 1 << 20)
