@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .core import cluster_id
+
 __all__ = [
     "Analysis",
     "ScoreMatrix",
@@ -56,7 +58,9 @@ class ScoreMatrix:
 def build_matrix(rows: Iterable[Mapping[str, Any]]) -> ScoreMatrix:
     """Q from results rows (``read_results``): an item enters when every model scored it on
     the same prompt; errors and partial coverage are counted in ``excluded``, never guessed."""
-    by_item: dict[str, dict[str, float]] = {}
+    # The repeats of one item (``--reasoning-repeats``) are one item here, scored by their
+    # mean: counting each repeat as an item would multiply n without adding independent items.
+    sums: dict[str, dict[str, list[float]]] = {}
     prompts: dict[str, set[str]] = {}
     labels: dict[str, tuple[str, str]] = {}
     models: set[str] = set()
@@ -68,9 +72,13 @@ def build_matrix(rows: Iterable[Mapping[str, Any]]) -> ScoreMatrix:
             continue
         score = r.get("score")
         value = float(r["correct"]) if score is None else float(score)
-        by_item.setdefault(r["item_id"], {})[str(r["model"])] = value
-        prompts.setdefault(r["item_id"], set()).add(str(r.get("prompt_sha256")))
-        labels[r["item_id"]] = (str(r.get("task")), str(r.get("level")))
+        item = cluster_id(str(r["item_id"]), int(r.get("repeat") or 0), int(r.get("repeats") or 1))
+        got = sums.setdefault(item, {}).setdefault(str(r["model"]), [0.0, 0.0])
+        got[0] += value
+        got[1] += 1
+        prompts.setdefault(item, set()).add(str(r.get("prompt_sha256")))
+        labels[item] = (str(r.get("task")), str(r.get("level")))
+    by_item = {i: {m: total / n for m, (total, n) in per.items()} for i, per in sums.items()}
     ordered = sorted(models)
     excluded = {"error rows": errors, "items not answered by every model": 0}
     excluded["items whose prompt differs between models"] = 0

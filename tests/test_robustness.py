@@ -168,6 +168,20 @@ def test_build_matrix_uses_partial_credit_and_excludes_what_not_every_model_answ
     assert other.excluded["items whose prompt differs between models"] == 1 and not other.items
 
 
+def test_repeats_of_an_item_are_one_item_scored_by_their_mean() -> None:
+    """Before: with --reasoning-repeats 3 every repeat was an item of its own, tripling n."""
+    rows = [
+        {"item_id": f"t[D1-s1-000-r{k}]", "model": m, "task": "t", "level": "D1",
+         "prompt_sha256": "p", "correct": c, "error": None, "score": None,
+         "repeat": k, "repeats": 3}
+        for m, answers in (("a", (True, True, False)), ("b", (False, False, False)))
+        for k, c in enumerate(answers)
+    ]  # fmt: skip
+    m = build_matrix(rows)
+    assert m.items == ["t[D1-s1-000]"]
+    assert m.q.tolist() == [[pytest.approx(2 / 3), 0.0]]
+
+
 def test_analysis_end_to_end_and_outputs(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     q, truth = _planted(rng, flip=0.2)
