@@ -11,6 +11,7 @@ from .core import Item, Outcome, Reply, Score
 from .errors import (
     CallBudgetExceeded,
     InvalidArgument,
+    InvalidDataset,
     InvalidSuite,
     ModelCallFailed,
     ReasoningError,
@@ -21,6 +22,7 @@ from .errors import (
 from .rng import Chooser, SeededChooser, derive_seed
 
 if TYPE_CHECKING:
+    from .datasets import Dataset, read_dataset
     from .evaluate import EvalConfig, Evaluator
     from .frontier import FrontierResult, find_frontier
     from .plugin import LLM
@@ -31,10 +33,12 @@ __all__ = [
     "LLM",
     "CallBudgetExceeded",
     "Chooser",
+    "Dataset",
     "EvalConfig",
     "Evaluator",
     "FrontierResult",
     "InvalidArgument",
+    "InvalidDataset",
     "InvalidSuite",
     "Item",
     "Knob",
@@ -52,12 +56,15 @@ __all__ = [
     "derive_seed",
     "find_frontier",
     "get_task",
+    "read_dataset",
     "task_ids",
 ]
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Dataset": "datasets",
+    "read_dataset": "datasets",
     "EvalConfig": "evaluate",
     "Evaluator": "evaluate",
     "FrontierResult": "frontier",

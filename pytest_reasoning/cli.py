@@ -20,6 +20,7 @@ from .registry import get_task, task_ids
 
 if TYPE_CHECKING:
     from .evaluate import Evaluator
+    from .narrate import Narration
 
 __all__ = ["export_items", "main"]
 
@@ -64,28 +65,15 @@ def export_items(
     task = get_task(task_id)
     task.resolve_params(level, params)  # fail before writing anything
     task.check_style(style)
+    from .datasets import export_row, write_row
+
     indices: Iterable[int] = range(count)
     if progress:
         indices = _bar(indices, total=count, unit="item", desc=f"{task_id} {level}")
     for index in indices:
         item = task.make_item(level, seed, index, params, style)
-        row: dict[str, Any] = {
-            "id": item.id,
-            "task": item.task,
-            "level": item.level,
-            "seed": item.seed,
-            "index": item.index,
-            "params": item.params,
-            "style": item.style,
-            "prompt": item.prompt,
-            "answer": task.export_answer(item.answer),
-            "problem": item.problem,
-        }
-        if item.system is not None:  # a task with a system prompt (docs/extending.md)
-            row["system"] = item.system
-        if with_steps:
-            row["steps"] = task.steps(item)
-        out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+        row = export_row(task, item, **({"steps": task.steps(item)} if with_steps else {}))
+        write_row(out, row)
     repeated = task.repeated(level, seed, count, params)
     if repeated:  # honest about small levels: D1 boolean logic has ten distinct problems
         sys.stderr.write(
@@ -205,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     rb.add_argument("--permutations", type=int, default=1000)
     rb.add_argument("--samples", type=int, default=100_000, help="random weightings")
     rb.add_argument("--seed", type=int, default=0)
+    _narrate_parser(sub)
     rp = sub.add_parser("report", help="an HTML report (plots, tables, failing samples)")
     rp.add_argument("results", nargs="+", help="results files (JSONL)")
     rp.add_argument("--out", required=True, help="folder for index.html, summary.json, PNGs")
@@ -279,6 +268,199 @@ def audit_command(args: argparse.Namespace) -> int:
         json.dump([a.to_dict() for a in results], sys.stdout, indent=1)
         sys.stdout.write("\n")
     return 0
+
+
+def _narrate_parser(sub: Any) -> None:
+    na = sub.add_parser(
+        "narrate",
+        help="MuSR stories written by a model, chapter by chapter, under validators (JSONL)",
+    )
+    na.add_argument("task", help="a MuSR task id, e.g. musr.murder_mystery")
+    na.add_argument("--level", required=True)
+    na.add_argument("--count", type=int, default=10, help="problems to narrate (default 10)")
+    na.add_argument("--seed", type=int, default=1)
+    na.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
+    na.add_argument("--style", default="direct", help="the items' prompt style")
+    na.add_argument(
+        "--llm",
+        required=True,
+        help="the narrator: a LiteLLM model string, 'local', or an alias of --llm-config",
+    )
+    na.add_argument("--judge", help="who answers the fact-recall questions (default: --llm)")
+    na.add_argument("--llm-api-base", help="OpenAI-compatible endpoint (vLLM, llama.cpp, ...)")
+    na.add_argument(
+        "--llm-config", help="a LiteLLM model_list (YAML) whose model_name aliases --llm names"
+    )
+    na.add_argument(
+        "--llm-param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="generation parameter (repeatable)",
+    )
+    na.add_argument(
+        "--attempts", type=int, default=3, help="tries per chapter before the problem is dropped"
+    )
+    na.add_argument("--stories-at-once", type=int, default=4, help="problems narrated concurrently")
+    na.add_argument("--cache", default=".reasoning_cache", help="response cache ('off': none)")
+    na.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="per-request timeout in seconds (default 120; a chapter from a slow local model "
+        "can need more)",
+    )
+    na.add_argument(
+        "--price-as",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="also price the run's tokens as this LiteLLM model (repeatable)",
+    )
+    na.add_argument("--out", required=True, help="the JSONL file to write")
+
+
+def _open_evaluator(
+    args: argparse.Namespace, stack: contextlib.ExitStack, models: Sequence[str]
+) -> Evaluator:
+    """The evaluator of a command that calls models: --llm-config aliases, --llm-param values
+    (no secrets), the embedded server if a model is ``local``, the response cache."""
+    from .evaluate import EvalConfig, Evaluator
+    from .models.endpoints import check_not_secret
+
+    for name, _ in args.llm_param:
+        try:
+            check_not_secret(name)
+        except InvalidArgument as exc:
+            raise ReasoningError(f"--llm-param {exc}") from None
+    specs = {}
+    if args.llm_config:
+        from .models.endpoints import load_model_list
+
+        try:
+            specs = load_model_list(args.llm_config)
+        except InvalidArgument as exc:
+            raise ReasoningError(f"--llm-config {exc}") from None
+    kinds = [model_kind(m, specs) for m in models]
+    silent = [m for m, k in zip(models, kinds, strict=True) if not k.calls_model]
+    if silent:
+        raise ReasoningError(f"--llm: {silent[0]!r} writes no text; name a language model")
+    from .models.litellm_client import check_installed_litellm
+
+    check_installed_litellm()
+    local_url = local_identity = None
+    if any(k.needs_local_server for k in kinds):
+        from .models.local import LocalServer
+
+        server = stack.enter_context(LocalServer())  # started by entering
+        local_url, local_identity = server.url, server.identity
+    cache = None if args.cache.lower() in ("off", "none", "0") else args.cache
+    evaluator = Evaluator(
+        EvalConfig(
+            api_base=args.llm_api_base,
+            params=dict(args.llm_param),
+            cache_dir=cache,
+            timeout_s=getattr(args, "timeout", 120.0),
+            local_url=local_url,
+            local_identity=local_identity,
+            models=specs,
+        )
+    )
+    stack.callback(evaluator.close)
+    return evaluator
+
+
+def narrate_command(args: argparse.Namespace) -> int:
+    """Narrate ``--count`` problems; write the kept ones to ``--out`` (atomically)."""
+    from .narrate import NarrateOptions, Narration, StoryResult, narrate_items, planner_for
+
+    if args.count < 0:
+        raise ReasoningError("--count: must be >= 0")
+    if args.attempts < 1 or args.stories_at_once < 1:
+        raise ReasoningError("--attempts and --stories-at-once: must be >= 1")
+    if not args.timeout > 0 or args.timeout == float("inf"):
+        raise ReasoningError(
+            f"--timeout: expected a positive number of seconds, got {args.timeout}"
+        )
+    planner_for(args.task)
+    task = get_task(args.task)
+    params = dict(args.param)
+    task.resolve_params(args.level, params)  # fail before any call
+    task.check_style(args.style)
+    out = os.path.abspath(args.out)
+    _check_writable("--out", os.path.dirname(out))
+    if args.price_as:
+        from .models.litellm_client import cost_usd
+
+        unknown = [m for m in args.price_as if not cost_usd(m, 1000, 1000)]
+        if unknown:
+            raise ReasoningError(f"--price-as {unknown[0]}: not in LiteLLM's price map")
+    options = NarrateOptions(
+        model=args.llm, judge=args.judge, attempts=args.attempts,
+        stories_at_once=args.stories_at_once,
+    )  # fmt: skip
+    summary = Narration()
+    items = (
+        task.make_item(args.level, args.seed, i, params, args.style) for i in range(args.count)
+    )
+    done = 0
+
+    def progress(result: StoryResult) -> None:
+        nonlocal done
+        done += 1
+        if result.row is not None:
+            what = f"kept ({result.retries} retries)" if result.retries else "kept"
+        elif result.dropped is not None:
+            from .narrate import FAILURES
+
+            what = f"dropped: chapter {result.chapter!r}, {FAILURES[result.dropped]}"
+        else:
+            what = f"not finished: {result.error}"
+        u = result.usage
+        sys.stderr.write(
+            f"narrate: {done}/{args.count} {result.item.id} {what} "
+            f"[{u.requests} requests, {u.cached} cached]\n"
+        )
+        sys.stderr.flush()
+
+    tmp = f"{out}.{os.getpid()}.tmp"
+    with contextlib.ExitStack() as stack:
+        evaluator = _open_evaluator(args, stack, [args.llm, options.judge_model])
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+                from .datasets import write_row
+
+                for result in narrate_items(items, evaluator, options, on_story=progress):
+                    summary.add(result)
+                    if result.row is not None:
+                        write_row(fh, result.row)
+            os.replace(tmp, out)
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+        lines = summary.lines()
+        lines.append(_narration_cost(summary, args.llm, args.price_as))
+    for line in lines:
+        print(line)
+    print(f"wrote {summary.kept} items to {args.out}")
+    return 0
+
+
+def _narration_cost(summary: Narration, model: str, price_as: Sequence[str]) -> str:
+    """The run's cost: what the replies carried (LiteLLM's price map), and the same tokens
+    priced as other models (``--price-as``)."""
+    from .models.litellm_client import cost_usd
+
+    u = summary.usage
+    if u.priced:
+        said = f"cost: ${u.cost_usd:.4f} (LiteLLM's price map, {u.priced} of {u.requests} priced)"
+    else:
+        said = f"cost: not priced ({model} is not in LiteLLM's price map)"
+    for other in price_as:
+        price = cost_usd(other, u.prompt_tokens, u.completion_tokens)
+        said += f"; as {other}: ${price:.4f}"
+    return said
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -463,8 +645,8 @@ def frontier_command(args: argparse.Namespace) -> int:
 
             if progress:
                 sys.stderr.write("pytest-reasoning: starting the embedded model ...\n")
-            server = stack.enter_context(LocalServer())
-            local_url, local_identity = server.start(), server.identity
+            server = stack.enter_context(LocalServer())  # started by entering: once
+            local_url, local_identity = server.url, server.identity
         cache = None if args.cache.lower() in ("off", "none", "0") else args.cache
         evaluator = Evaluator(
             EvalConfig(
@@ -664,6 +846,8 @@ def _command(args: argparse.Namespace) -> int:
         return report_command(args)
     if args.command == "audit":
         return audit_command(args)
+    if args.command == "narrate":
+        return narrate_command(args)
     if args.command == "tasks":
         return tasks_command(args)
     return export_command(args)

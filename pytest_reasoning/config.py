@@ -11,13 +11,15 @@ import functools
 import re
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .core import Item, repeat_id
+from .datasets import Dataset, read_dataset
 from .errors import (
     InvalidArgument,
+    InvalidDataset,
     InvalidSuite,
     UnknownLevel,
     UnknownTask,
@@ -90,6 +92,12 @@ KEY_DOCS: dict[str, tuple[str, str, str]] = {
         "item-id prefix, unique in the file (default: the task id)",
     ),
     "levels": ("entry", "list, or mapping level → overrides", "the task's levels"),
+    "dataset": (
+        "entry",
+        "path of a JSONL file (relative to the suite)",
+        "run these items instead of generating (narrated, exported or your own; see "
+        "[Frozen datasets](#frozen-datasets)); not with `seed`, `seeds`, `style`, `params`",
+    ),
     "samples": (
         "any",
         f"integer 0..{MAX_SAMPLES}",
@@ -133,7 +141,10 @@ KEY_DOCS: dict[str, tuple[str, str, str]] = {
         "credit (`cell`: zebra's cell accuracy; tasks with partial credit only)",
     ),
 }
-ENTRY_KEYS = LEVEL_KEYS | {"task", "id", "levels"}
+ENTRY_KEYS = LEVEL_KEYS | {"task", "id", "levels", "dataset"}
+# What a dataset's items fix for themselves (a suite-wide default of these is for generated
+# entries; on a dataset entry or its levels it is an error).
+DATASET_FIXED = ("seed", "seeds", "style", "params")
 SUITE_KEYS = LEVEL_KEYS | {"name", "description", "tasks"}
 _SUITE_MARK = re.compile(r"^tasks\s*:", re.M)
 _ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -155,6 +166,8 @@ class EntrySpec:
     id: str
     task: str
     levels: tuple[LevelSpec, ...]
+    # A frozen dataset's items (``dataset:``), ids already in the entry's form; None: generate.
+    dataset: Dataset | None = None
 
 
 @dataclass(frozen=True)
@@ -179,32 +192,63 @@ class Address:
     @property
     def sample(self) -> str:
         """``D2-s1-007`` (``D2-s1-007-r3`` with repeats): the level, seed, index (and repeat)
-        part of every id."""
-        base = f"{self.level.level}-s{self.seed}-{self.index:03d}"
+        part of every id (a dataset item's: what its id holds in brackets)."""
+        if self.entry.dataset is not None:
+            own = self._stored.id
+            base = own[own.index("[") + 1 : -1]
+        else:
+            base = f"{self.level.level}-s{self.seed}-{self.index:03d}"
         return base + (f"-r{self.repeat}" if self.level.repeats > 1 else "")
 
     @property
     def sample_id(self) -> str:
         """The item id results rows carry: ``dyval.arithmetic[D2-s1-007]``, with the repeat
-        index when the level asks each item more than once: ``dyval.arithmetic[D2-s1-007-r3]``."""
-        base = item_id(self.entry.id, self.level.level, self.seed, self.index)
+        index when the level asks each item more than once: ``dyval.arithmetic[D2-s1-007-r3]``.
+        A dataset item keeps its own id."""
+        if self.entry.dataset is not None:
+            base = self._stored.id
+        else:
+            base = item_id(self.entry.id, self.level.level, self.seed, self.index)
         return repeat_id(base, self.repeat, self.level.repeats)
 
     @property
     def gate(self) -> GateSpec:
         return GateSpec(self.suite, self.entry.id, self.level.level, self.level.rule)
 
+    @property
+    def _stored(self) -> Item:
+        assert self.entry.dataset is not None
+        return self.entry.dataset.by_level[self.level.level][self.index]
+
     def make_item(self) -> Item:
         lv = self.level
+        if self.entry.dataset is not None:
+            item = self._stored
+            return item if lv.repeats <= 1 else replace(item, id=self.sample_id)
         return get_task(self.entry.task).make_item(
             lv.level, self.seed, self.index, lv.params, lv.style, id=self.sample_id
         )
+
+    @property
+    def repeated_problem(self) -> bool:
+        """Whether this generated item repeats an earlier one's problem (an exhausted level);
+        a dataset's items are what they are."""
+        if self.entry.dataset is not None:
+            return False
+        lv = self.level
+        return get_task(self.entry.task).is_repeat(lv.level, self.seed, self.index, lv.params)
 
 
 def addresses(suite: SuiteSpec) -> Iterator[Address]:
     """Every sample of a suite, in file order: entry, level, seed, index, repeat."""
     for entry in suite.entries:
         for lv in entry.levels:
+            if entry.dataset is not None:  # the file's items, in file order, up to ``samples``
+                stored = entry.dataset.by_level[lv.level][: lv.samples]
+                for index, item in enumerate(stored):
+                    for repeat in range(lv.repeats):
+                        yield Address(suite.path, entry, lv, item.seed, index, repeat)
+                continue
             for seed in lv.seeds:
                 for index in range(lv.samples):
                     for repeat in range(lv.repeats):
@@ -401,7 +445,9 @@ def load_suite(
     shown = display or str(path)
     data = _load_yaml(Path(path), shown)
     try:
-        return parse_suite(data, shown, samples=samples, seed=seed, repeats=repeats)
+        return parse_suite(
+            data, shown, samples=samples, seed=seed, repeats=repeats, base_dir=Path(path).parent
+        )
     except InvalidSuite as exc:  # every quoted value (a knob's, a key's) stays short
         if all(len(p.line) <= MAX_MESSAGE for p in exc.problems):
             raise
@@ -619,9 +665,11 @@ def parse_suite(
     samples: int | None = None,
     seed: int | None = None,
     repeats: int | None = None,
+    base_dir: Path | None = None,
 ) -> SuiteSpec:
     """Validate parsed YAML. ``samples``/``seed``/``repeats`` override every count, seed and
-    repeat count (CLI options).
+    repeat count (CLI options). ``base_dir``: where a ``dataset:`` path is relative to (the
+    suite file's folder; default the working directory).
 
     Every problem is reported at once (one line each): a check that fails records its line
     and the others go on; only a shape that leaves nothing to check stops early."""
@@ -647,10 +695,25 @@ def parse_suite(
     entries: list[EntrySpec] = []
     seen: set[str] = set()
     for i, raw in enumerate(tasks):
+        where = f"tasks[{i}]"
+        if isinstance(raw, dict) and "dataset" in raw:
+            with problems.guard():
+                _keys(raw, ENTRY_KEYS, where, path)
+                spec = _dataset_entry(
+                    raw, where, path, base, base_dir=base_dir, samples=samples, repeats=repeats,
+                    suite_samples=data.get("samples"),
+                )  # fmt: skip
+                if spec.id in seen:
+                    raise InvalidSuite(
+                        path, f"{where}.id",
+                        f"duplicate id {spec.id!r}; give repeated tasks distinct 'id's",
+                    )  # fmt: skip
+                seen.add(spec.id)
+                entries.append(spec)
+            continue
         entry = _entry(
-            raw, f"tasks[{i}]", path, base, seen, problems, samples=samples, seed=seed,
-            repeats=repeats,
-        )  # fmt: skip
+            raw, where, path, base, seen, problems, samples=samples, seed=seed, repeats=repeats
+        )
         if entry is not None:
             entries.append(entry)
     problems.raise_any()
@@ -797,3 +860,150 @@ def _level(
         rule=GateRule.from_dict(lset),
         repeats=lset["repeats"],
     )
+
+
+# -- frozen datasets (``dataset:``) ------------------------------------------------------------
+def _dataset_entry(
+    entry: Mapping[str, Any],
+    where: str,
+    path: str,
+    base: dict[str, Any],
+    *,
+    base_dir: Path | None = None,
+    samples: int | None = None,
+    repeats: int | None = None,
+    suite_samples: Any = None,
+) -> EntrySpec:
+    """A suite entry that names ``dataset: FILE.jsonl``: its items, checked (``datasets``),
+    grouped by the levels they carry and gated per level like generated ones.
+
+    ``samples`` caps the items per level (the first in file order) when the entry, its level,
+    the suite or ``--reasoning-samples`` sets it; by default every item runs. An entry ``id``
+    renames the items' id prefix (``narrated[L1-s1-000]``); without one, ids are kept (a bare
+    ``q17`` runs as ``TASK[q17]``, so repeats and clusters keep working)."""
+    raw = entry["dataset"]
+    if not isinstance(raw, str) or not raw.strip():
+        raise InvalidSuite(path, f"{where}.dataset", "expected the path of a JSONL file of items")
+    fixed = [k for k in DATASET_FIXED if k in entry]
+    if fixed:
+        raise InvalidSuite(
+            path, f"{where}.{fixed[0]}", "not with 'dataset': its items carry their own seeds, "
+            "knobs and prompts",
+        )  # fmt: skip
+    file = Path(raw)
+    if not file.is_absolute() and base_dir is not None:
+        file = base_dir / file
+    try:
+        dataset = read_dataset(file, display=raw)
+    except InvalidDataset as exc:
+        raise InvalidSuite(path, f"{where}.dataset", str(exc)) from None
+    if "task" in entry:
+        task_id = entry["task"]
+        if not isinstance(task_id, str):
+            raise InvalidSuite(
+                path, f"{where}.task", f"expected a task id, got {_type_name(task_id)}"
+            )
+        if task_id not in dataset.tasks:
+            raise InvalidSuite(
+                path, f"{where}.task", f"{raw} has no items of {task_id}; it holds "
+                + ", ".join(dataset.tasks),
+            )  # fmt: skip
+    elif len(dataset.tasks) > 1:
+        raise InvalidSuite(
+            path, f"{where}.task", f"missing: {raw} holds items of several tasks ("
+            + ", ".join(dataset.tasks) + "); name one",
+        )  # fmt: skip
+    else:
+        task_id = dataset.tasks[0]
+    task = get_task(task_id)
+    items = [i for i in dataset.items if i.task == task_id]
+    prefix = items[0].id.split("[", 1)[0]
+    eid = entry.get("id", prefix if _ID.match(prefix) and items[0].id.endswith("]") else task_id)
+    if not isinstance(eid, str) or not _ID.match(eid):
+        raise InvalidSuite(path, f"{where}.id", "expected letters, digits, '.', '_' or '-'")
+    items = _entry_ids(items, eid, renamed="id" in entry, where=where, path=path, raw=raw)
+    stored = Dataset(raw, tuple(items))
+    available = stored.levels()
+    levels_raw = entry.get("levels")
+    if levels_raw is None:
+        level_items: list[tuple[Any, Any]] = [(lv, None) for lv in available]
+    elif isinstance(levels_raw, list) and levels_raw:
+        level_items = [(lv, None) for lv in levels_raw]
+    elif isinstance(levels_raw, dict) and levels_raw:
+        level_items = list(levels_raw.items())
+    else:
+        raise InvalidSuite(
+            path, f"{where}.levels", "expected a non-empty list or mapping of the file's "
+            "levels (or no 'levels': all of them)",
+        )  # fmt: skip
+    settings = _common(entry, f"{where}.", path, base)
+    cap = samples
+    if cap is None and "samples" in entry:
+        cap = settings["samples"]
+    elif cap is None and suite_samples is not None:
+        cap = base["samples"]
+    levels: list[LevelSpec] = []
+    for lv, body in level_items:
+        lwhere = f"{where}.levels.{lv}"
+        lv = str(lv)
+        if lv not in available:
+            raise InvalidSuite(
+                path, lwhere, f"{raw} has no {task_id} items at level {lv!r}; it has "
+                + ", ".join(available),
+            )  # fmt: skip
+        lset, lcap = settings, cap
+        if body is not None:
+            body = _mapping(body, lwhere, path)
+            _keys(body, LEVEL_KEYS, lwhere, path)
+            fixed = [k for k in DATASET_FIXED if k in body]
+            if fixed:
+                raise InvalidSuite(
+                    path, f"{lwhere}.{fixed[0]}", "not with 'dataset': its items carry their "
+                    "own seeds, knobs and prompts",
+                )  # fmt: skip
+            lset = _common(body, f"{lwhere}.", path, settings)
+            if samples is None and "samples" in body:
+                lcap = lset["samples"]
+        owner = f"{lwhere}." if body else f"{where}."
+        if lset["metric"] == "cell" and not task.partial_credit:
+            raise InvalidSuite(
+                path,
+                f"{owner}metric",
+                f"'cell' needs a task with partial credit; {task_id} scores 0 or 1",
+            )
+        count = len(stored.by_level[lv])
+        levels.append(
+            LevelSpec(
+                level=lv,
+                samples=count if lcap is None else min(count, lcap),
+                seeds=(),
+                style="",
+                params={},
+                rule=GateRule.from_dict(lset),
+                repeats=repeats if repeats is not None else lset["repeats"],
+            )
+        )
+    return EntrySpec(id=eid, task=task_id, levels=tuple(levels), dataset=stored)
+
+
+def _entry_ids(
+    items: list[Item], eid: str, *, renamed: bool, where: str, path: str, raw: str
+) -> list[Item]:
+    """Items with ids of the form ``PREFIX[inner]``: kept as they are unless the entry gives
+    its own ``id`` (which becomes the prefix); a bare id becomes ``ENTRY[id]``."""
+    out: list[Item] = []
+    seen: set[str] = set()
+    for item in items:
+        own = item.id
+        bracketed = "[" in own and own.endswith("]") and own.index("[") > 0
+        if renamed or not bracketed:
+            inner = own[own.index("[") + 1 : -1] if bracketed else own
+            item = replace(item, id=f"{eid}[{inner}]")
+        if item.id in seen:
+            raise InvalidSuite(
+                path, f"{where}.id", f"two items of {raw} run as {item.id!r}; keep the file's "
+                "ids (no 'id') or make them distinct",
+            )  # fmt: skip
+        seen.add(item.id)
+        out.append(item)
+    return out

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 __all__ = [
     "CallBudgetExceeded",
     "InvalidArgument",
+    "InvalidDataset",
     "InvalidSuite",
     "ModelCallFailed",
     "ReasoningError",
@@ -85,6 +86,18 @@ class InvalidSuite(ReasoningError):
         exc.problems = tuple(problems)
         exc.args = ("\n".join(p.line for p in problems),)
         return exc
+
+
+class InvalidDataset(ReasoningError):
+    """A dataset file (items as JSON lines) is malformed: ``file:line: field: expected``."""
+
+    def __init__(self, path: str, line: int | None, field: str, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.message = message
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
 
 
 class CallBudgetExceeded(ReasoningError):

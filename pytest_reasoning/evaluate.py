@@ -12,7 +12,7 @@ import concurrent.futures
 import contextlib
 import os
 import threading
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -408,31 +408,64 @@ class Evaluator:
             except Exception as exc:
                 fut.set_result(Reply(content=None, error=f"reference solver: {exc}"))
         else:
-            request = self.request_for(item, model, repeat)
-            shared = self._inflight.get(request.key)
-            cached = None
-            if shared is None and self.cache is not None:
-                try:  # even after a failed write: what is cached stays free
-                    cached = self.cache.get(request)
-                except StorageFailed as exc:  # a damaged cache: one line, then the run stops
-                    self._fail(str(exc))
-            if shared is not None:
-                fut = shared
-            elif cached is not None:
-                fut = concurrent.futures.Future()
-                fut.set_result(cached)
-            elif self.storage_error is not None:  # an answer we could not keep: do not pay
-                fut = concurrent.futures.Future()
-                fut.set_result(self._not_stored())
-            elif model in self.stopped:
-                fut = concurrent.futures.Future()
-                fut.set_result(self._not_asked(model))
-            else:
-                fut = self._run(self._call(model, self._client(model), request))
-                self._inflight[request.key] = fut
-                fut.add_done_callback(self._forget(request.key))
+            fut = self._request(model, self.request_for(item, model, repeat))
         self._futures[key] = fut
         return fut
+
+    def _request(self, model: str, request: ChatRequest) -> concurrent.futures.Future[Reply]:
+        """The reply to one request: shared with an identical one in flight, else from the
+        cache, else one call (none once storage failed or the model was stopped)."""
+        shared = self._inflight.get(request.key)
+        if shared is not None:
+            return shared
+        cached = None
+        if self.cache is not None:
+            try:  # even after a failed write: what is cached stays free
+                cached = self.cache.get(request)
+            except StorageFailed as exc:  # a damaged cache: one line, then the run stops
+                self._fail(str(exc))
+        fut: concurrent.futures.Future[Reply]
+        if cached is not None:
+            fut = concurrent.futures.Future()
+            fut.set_result(cached)
+        elif self.storage_error is not None:  # an answer we could not keep: do not pay
+            fut = concurrent.futures.Future()
+            fut.set_result(self._not_stored())
+        elif model in self.stopped:
+            fut = concurrent.futures.Future()
+            fut.set_result(self._not_asked(model))
+        else:
+            fut = self._run(self._call(model, self._client(model), request))
+            self._inflight[request.key] = fut
+            fut.add_done_callback(self._forget(request.key))
+        return fut
+
+    def complete(
+        self,
+        model: str,
+        messages: Sequence[tuple[str, str]],
+        *,
+        style: str = "cot",
+        answer_chars: int = 0,
+        repeat: int = 0,
+    ) -> concurrent.futures.Future[Reply]:
+        """A chat request that is not an item's (the narrator's chapters and its yes/no
+        questions), through the same path as answers: the model's client and parameters
+        (``style`` picks the token budget), the cache, shared identical calls, the first
+        call alone, no further calls after an error retrying cannot fix. ``repeat`` asks for
+        another sample of the same messages (its own cache entry)."""
+        if not model_kind(model, self.config.models).calls_model:
+            raise ReasoningError(f"{model!r} is not a language model: it cannot write text")
+        client = self._client(model)
+        request = ChatRequest(
+            model=client.name,
+            messages=tuple(messages),
+            params=client.params_for(style, answer_chars),
+            api_base=client.api_base,
+            identity=client.identity,
+            repeat=repeat,
+        )
+        return self._request(model, request)
 
     def _forget(self, key: str) -> Any:
         def done(_fut: concurrent.futures.Future[Reply]) -> None:

@@ -279,6 +279,39 @@ BAD = [
     (["report", "{tmp}/half.jsonl", "--out", "{tmp}/o"], "row 'x' lacks task, level"),
     (["report", "{tmp}/ok.jsonl", "--out", "{tmp}/afile"], "--out: {tmp}/afile exists and is"),
     (["report", "{tmp}/ok.jsonl", "--out", "{tmp}/o", "--baseline", "m2"], "--baseline: 'm2'"),
+    (["narrate", "musr.murder_mystery", "--level", "L1", "--llm", "x"], "required: --out"),
+    (
+        ["narrate", "dyval.arithmetic", "--level", "D1", "--llm", "x", "--out", "{tmp}/o.jsonl"],
+        "no narrator plan for dyval.arithmetic",
+    ),
+    (
+        [
+            "narrate",
+            "musr.murder_mystery",
+            "--level",
+            "L1",
+            "--llm",
+            "x",
+            "--count",
+            "-1",
+            "--out",
+            "{tmp}/o.jsonl",
+        ],
+        "--count: must be >= 0",
+    ),
+    (
+        [
+            "narrate",
+            "musr.murder_mystery",
+            "--level",
+            "L1",
+            "--llm",
+            "x",
+            "--out",
+            "{tmp}/afile/o.jsonl",
+        ],
+        "--out: {tmp}/afile is not a folder",
+    ),
 ]
 
 

@@ -517,7 +517,7 @@ def test_repeats_give_k_cached_samples_per_item_and_pass_at_k(
     # --reasoning-repeats overrides the suite's.
     listed = pytester.runpytest("--llm", "reference", "--reasoning-repeats", "2", "--co", "-q")
     listed.stdout.fnmatch_lines(
-        ["s.yaml::dyval.arithmetic[[]D1-s1-000-r1[]]", "8 tests collected*"]
+        ["s.yaml::dyval.arithmetic[[]D1-s1-000-r1[]]", "9 tests collected*"]
     )
 
 

@@ -157,11 +157,12 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 _KEYS = ["tasks", "task", "levels", "samples", "seed", "seeds", "style", "params", "min_accuracy",
-         "confidence", "max_drop", "alpha", "metric", "id", "name", "colour", "D1", "4x4", "250"]  # fmt: skip
+         "confidence", "max_drop", "alpha", "metric", "id", "name", "colour", "D1", "4x4", "250",
+         "dataset"]  # fmt: skip
 _SCALARS = (
     st.none() | st.booleans() | st.integers(-10, 10**7) | st.floats(allow_nan=True)
     | st.sampled_from(["dyval.arithmetic", "zebra.grid", "flenqa.monorel", "D1", "D9", "4x4",
-                       "250", "cot", "oneshot", "cell", "", "x" * 300])
+                       "250", "cot", "oneshot", "cell", "", "x" * 300, "d.jsonl"])
 )  # fmt: skip
 _VALUES = st.recursive(
     _SCALARS,

@@ -212,7 +212,6 @@ class ReasoningItem(pytest.Item):
 
     def runtest(self) -> None:
         from ..models.kinds import model_kind
-        from ..registry import get_task
 
         state = self.config.stash[STATE]
         evaluator = state.evaluator
@@ -232,7 +231,7 @@ class ReasoningItem(pytest.Item):
         data.update(suite=a.suite, entry=a.entry.id, repeats=a.level.repeats)
         if evaluator.storage_error is not None:
             data["storage_error"] = evaluator.storage_error
-        if get_task(a.entry.task).is_repeat(a.level.level, a.seed, a.index, a.level.params):
+        if a.repeated_problem:
             data["repeated_problem"] = True
         data["gate"] = a.gate.to_dict()
         data["gate_id"] = self.gate_id

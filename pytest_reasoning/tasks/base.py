@@ -8,6 +8,7 @@ solver written apart from its generator (the built-in ``reference`` model).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import threading
 from abc import ABC, abstractmethod
@@ -207,6 +208,13 @@ class Task(ABC):
     def export_answer(self, answer: str) -> Any:
         """The gold answer as the export writes it (JSON for structured answers)."""
         return answer
+
+    def import_answer(self, value: Any) -> str:
+        """The inverse of :meth:`export_answer`: the gold answer an exported (or a user's)
+        item file gives, as the string items carry. Structured answers default to JSON."""
+        if isinstance(value, str):
+            return value
+        return json.dumps(value, ensure_ascii=False)
 
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
         """Which answer class item ``index`` is drawn for (balanced tasks), else 0."""

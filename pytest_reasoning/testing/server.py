@@ -31,6 +31,7 @@ __all__ = [
     "FAULT_KINDS",
     "FakeOpenAIServer",
     "key_digest",
+    "narrator_reply",
     "oracle_answer",
 ]
 
@@ -68,7 +69,18 @@ BEHAVIOURS = {
     "surrogate": 'like oracle, followed by a lone surrogate (the valid JSON string "\\ud800"), '
     "which no UTF-8 file, XML report or xdist channel can carry as is",
     "long:N": "like oracle, after N characters of padding (a long but allowed reply)",
+    # A narrator for `pytest-reasoning narrate` (issue 23): canned chapters from the facts
+    # its prompt lists, and honest answers to the fact-recall questions.
+    "narrator": "each chapter states every fact its prompt lists, one sentence each; a "
+    "fact-recall question is answered yes exactly when one sentence of the chapter holds "
+    "every content word of the fact",
+    "narrator-miss": "as narrator, but a chapter's first draft leaves its last fact out (the "
+    "retry, which names the failure, states it)",
+    "narrator-leak": "as narrator, but every draft also uses the first banned word its prompt "
+    "lists",
+    "narrator-stranger": "as narrator, but every draft also names a stranger (Zebulon Quimby)",
 }
+_NARRATORS = ("narrator", "narrator-miss", "narrator-leak", "narrator-stranger")
 # OpenAI's reasoning models, by name (what LiteLLM sends for openai/o3-mini or openai/gpt-5).
 _OPENAI_REASONING = re.compile(r"^(o[1-9](-mini|-pro)?|gpt-5.*)$")
 _DELIMITED = re.compile(r"<<<(.*?)>>>", re.DOTALL)
@@ -103,6 +115,35 @@ def shallow_answer(prompt: str, limit: int | None) -> str:
     task = task_for_prompt(prompt)
     answer = task.text_answer(prompt, max_size=limit) if task is not None else None
     return "<<<N/A>>>" if answer is None else answer
+
+
+def narrator_reply(behaviour: str, prompt: str) -> str:
+    """A narrator's reply to a chapter prompt or a fact-recall question (``narrator*``)."""
+    from ..narrate.prompts import BANNED_MARK, FACTS_MARK, JUDGE_MARK, REJECTED_MARK
+
+    if prompt.startswith(JUDGE_MARK):
+        fact = prompt.split("\nFact: ", 1)[1].split("\n", 1)[0]
+        chapter = prompt.split("\n<<<\n", 1)[1].rsplit("\n>>>", 1)[0].lower()
+        words = [w for w in re.findall(r"[a-z0-9']+", fact.lower()) if len(w) > 3]
+        said = re.split(r"(?<=[.!?])\s+", chapter)
+        return "Yes." if any(all(w in s for w in words) for s in said) else "No."
+    lines = prompt.split("\n")
+    start = lines.index(FACTS_MARK) + 1 if FACTS_MARK in lines else len(lines)
+    facts = []
+    for line in lines[start:]:
+        if not line.startswith("- "):
+            break
+        facts.append(line[2:].rstrip("."))
+    if behaviour == "narrator-miss" and REJECTED_MARK not in prompt:
+        facts = facts[:-1]
+    told = [f"{f}." for f in facts] + ["The afternoon went on quietly."]
+    if behaviour == "narrator-leak":
+        banned = next((ln for ln in lines if ln.startswith(BANNED_MARK)), "")
+        word = banned.removeprefix(BANNED_MARK).split(",")[0].strip() or "answer"
+        told.append(f"Everyone kept coming back to the {word}.")
+    elif behaviour == "narrator-stranger":
+        told.append("Zebulon Quimby dropped by for a while.")
+    return " ".join(told)
 
 
 @dataclass
@@ -288,6 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
             content = oracle_answer(prompt) if heads else "<<<N/A>>>"
         elif model == "echo":
             content = prompt
+        elif model in _NARRATORS:
+            content = narrator_reply(model, prompt)
         elif model.startswith("constant:"):
             content = model.split(":", 1)[1]
         elif model == "empty":

@@ -440,6 +440,12 @@ class TeamAllocationTask(MusrTask):
             out[task] = re.split(r", and |, | and ", people)
         return out
 
+    def import_answer(self, value: Any) -> str:
+        # {"the bake sale": ["Ann", "Bo"], ...} → "the bake sale: Ann and Bo; ..."
+        if isinstance(value, dict):
+            return describe_allocation(list(value), [list(g) for g in value.values()])
+        return super().import_answer(value)
+
     def failure(self, problem: Mapping[str, Any], got: int) -> str:
         return "suboptimal"
 

@@ -1,0 +1,361 @@
+"""The narrator (``pytest-reasoning narrate``): MuSR chapters written by a model over real HTTP
+(the project's test server acting as a narrator), validated, retried with the failure named
+or dropped; the cache replays a run byte for byte; gold answers survive narration."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_reasoning.cli import main
+from pytest_reasoning.core import Item
+from pytest_reasoning.datasets import read_dataset
+from pytest_reasoning.evaluate import EvalConfig, Evaluator
+from pytest_reasoning.narrate import (
+    NarrateOptions,
+    Narration,
+    assemble,
+    inspect,
+    narrate_items,
+    planner_for,
+)
+from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.musr import solver
+from pytest_reasoning.testing.server import FakeOpenAIServer
+
+MUSR = ("musr.murder_mystery", "musr.object_placement", "musr.team_allocation")
+SOLVERS = {
+    "musr.murder_mystery": solver.solve_murder,
+    "musr.object_placement": solver.solve_placement,
+    "musr.team_allocation": solver.solve_teams,
+}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+def _evaluator(srv: FakeOpenAIServer, cache: Path | None = None) -> Evaluator:
+    return Evaluator(EvalConfig(api_base=srv.url, cache_dir=str(cache) if cache else None))
+
+
+def _narrate(srv: FakeOpenAIServer, model: str, items: list[Item], **kw: Any) -> Narration:
+    evaluator = _evaluator(srv)
+    summary = Narration()
+    try:
+        results = list(narrate_items(items, evaluator, NarrateOptions(f"openai/{model}", **kw)))
+    finally:
+        evaluator.close()
+    for r in results:
+        summary.add(r)
+    summary.results = results  # type: ignore[attr-defined]
+    return summary
+
+
+def _items(task_id: str, count: int = 2, level: str = "L1") -> list[Item]:
+    return [get_task(task_id).make_item(level, 7, i) for i in range(count)]
+
+
+# -- the validators on the template's own chapters ---------------------------------------------
+@pytest.mark.parametrize("task_id", MUSR)
+def test_template_chapters_pass_every_deterministic_validator(task_id: str) -> None:
+    """The plan is the template story cut at its chapter spans: put back together it is the
+    same story, and each template chapter passes the narrator's validators (none of them
+    rejects what the task itself writes)."""
+    task = get_task(task_id)
+    for level in task.levels:
+        for index in range(6):
+            item = task.make_item(level, 11, index)
+            plan = planner_for(task_id).plan(item)
+            story, spans = item.problem["story"], item.problem["chapters"]
+            texts = [story[slice(*spans[c.name])] for c in plan.chapters]
+            assert assemble(plan, texts) == (story, spans)
+            for chapter, text in zip(plan.chapters, texts, strict=True):
+                if chapter.fixed:
+                    continue
+                verdict = inspect(text, chapter, plan)
+                assert verdict.deterministic_ok, (item.id, chapter.name, verdict.to_dict())
+
+
+def _plan_and_chapter(task_id: str, n: int = 0) -> tuple[Any, Any, str]:
+    item = get_task(task_id).make_item("L1", 3, 0)
+    plan = planner_for(task_id).plan(item)
+    chapter = [c for c in plan.chapters if not c.fixed][n]
+    return plan, chapter, " ".join(f"{f}." for f in chapter.facts)
+
+
+def test_each_validator_rejects_what_it_names() -> None:
+    plan, chapter, good = _plan_and_chapter("musr.murder_mystery")
+    assert inspect(good, chapter, plan).deterministic_ok
+    suspect = chapter.name
+    leak = inspect(good + f" That gave {suspect} a motive.", chapter, plan)
+    assert leak.failures() == ["leak"] and leak.leaks == ["it says 'motive'"]
+    gold = chapter.conclusions[0]
+    stated = inspect(good + f" {gold}.", chapter, plan)
+    assert any(x.startswith("it states") for x in stated.leaks)
+    stranger = inspect(good + " Later, Zebulon Quimby came by with Sarah.", chapter, plan)
+    assert stranger.strangers == ["Zebulon", "Quimby", "Sarah"]
+    weapon = get_task("musr.murder_mystery").make_item("L1", 3, 0).problem["weapon"]
+    assert chapter.outside and chapter.outside[0] in weapon  # never in a suspect's facts
+    outside = inspect(good + f" A {chapter.outside[0]} lay on the table.", chapter, plan)
+    assert outside.failures() == ["outside"]
+    first = chapter.facts[0]
+    missing = inspect(good.replace(suspect, "someone"), chapter, plan)
+    assert "entities" in missing.failures() and missing.facts[0].fact == first
+    assert suspect in missing.facts[0].missing
+    assert inspect("", chapter, plan).failures()[0] == "empty"
+    assert "cut" in inspect(good, chapter, plan, cut=True).failures()
+
+
+def test_placement_chapter_keeps_to_its_move() -> None:
+    plan, chapter, good = _plan_and_chapter("musr.object_placement")
+    assert inspect(good, chapter, plan).deterministic_ok
+    assert chapter.outside, "a move's chapter may not name the other items and places"
+    other = inspect(good + f" Someone glanced at {chapter.outside[0]}.", chapter, plan)
+    assert other.outside == [chapter.outside[0]]
+    saw = inspect(good + " Everyone saw it happen.", chapter, plan)
+    assert saw.leaks == ["it says 'saw'"]
+
+
+def test_times_and_names_match_in_any_spelling() -> None:
+    plan, chapter, good = _plan_and_chapter("musr.murder_mystery")
+    spelled = re.sub(r"(\d) ([ap])m\b", r"\1\2.m.", good)
+    assert spelled != good
+    assert not any(f.missing for f in inspect(spelled, chapter, plan).facts)
+
+
+# -- over HTTP: accepted, retried, dropped ------------------------------------------------------
+@pytest.mark.parametrize("task_id", MUSR)
+def test_a_narrator_that_states_every_fact_is_accepted(
+    server: FakeOpenAIServer, task_id: str
+) -> None:
+    items = _items(task_id)
+    summary = _narrate(server, "narrator", items)
+    assert (summary.kept, summary.kept_first_try, sum(summary.dropped.values())) == (2, 2, 0)
+    facts = sum(len(c.facts) for item in items for c in planner_for(task_id).plan(item).chapters)
+    assert summary.questions == facts  # one yes/no question per fact, the paper's check
+    for item, result in zip(items, summary.results, strict=True):  # type: ignore[attr-defined]
+        row = result.row
+        problem = row["problem"]
+        # The symbolic answer is unchanged: Φ over the exported facts, written apart.
+        assert SOLVERS[task_id](problem) == problem["answer_index"] == item.problem["answer_index"]
+        assert row["id"] == item.id and row["answer"] == get_task(task_id).export_answer(
+            item.answer
+        )
+        kept = {k: v for k, v in problem.items() if k not in ("story", "chapters")}
+        assert kept == {k: v for k, v in item.problem.items() if k not in ("story", "chapters")}
+        assert problem["story"] != item.problem["story"]
+        assert row["prompt"] == item.prompt.replace(item.problem["story"], problem["story"])
+        narration = row["narration"]
+        assert narration["narrator"]["model"] == "openai/narrator"
+        assert narration["template_prompt_sha256"] == item.prompt_sha256
+        for chapter in narration["chapters"]:
+            assert [a["passed"] for a in chapter["attempts"]] == [True]
+            assert len(chapter["attempts"][0]["prompt_sha256"]) == 64
+
+
+def test_a_missed_fact_is_named_in_the_retry_and_then_stated(server: FakeOpenAIServer) -> None:
+    summary = _narrate(server, "narrator-miss", _items("musr.murder_mystery"))
+    assert (summary.kept, summary.kept_first_try) == (2, 0)
+    assert summary.failed == {"judge": 4}  # every chapter's first draft, caught by the judge
+    for result in summary.results:  # type: ignore[attr-defined]
+        for chapter in result.row["narration"]["chapters"]:
+            first, second = chapter["attempts"]
+            assert first["failed"] == ["judge"] and not second["failed"]
+            assert first["facts_stated"] == first["facts"] - 1
+            assert first["not_stated"][0]["judge"] == "no"
+
+
+@pytest.mark.parametrize(
+    ("model", "validator"), [("narrator-leak", "leak"), ("narrator-stranger", "stranger")]
+)
+def test_a_chapter_that_cannot_pass_drops_its_problem(
+    server: FakeOpenAIServer, model: str, validator: str
+) -> None:
+    before = server.stats()["requests"].get(model, 0)
+    summary = _narrate(server, model, _items("musr.team_allocation"), attempts=3)
+    assert summary.kept == 0 and summary.dropped == {validator: 2}
+    assert summary.attempts == 6 and summary.questions == 0  # no question for a rejected draft
+    for result in summary.results:  # type: ignore[attr-defined]
+        assert result.row is None and result.chapter == result.item.problem["people"][0]
+    # Three real calls per story: a retry is its own sample, never the rejected one replayed.
+    assert server.stats()["requests"][model] - before == 6
+
+
+# -- the command: cache replay, errors ----------------------------------------------------------
+def _cli(server: FakeOpenAIServer, tmp_path: Path, out: str, *more: str) -> list[str]:
+    return [
+        "narrate", "musr.object_placement", "--level", "L1", "--count", "3", "--seed", "2",
+        "--llm", "openai/narrator-miss", "--llm-api-base", server.url,
+        "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / out), *more,
+    ]  # fmt: skip
+
+
+def test_second_run_makes_no_call_and_writes_the_same_bytes(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_cli(server, tmp_path, "a.jsonl")) == 0
+    first = capsys.readouterr()
+    calls = server.stats()["total"]
+    assert main(_cli(server, tmp_path, "b.jsonl")) == 0
+    second = capsys.readouterr()
+    assert server.stats()["total"] == calls  # zero HTTP requests
+    a, b = (tmp_path / "a.jsonl").read_bytes(), (tmp_path / "b.jsonl").read_bytes()
+    assert a == b and a.count(b"\n") == 3
+    assert "0 from the cache" in first.out and ", 0 made now" in second.out
+    assert "narrate: 3/3 musr.object_placement[L1-s2-002] kept (3 retries)" in second.err
+    assert "narrated 3 problems: 3 kept (0 without a retry), 0 dropped" in second.out
+    assert "fact recall: the model's yes/no check said a fact is not stated: 9" in second.out
+    items = read_dataset(tmp_path / "a.jsonl").items
+    assert [i.id for i in items] == [f"musr.object_placement[L1-s2-00{k}]" for k in range(3)]
+
+
+def test_price_as_prices_the_runs_tokens(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _cli(server, tmp_path, "p.jsonl", "--price-as", "gpt-4o-mini")
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "cost: not priced (openai/narrator-miss" in out and "; as gpt-4o-mini: $0.0" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["dyval.arithmetic", "--level", "D1", "--llm", "x"], "no narrator plan for "
+         "dyval.arithmetic; narratable tasks: musr.murder_mystery, musr.object_placement, "
+         "musr.team_allocation"),
+        (["musr.murder_mystery", "--level", "L9", "--llm", "x"], "unknown level 'L9'"),
+        (["musr.murder_mystery", "--level", "L1", "--llm", "reference"], "--llm: 'reference' "
+         "writes no text; name a language model"),
+        (["musr.murder_mystery", "--level", "L1", "--llm", "x", "--attempts", "0"],
+         "--attempts and --stories-at-once: must be >= 1"),
+        (["musr.murder_mystery", "--level", "L1", "--llm", "x", "--price-as", "nope/nope"],
+         "--price-as nope/nope: not in LiteLLM's price map"),
+    ],
+)  # fmt: skip
+def test_usage_errors_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert main(["narrate", *args, "--out", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and not (tmp_path / "o.jsonl").exists()
+
+
+def test_a_model_that_cannot_answer_stops_the_run_with_its_cause(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _cli(server, tmp_path, "x.jsonl")
+    args[args.index("openai/narrator-miss")] = "openai/bad-key"
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--llm openai/bad-key: AuthenticationError" in err and "infrastructure" in err
+    assert not (tmp_path / "x.jsonl").exists() and not list(tmp_path.glob("*.tmp"))
+
+
+# -- narrated files are items: the shortcut rules run on them ----------------------------------
+def test_narrated_items_feed_the_shortcut_rules(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What ``pytest-reasoning audit`` needs: items read back from the file, each rule and
+    each choice's text computed on the narrated story."""
+    args = _cli(server, tmp_path, "s.jsonl")
+    args[args.index("musr.object_placement")] = "musr.murder_mystery"
+    assert main(args) == 0
+    task = get_task("musr.murder_mystery")
+    for item in read_dataset(tmp_path / "s.jsonl").items:
+        texts = task.choice_texts(item)
+        assert set(texts) == set(item.problem["choices"])
+        assert all(t and t in item.problem["story"] for t in texts.values())
+        for rule in task.shortcuts():
+            assert rule.guess(item) in item.problem["choices"]
+
+
+# -- the embedded model, end to end -------------------------------------------------------------
+@pytest.mark.e2e
+@pytest.mark.needs_local_model
+def test_the_embedded_model_narrates_end_to_end(tmp_path: Path) -> None:
+    """Two stories with SmolLM2 through the CLI (quality irrelevant: the path must work)."""
+    out = tmp_path / "local.jsonl"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning.cli", "narrate", "musr.team_allocation",
+         "--level", "L1", "--count", "2", "--llm", "local", "--attempts", "1",
+         "--llm-param", "max_tokens=96", "--cache", str(tmp_path / "cache"), "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "narrate: 2/2 musr.team_allocation[L1-s1-001]" in run.stderr
+    assert "narrated 2 problems:" in run.stdout and "cost: not priced (local" in run.stdout
+    assert out.exists()
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    for row in rows:  # whatever it kept reads back, narrated by the GGUF it names
+        assert row["narration"]["narrator"]["model_id"].startswith("local=")
+    assert len(read_dataset(out).items) == len(rows) if rows else True
+
+
+# -- a property: any honest chapter passes -----------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_FILLER = ("The afternoon dragged on.", "It had started to rain.", "Nobody said much for a while.",
+           "A kettle whistled somewhere.", "The light was fading outside.")  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    task_id=st.sampled_from(MUSR),
+    index=st.integers(0, 40),
+    order=st.randoms(use_true_random=False),
+    filler=st.lists(st.sampled_from(_FILLER), max_size=4),
+)
+def test_any_chapter_that_states_its_facts_passes(
+    task_id: str, index: int, order: Any, filler: list[str]
+) -> None:
+    """Its facts in any order, with everyday sentences between them, in one paragraph or
+    several: the deterministic validators accept it (they judge content, not layout)."""
+    item = get_task(task_id).make_item("L2", 5, index)
+    plan = planner_for(task_id).plan(item)
+    for chapter in plan.chapters:
+        if chapter.fixed:
+            continue
+        said = [f"{f.rstrip('.')}." for f in chapter.facts] + filler
+        order.shuffle(said)
+        text = "\n\n".join(" ".join(said[i : i + 3]) for i in range(0, len(said), 3))
+        verdict = inspect(text, chapter, plan)
+        assert verdict.deterministic_ok, (item.id, chapter.name, verdict.to_dict())
+
+
+def test_llm_config_aliases_name_the_narrator_and_the_judge(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "models.yaml"
+    config.write_text(
+        "model_list:\n"
+        f"  - model_name: writer\n    litellm_params:\n      model: openai/narrator-miss\n"
+        f"      api_base: {server.url}\n"
+        f"  - model_name: checker\n    litellm_params:\n      model: openai/narrator\n"
+        f"      api_base: {server.url}\n"
+    )
+    before = server.stats()["requests"]
+    args = [
+        "narrate", "musr.team_allocation", "--level", "L1", "--count", "1",
+        "--llm-config", str(config), "--llm", "writer", "--judge", "checker",
+        "--cache", "off", "--out", str(tmp_path / "t.jsonl"),
+    ]  # fmt: skip
+    assert main(args) == 0
+    after = server.stats()["requests"]
+    asked = {m: after.get(m, 0) - before.get(m, 0) for m in ("narrator-miss", "narrator")}
+    assert asked == {"narrator-miss": 6, "narrator": 36}  # 3 chapters x 2 drafts; 6+6 facts x 3
+    narration = json.loads((tmp_path / "t.jsonl").read_text())["narration"]
+    assert narration["narrator"]["model_id"] == f"writer=openai/narrator-miss@{server.url}"
+    assert narration["judge"]["model_id"] == f"checker=openai/narrator@{server.url}"
+    assert "0 from the cache" in capsys.readouterr().out
