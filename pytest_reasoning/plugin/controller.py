@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import pytest
@@ -21,6 +21,7 @@ from .items import payload
 from .state import RunState
 
 if TYPE_CHECKING:
+    from ..core import Outcome
     from ..gates import Comparison, GateResult, GateSpec, ResultStore
 
 __all__ = ["EXIT_INFRASTRUCTURE", "INFRASTRUCTURE_ID", "Controller"]
@@ -37,7 +38,11 @@ class Controller:
 
         self.state = state
         self.options = state.options
-        self.store: ResultStore = ResultStore(self.options.results)
+        self.store: ResultStore = ResultStore(
+            self.options.results,
+            keep=self._keeps(),
+            pairing=bool(self.options.baseline or self.options.baseline_results),
+        )
         self.gates: list[GateResult] = []
         self.comparisons: list[Comparison] = []
         self.baseline_rows: tuple[dict[tuple[str, str], bool | None], str] | None = None
@@ -63,6 +68,17 @@ class Controller:
         self.counts: dict[str, Counter[str]] = {}
         self.error_messages: dict[str, Counter[str]] = {}
         self.stopped_models: dict[str, str] = {}  # model → the error that stopped its calls
+
+    def _keeps(self) -> Callable[[Outcome], bool] | None:
+        """Which outcomes stay in memory (the rest are tallied and written, then let go, so a
+        run's memory does not grow with its rows): every one for a report or the robustness
+        analysis, else only those the summary reads."""
+        if self.options.report_dir or self.options.robustness is not None:
+            return None
+        from ..report import summary_reads
+
+        step = bool(os.environ.get("GITHUB_STEP_SUMMARY"))
+        return lambda o: summary_reads(o.task, o.error, o.correct, step)
 
     # -- start --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -363,16 +379,15 @@ class Controller:
         """Candidate-vs-baseline comparisons, from the live baseline or the stored one."""
         from ..gates import baseline_answers, compare
 
-        store = self.store
+        pairs = self.store.pairs
         if self.options.baseline:
             name = self.options.baseline
-            base = baseline_answers(o for o in store.outcomes if o.model == name)
+            base = baseline_answers(a for a, _ in pairs if a.model == name)
         elif self.baseline_rows is not None:
             base, name = self.baseline_rows
         else:
             return []
-        rows = [(o, s) for o, s in zip(store.outcomes, store.specs, strict=True) if o.model != name]
-        return compare(rows, base, name)
+        return compare([(a, s) for a, s in pairs if a.model != name], base, name)
 
     def exit_status(self, session: pytest.Session) -> None:
         """Infrastructure errors alone get their own exit status, apart from failed gates."""
@@ -397,7 +412,7 @@ class Controller:
             rows=[o.to_dict() for o in store.outcomes],
             errors=store.errors,
             # Rows really in the results file (a full disk may have refused the last ones).
-            answered=store.written if store.path else len(store.outcomes),
+            answered=store.written if store.path else store.count,
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             saved_to=str(store.path) if store.path else None,
             repeats=self.repeats,
