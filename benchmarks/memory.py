@@ -2,12 +2,16 @@
 what one more item costs (issue 24's target: at most 2 KB).
 
     python benchmarks/memory.py [--counts 1000 10000 100000] [--results] [--trace]
+                                [--python /path/to/other/venv/bin/python]
 
 Each run is ``pytest SUITE -q --llm reference`` in its own process (cache off, one DyVal D2
 arithmetic entry of N samples); peak RSS from ``wait4``, growth per item between successive
-counts. ``--results`` also writes a results file (the rows go to disk, not to memory);
-``--trace`` runs once more at the largest count under tracemalloc and prints the allocation
-sites still holding the most memory when pytest unconfigures (where the growth lives).
+counts. pytest's own floor is measured the same way: N plain parametrized tests that do nothing
+(pytest keeps every item and three reports per test; the plugin's share is the difference).
+``--python`` runs another checkout's interpreter (e.g. main's venv: before/after).
+``--results`` also writes a results file (the rows go to disk, not to memory); ``--trace``
+runs once more at the largest count under tracemalloc and prints the allocation sites still
+holding the most memory when pytest unconfigures (where the growth lives).
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ def main() -> None:
     ap.add_argument("--counts", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--results", action="store_true", help="also write a results file")
     ap.add_argument("--trace", action="store_true", help="where the memory is, at the end")
+    ap.add_argument("--python", default=sys.executable, help="the interpreter to run pytest")
+    ap.add_argument("--no-floor", action="store_true", help="skip pytest's own floor")
     ap.add_argument("extra", nargs="*", help="more pytest arguments (after --)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -57,7 +63,7 @@ def main() -> None:
             )
             extra = ["--reasoning-results", str(work / f"r{count}.jsonl")] if args.results else []
             return [
-                sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
+                args.python, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
                 "-p", "no:randomly", "--llm", "reference", "--reasoning-cache", "off",
                 *extra, *args.extra,
             ]  # fmt: skip
@@ -73,9 +79,31 @@ def main() -> None:
                 f"CPU {got.cpu_s:6.1f} s (load average {before:.2f})",
                 flush=True,
             )
+        floor: list[tuple[int, float, float, float, float]] = []
+        for count in [] if args.no_floor else args.counts:
+            plain = work / f"test_plain{count}.py"
+            plain.write_text(
+                f"import pytest\n\n@pytest.mark.parametrize('i', range({count}))\n"
+                "def test_plain(i):\n    pass\n"
+            )
+            before = measure.load()
+            got = measure.run(
+                [args.python, "-m", "pytest", str(plain), "-q", "-p", "no:cacheprovider",
+                 "-p", "no:randomly"],
+                cwd=work,
+                env=env,
+            )  # fmt: skip
+            floor.append((count, got.max_rss_mb, got.wall_s, got.cpu_s, before))
+            print(
+                f"{count:7d} plain pytest tests: peak RSS {got.max_rss_mb:7.1f} MB "
+                f"(load average {before:.2f})",
+                flush=True,
+            )
         print()
-        for (n0, m0, *_), (n1, m1, *_) in itertools.pairwise(rows):
-            print(f"{n0} -> {n1} items: {(m1 - m0) * 1024 * 1024 / (n1 - n0):.0f} bytes per item")
+        for what, series in (("items", rows), ("plain tests", floor)):
+            for (n0, m0, *_), (n1, m1, *_) in itertools.pairwise(series):
+                growth = (m1 - m0) * 1024 * 1024 / (n1 - n0)
+                print(f"{n0} -> {n1} {what}: {growth:.0f} bytes per item")
         print(f"{measure.cores()} cores, load average now {measure.load():.2f}")
         if args.trace:
             (work / "memtrace.py").write_text(TRACE_PLUGIN)

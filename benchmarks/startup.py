@@ -2,7 +2,7 @@
 server, when the first result is printed, when the last reply leaves, when the summary is
 printed and when the process has exited; plus the CPU seconds of the whole run.
 
-    python benchmarks/startup.py [--count 1000] [--rounds 5] [--cache]
+    python benchmarks/startup.py [--count 1000] [--rounds 5] [--cache] [--python OTHER]
 
 Against the async loopback server (``loopback.py``, 50 ms, concurrency 16); times are seconds
 after the command started (``time.monotonic`` on both sides), medians over the rounds, with the
@@ -29,9 +29,12 @@ from loopback import Loopback
 RESULT_LINE = re.compile(r"^[.WIFsEx]+(\s+\[\s*\d+%\])?$")
 
 
+PYTHON = sys.executable
+
+
 def pytest_cmd(suite: Path, url: str, concurrency: int, cache: str, extra: list[str]) -> list[str]:
     return [
-        sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
+        PYTHON, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
         "--llm", "openai/bench", "--llm-api-base", url, "--reasoning-cache", cache,
         "--reasoning-concurrency", str(concurrency), *extra,
     ]  # fmt: skip
@@ -84,8 +87,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--cache", action="store_true", help="cold then warm, with a response cache")
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--python", default=sys.executable, help="the interpreter to run pytest")
     ap.add_argument("extra", nargs="*", help="more pytest arguments (after --)")
     args = ap.parse_args()
+    global PYTHON
+    PYTHON = args.python
     runs: dict[str, list[dict[str, Any]]] = {}
     load = [measure.load()]
     with tempfile.TemporaryDirectory() as tmp, Loopback(args.latency) as server:
