@@ -5,7 +5,9 @@ the calls (first request in, last reply out).
 
     python benchmarks/loopback.py --latency 0.05      # prints its URL, serves until killed
 
-``GET /stats`` → requests and span; ``POST /reset`` clears them. ``ceiling()`` measures what
+``GET /stats`` → requests, span, the first request's time (``time.monotonic``, comparable
+across processes on Linux), the most requests in flight at once and the distinct prompts seen;
+``POST /reset`` clears them. ``ceiling()`` measures what
 the server itself reaches with a bare aiohttp client, so a benchmark can print its own limit
 before blaming a harness.
 """
@@ -27,7 +29,16 @@ REPLY = "<<<1>>>"
 def serve(port: int, latency: float) -> None:
     from aiohttp import web
 
-    stats: dict[str, Any] = {"requests": 0, "first": None, "last": None}
+    stats: dict[str, Any] = {
+        "requests": 0,
+        "first": None,
+        "last": None,
+        "active": 0,
+        "peak": 0,
+        "unexpected": 0,
+    }
+    prompts: set[str] = set()
+    expected: set[str] = set()  # the prompts a harness was given (POST /reset may set them)
 
     async def completions(request: web.Request) -> web.Response:
         body = await request.json()
@@ -35,9 +46,17 @@ def serve(port: int, latency: float) -> None:
         if stats["first"] is None:
             stats["first"] = now
         stats["requests"] += 1
-        await asyncio.sleep(latency)
+        stats["active"] += 1
+        stats["peak"] = max(stats["peak"], stats["active"])
         messages = body.get("messages") or [{}]
-        prompt = str(messages[-1].get("content", ""))
+        prompt = _text(messages[-1].get("content", ""))
+        prompts.add(prompt)
+        if expected and prompt not in expected:
+            stats["unexpected"] += 1
+        try:
+            await asyncio.sleep(latency)
+        finally:
+            stats["active"] -= 1
         reply = {
             "id": "chatcmpl-loopback",
             "object": "chat.completion",
@@ -61,10 +80,26 @@ def serve(port: int, latency: float) -> None:
 
     async def get_stats(_: web.Request) -> web.Response:
         span = None if stats["first"] is None else stats["last"] - stats["first"]
-        return web.json_response({"requests": stats["requests"], "span_s": span})
+        return web.json_response(
+            {
+                "requests": stats["requests"],
+                "span_s": span,
+                # time.monotonic() is the system-wide CLOCK_MONOTONIC on Linux: a harness's
+                # start time taken in another process compares with it.
+                "first_at": stats["first"],
+                "last_at": stats["last"],
+                "peak_in_flight": stats["peak"],
+                "distinct_prompts": len(prompts),
+                "unexpected_prompts": stats["unexpected"],
+            }
+        )
 
-    async def reset(_: web.Request) -> web.Response:
-        stats.update(requests=0, first=None, last=None)
+    async def reset(request: web.Request) -> web.Response:
+        given = await request.json() if request.can_read_body else {}
+        stats.update(requests=0, first=None, last=None, active=0, peak=0, unexpected=0)
+        prompts.clear()
+        expected.clear()
+        expected.update(given.get("expected") or ())
         return web.json_response({"ok": True})
 
     async def models(_: web.Request) -> web.Response:
@@ -87,6 +122,13 @@ def serve(port: int, latency: float) -> None:
         await asyncio.Event().wait()
 
     asyncio.run(main())
+
+
+def _text(content: Any) -> str:
+    """A message's text, whether a string or a list of parts (``{"type": "text", ...}``)."""
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content)
 
 
 @dataclass
@@ -125,10 +167,13 @@ class Loopback:
             data: dict[str, Any] = json.load(r)
             return data
 
-    def reset(self) -> None:
+    def reset(self, expected: list[str] | None = None) -> None:
+        """Clear the stats; ``expected``: the prompts the next harness was given (requests
+        carrying any other last message are counted as ``unexpected_prompts``)."""
         import urllib.request
 
-        req = urllib.request.Request(self.root + "/reset", data=b"{}", method="POST")
+        body = json.dumps({"expected": expected or []}).encode()
+        req = urllib.request.Request(self.root + "/reset", data=body, method="POST")
         with urllib.request.urlopen(req):
             pass
 

@@ -22,10 +22,11 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import measure
 from loopback import Loopback, ceiling
 
 HERE = Path(__file__).resolve().parent
@@ -141,7 +142,7 @@ def lm_eval(work: Path, url: str, concurrency: int) -> list[str]:
         """)
     )
     return [
-        str(VENVS / "lm-eval" / "bin" / "lm_eval"), "--model", "local-chat-completions",
+        str(VENVS / "lm-eval" / "bin" / "python"), "-m", "lm_eval", "--model", "local-chat-completions",
         "--model_args", f"model=bench,base_url={url}/chat/completions,num_concurrent={concurrency},"
         "max_retries=1,tokenized_requests=False,tokenizer_backend=None",
         "--tasks", "bench", "--include_path", str(tasks), "--apply_chat_template",
@@ -194,24 +195,50 @@ def promptfoo(work: Path, url: str, concurrency: int) -> list[str]:
     ]  # fmt: skip
 
 
-PEERS: dict[str, tuple[Runner, Path]] = {
-    f"lm-evaluation-harness {VERSIONS['lm-eval']}": (
-        lm_eval,
-        VENVS / "lm-eval" / "bin" / "lm_eval",
-    ),
-    f"promptfoo {VERSIONS['promptfoo']}": (promptfoo, NPM / "node_modules" / ".bin" / "promptfoo"),
-    f"inspect_ai {VERSIONS['inspect-ai']}": (inspect_ai, VENVS / "inspect-ai" / "bin" / "python"),
-}
+def peers() -> dict[str, tuple[Runner, Path]]:
+    """The peer harnesses and the file each needs from ``--setup``."""
+    return {
+        f"lm-evaluation-harness {VERSIONS['lm-eval']}": (
+            lm_eval,
+            VENVS / "lm-eval" / "bin" / "python",
+        ),
+        f"promptfoo {VERSIONS['promptfoo']}": (
+            promptfoo,
+            NPM / "node_modules" / ".bin" / "promptfoo",
+        ),
+        f"inspect_ai {VERSIONS['inspect-ai']}": (
+            inspect_ai,
+            VENVS / "inspect-ai" / "bin" / "python",
+        ),
+    }
+
+
+PEERS = peers()
+
+
+def use_peers_dir(out: Path) -> None:
+    """Point the peers at side environments made by ``--setup`` (possibly another checkout's)."""
+    global VENVS, NPM, PEERS
+    VENVS, NPM = out / "venvs", out / "promptfoo"
+    PEERS = peers()
 
 
 def setup() -> None:
     """Side environments for the peers (network: PyPI and npm)."""
+    # lm-eval's API models (local-chat-completions) need its [api] extra (tenacity, tiktoken).
+    extras = {"lm-eval": "[api]"}
     for name in ("lm-eval", "inspect-ai"):
         venv = VENVS / name
         if not venv.exists():
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run(
-            [str(venv / "bin" / "pip"), "install", "-q", f"{name}=={VERSIONS[name]}", "openai"],
+            [
+                str(venv / "bin" / "pip"),
+                "install",
+                "-q",
+                f"{name}{extras.get(name, '')}=={VERSIONS[name]}",
+                "openai",
+            ],
             check=True,
         )
     NPM.mkdir(parents=True, exist_ok=True)
@@ -253,7 +280,14 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", action="append", help="run only harnesses whose name contains this")
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument(
+        "--peers-dir",
+        type=Path,
+        default=OUT,
+        help="where --setup put the side environments (default benchmarks/out; read only)",
+    )
     args = ap.parse_args()
+    use_peers_dir(args.peers_dir)
     if args.setup:
         setup()
         return
@@ -270,7 +304,8 @@ def main() -> None:
     if args.only:
         harnesses = {k: v for k, v in harnesses.items() if any(o in k for o in args.only)}
     ideal = args.count * args.latency / args.concurrency
-    results: dict[str, dict[str, list[float]]] = {k: {"wall": [], "span": []} for k in harnesses}
+    results: dict[str, list[dict[str, float]]] = {k: [] for k in harnesses}
+    problems: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp, Loopback(args.latency) as server:
         work = Path(tmp)
         prompts = [json.loads(line)["prompt"] for line in prompts_file(work, args.count).open()]
@@ -279,51 +314,125 @@ def main() -> None:
             f"server ceiling (bare aiohttp client, best of 3): {own:.2f} s = {own / ideal:.3f}x "
             f"ideal ({args.count} x {args.latency} s / {args.concurrency} = {ideal:.3f} s)"
         )
-        load = [os.getloadavg()[0]]
+        load = [measure.load()]
         env = env_for(server.url)
         for r in range(args.rounds):
             for name, runner in harnesses.items():
-                server.reset()
-                cmd = runner(work, server.url, args.concurrency)
-                start = time.perf_counter()
-                proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
-                wall = time.perf_counter() - start
+                server.reset(prompts)
+                got = measure.run(runner(work, server.url, args.concurrency), cwd=work, env=env)
                 stats = server.stats()
-                ok = stats["requests"] >= args.count
-                if not ok:
-                    tail = (proc.stdout + proc.stderr)[-1500:]
-                    print(
-                        f"round {r + 1}: {name} made {stats['requests']} requests (rc {proc.returncode}):\n{tail}"
-                    )
+                wrong = check(stats, got.rc, args.count, args.concurrency)
+                if wrong:
+                    problems[name] = wrong
+                    print(f"round {r + 1}: {name}: {wrong}\n{got.tail}")
                     continue
-                results[name]["wall"].append(wall)
-                results[name]["span"].append(stats["span_s"] or 0.0)
-                print(f"round {r + 1}: {name}: wall {wall:.2f} s, span {stats['span_s']:.2f} s")
-            load.append(os.getloadavg()[0])
+                row = {
+                    "wall": got.wall_s,
+                    "span": stats["span_s"],
+                    "first_request": stats["first_at"] - got.started,
+                    "cpu": got.cpu_s,
+                    "rss": got.max_rss_mb,
+                    "peak": stats["peak_in_flight"],
+                }
+                results[name].append(row)
+                print(
+                    f"round {r + 1}: {name}: wall {got.wall_s:.2f} s, span {row['span']:.2f} s, "
+                    f"first request at {row['first_request']:.2f} s, CPU {got.cpu_s:.2f} s, "
+                    f"{row['peak']} in flight at most",
+                    flush=True,
+                )
+            load.append(measure.load())
+    table = summarise(results, ideal)
     print()
-    print(f"{'harness':44} {'wall min / median':>20} {'x ideal':>8} {'span min / median':>20}")
-    table = {}
-    for name, got in results.items():
-        if not got["wall"]:
-            continue
-        w, s = got["wall"], got["span"]
-        row = {
-            "wall_min": min(w), "wall_median": statistics.median(w),
-            "span_min": min(s), "span_median": statistics.median(s),
-            "ratio_median": statistics.median(w) / ideal,
-        }  # fmt: skip
-        table[name] = row
-        print(
-            f"{name:44} {row['wall_min']:8.2f} / {row['wall_median']:6.2f} s "
-            f"{row['ratio_median']:7.2f}x {row['span_min']:8.2f} / {row['span_median']:6.2f} s"
-        )
-    print(f"load average (1 min) during the rounds: {min(load):.2f}–{max(load):.2f}")
+    print(markdown(table, args, ideal, own, load))
     if args.json:
         Path(args.json).write_text(
             json.dumps(
-                {"ideal_s": ideal, "ceiling_s": own, "load": load, "harnesses": table}, indent=2
+                {
+                    "count": args.count,
+                    "latency_s": args.latency,
+                    "concurrency": args.concurrency,
+                    "ideal_s": ideal,
+                    "ceiling_s": own,
+                    "load": load,
+                    "cores": measure.cores(),
+                    "harnesses": table,
+                    "problems": problems,
+                },
+                indent=2,
             )
         )
+
+
+def check(stats: dict[str, Any], rc: int, count: int, concurrency: int) -> str | None:
+    """Why a harness's run does not count (None: it asked exactly the prompts it was given,
+    each once, never more than ``concurrency`` at a time, and exited cleanly)."""
+    if rc != 0:
+        return f"exit status {rc}"
+    if stats["requests"] != count:
+        return f"made {stats['requests']} requests for {count} prompts"
+    if stats["unexpected_prompts"] or stats["distinct_prompts"] != count:
+        return (
+            f"asked {stats['distinct_prompts']} distinct prompts, "
+            f"{stats['unexpected_prompts']} not among those given"
+        )
+    if stats["peak_in_flight"] > concurrency:
+        return f"{stats['peak_in_flight']} requests in flight at once (limit {concurrency})"
+    return None
+
+
+def summarise(
+    results: dict[str, list[dict[str, float]]], ideal: float
+) -> dict[str, dict[str, float]]:
+    table = {}
+    for name, rows in results.items():
+        if not rows:
+            continue
+
+        def med(key: str, rows: list[dict[str, float]] = rows) -> float:
+            return statistics.median(r[key] for r in rows)
+
+        table[name] = {
+            "rounds": len(rows),
+            "wall_min": min(r["wall"] for r in rows),
+            "wall_median": med("wall"),
+            "ratio_median": med("wall") / ideal,
+            "span_median": med("span"),
+            "first_request_median": med("first_request"),
+            "cpu_median": med("cpu"),
+            "rss_max_mb": max(r["rss"] for r in rows),
+            "peak_in_flight": max(r["peak"] for r in rows),
+        }
+    return table
+
+
+def markdown(
+    table: dict[str, dict[str, float]],
+    args: argparse.Namespace,
+    ideal: float,
+    ceiling_s: float,
+    load: list[float],
+) -> str:
+    """The README's table, as measured."""
+    lines = [
+        f"{args.count} distinct DyVal D2 prompts, {args.latency * 1000:g} ms server latency, "
+        f"concurrency {args.concurrency}, cache off; ideal {ideal:.3f} s; the loopback server "
+        f"alone (bare aiohttp client) {ceiling_s:.2f} s = {ceiling_s / ideal:.2f}x ideal; "
+        f"{min(r['rounds'] for r in table.values()) if table else 0} interleaved rounds, "
+        f"medians; {measure.cores()} cores, load average {min(load):.1f}-{max(load):.1f}",
+        "",
+        "| harness | wall (min / median) | x ideal | span of calls (server) "
+        "| first request after start | CPU | peak RSS |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, row in table.items():
+        lines.append(
+            f"| {name} | {row['wall_min']:.2f} / {row['wall_median']:.2f} s "
+            f"| {row['ratio_median']:.2f}x | {row['span_median']:.2f} s "
+            f"| {row['first_request_median']:.2f} s | {row['cpu_median']:.2f} s "
+            f"| {row['rss_max_mb']:.0f} MB |"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from ..core import Outcome
 from .clustered import majority_correct
@@ -28,9 +28,45 @@ from .paired import (
 )
 from .rules import GateSpec
 
-__all__ = ["Comparison", "baseline_answers", "compare"]
+__all__ = ["Answer", "Comparison", "PairAnswer", "baseline_answers", "compare"]
 
 PairKey = tuple[str, str]  # (item id without the repeat, prompt_sha256)
+
+
+class Answer(Protocol):
+    """What pairing reads of a sample: an :class:`Outcome`, or the slim :class:`PairAnswer`."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def task(self) -> str: ...
+    @property
+    def cluster(self) -> str: ...
+    @property
+    def prompt_sha256(self) -> str: ...
+    @property
+    def extracted(self) -> str | None: ...
+    @property
+    def correct(self) -> bool | None: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+class PairAnswer(NamedTuple):
+    """The part of an outcome a comparison needs, kept per sample instead of the whole row
+    (a run's memory stays flat: the rows themselves go to the results file)."""
+
+    model: str
+    task: str
+    cluster: str
+    prompt_sha256: str
+    extracted: str | None
+    correct: bool | None
+    error: str | None
+
+    @classmethod
+    def of(cls, o: Outcome) -> PairAnswer:
+        return cls(o.model, o.task, o.cluster, o.prompt_sha256, o.extracted, o.correct, o.error)
 
 
 @dataclass
@@ -109,7 +145,7 @@ class Comparison:
         }
 
 
-def verdicts(rows: Iterable[Outcome]) -> dict[PairKey, bool | None]:
+def verdicts(rows: Iterable[Answer]) -> dict[PairKey, bool | None]:
     """One verdict per item and prompt: the majority vote of its answered samples (the only
     sample's verdict without repeats); ``None`` where every call failed."""
     votes: dict[PairKey, list[tuple[str | None, bool]]] = {}
@@ -120,7 +156,7 @@ def verdicts(rows: Iterable[Outcome]) -> dict[PairKey, bool | None]:
     return {key: majority_correct(v) if v else None for key, v in votes.items()}
 
 
-def baseline_answers(rows: Iterable[Outcome]) -> dict[PairKey, bool | None]:
+def baseline_answers(rows: Iterable[Answer]) -> dict[PairKey, bool | None]:
     """The baseline's verdict per item and prompt (``None`` where its calls failed)."""
     return verdicts(rows)
 
@@ -144,12 +180,12 @@ def _regression_p(table: PairedTable, max_drop: float) -> float:
 
 
 def compare(
-    outcomes: Iterable[tuple[Outcome, GateSpec]],
+    outcomes: Iterable[tuple[Answer, GateSpec]],
     baseline: Mapping[PairKey, bool | None],
     baseline_name: str,
 ) -> list[Comparison]:
     """One comparison per (candidate model, suite, entry, level), Holm-adjusted per model."""
-    groups: dict[tuple[str, tuple[str, str, str]], list[tuple[Outcome, GateSpec]]] = {}
+    groups: dict[tuple[str, tuple[str, str, str]], list[tuple[Answer, GateSpec]]] = {}
     for outcome, spec in outcomes:
         groups.setdefault((outcome.model, spec.where), []).append((outcome, spec))
     results: list[Comparison] = []

@@ -1,6 +1,7 @@
-"""The results store: every answered sample in memory for the gates, and appended to a JSONL
-file as it comes. Gates are decided once, by the process that saw every outcome (the xdist
-controller)."""
+"""The results store: per-level tallies for the gates, every answered sample appended to a JSONL
+file as it comes, and in memory only what a run still needs (the rows its summary or report
+reads, the slim answers a baseline comparison pairs). Gates are decided once, by the process
+that saw every outcome (the xdist controller)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ import contextlib
 import errno
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from ..core import Outcome
 from ..errors import StorageFailed
+from .comparison import PairAnswer
 from .rules import GateSpec
 from .threshold import LevelStats
 
@@ -55,27 +57,49 @@ RESULT_FIELDS = (
 
 
 class ResultStore:
-    """Collects outcomes in memory for gates, and appends them to a JSONL file as they come.
+    """Tallies outcomes per level for the gates, and appends them to a JSONL file as they come.
 
     Rows are flushed one by one, so a killed run keeps every row it wrote; a rerun appends
     (rows are idempotent by :func:`row_key`: readers keep the last).
+
+    By default every outcome is also kept in memory (``outcomes``, with ``specs`` in step).
+    A long run keeps memory flat instead: ``keep`` says which outcomes to keep (those its
+    summary or report still reads), and ``pairing`` keeps a slim :class:`PairAnswer` per
+    sample (``pairs``) for a baseline comparison; ``count`` counts them all.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        keep: Callable[[Outcome], bool] | None = None,
+        pairing: bool = False,
+    ) -> None:
         self.path = Path(path) if path else None
         self._fh: IO[str] | None = None
+        self._keep = keep
+        self._pairing = pairing
         self.levels: dict[tuple[str, GateSpec], LevelStats] = {}
         self.outcomes: list[Outcome] = []
-        self.specs: list[GateSpec] = []  # the gate spec of each outcome, in step
+        self.specs: list[GateSpec] = []  # the gate spec of each kept outcome, in step
+        # With ``pairing``: (answer, its level's gate spec) per sample, in arrival order.
+        self.pairs: list[tuple[PairAnswer, GateSpec]] = []
+        self.count = 0  # outcomes added
         self.written = 0  # rows on disk (a failed write is not counted)
 
     def add(self, outcome: Outcome, spec: GateSpec) -> None:
-        self.outcomes.append(outcome)
-        self.specs.append(spec)
+        self.count += 1
+        if self._keep is None or self._keep(outcome):
+            self.outcomes.append(outcome)
+            self.specs.append(spec)
         key = (outcome.model, GateSpec(spec.suite, spec.entry, spec.level))
-        if key not in self.levels:
-            self.levels[key] = LevelStats(outcome.model, spec, outcome.task)
-        self.levels[key].add(outcome)
+        level = self.levels.get(key)
+        if level is None:
+            level = self.levels[key] = LevelStats(outcome.model, spec, outcome.task)
+        level.add(outcome)
+        if self._pairing:
+            # The level's first spec: one object per level, and the one a comparison reads.
+            self.pairs.append((PairAnswer.of(outcome), level.spec))
         if self.path is not None:
             row = outcome.to_dict()
             ordered = {k: row[k] for k in RESULT_FIELDS}

@@ -22,6 +22,7 @@ import json
 import os
 import random
 import re
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -45,6 +46,7 @@ __all__ = [
     "classify_error",
     "cost_usd",
     "import_litellm",
+    "import_litellm_soon",
 ]
 
 # Releases published by an attacker (supply-chain compromise): never import them. Compared
@@ -114,6 +116,20 @@ def import_litellm() -> ModuleType:
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     return litellm
+
+
+def import_litellm_soon() -> threading.Thread:
+    """Start importing litellm on a background thread, so that the first call (after
+    collection) finds it imported or nearly so. Only after :func:`check_installed_litellm`
+    has passed; a failure is left to the real import, which reports it where it happens."""
+
+    def run() -> None:
+        with contextlib.suppress(Exception):
+            import_litellm()
+
+    thread = threading.Thread(target=run, name="reasoning-import-litellm", daemon=True)
+    thread.start()
+    return thread
 
 
 def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

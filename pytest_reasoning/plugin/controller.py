@@ -14,7 +14,7 @@ the error budget and the exit status come from ``gates.verdicts``, shared with t
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import pytest
@@ -23,6 +23,7 @@ from .items import payload
 from .state import RunState
 
 if TYPE_CHECKING:  # gates load with the controller, never on an unrelated pytest run
+    from ..core import Outcome
     from ..gates import Comparison, GateResult, GateSpec, ResultStore
     from ..gates.verdicts import Verdict
 
@@ -40,7 +41,11 @@ class Controller:
 
         self.state = state
         self.options = state.options
-        self.store: ResultStore = ResultStore(self.options.results)
+        self.store: ResultStore = ResultStore(
+            self.options.results,
+            keep=self._keeps(),
+            pairing=bool(self.options.baseline or self.options.baseline_results),
+        )
         self.gates: list[GateResult] = []
         self.comparisons: list[Comparison] = []
         self.baseline_rows: tuple[dict[tuple[str, str], bool | None], str] | None = None
@@ -64,6 +69,17 @@ class Controller:
         self.tally = Tally()  # per-model counts, error causes, the errors that stopped models
         self.deferred = 0  # verdicts reported as deferred (left to pytest-reasoning gate)
         self.notices: dict[str, str] = {}  # kind → a one-line notice, printed once (a lost Redis)
+
+    def _keeps(self) -> Callable[[Outcome], bool] | None:
+        """Which outcomes stay in memory (the rest are tallied and written, then let go, so a
+        run's memory does not grow with its rows): every one for a report or the robustness
+        analysis, else only those the summary reads."""
+        if self.options.report_dir or self.options.robustness is not None:
+            return None
+        from ..report import summary_reads
+
+        step = bool(os.environ.get("GITHUB_STEP_SUMMARY"))
+        return lambda o: summary_reads(o.task, o.error, o.correct, step)
 
     # -- start --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -347,20 +363,20 @@ class Controller:
         stored one."""
         from ..gates import baseline_answers, compare
 
-        store = self.store
+        pairs = self.store.pairs
         live = self.options.baseline
         if live:
             name = live
-            base = baseline_answers(o for o in store.outcomes if o.model == name)
+            base = baseline_answers(a for a, _ in pairs if a.model == name)
         elif self.baseline_rows is not None:
             base, name = self.baseline_rows
         else:
             return []
         rows = [
-            (o, s)
-            for o, s in zip(store.outcomes, store.specs, strict=True)
-            if o.model != name
-            and self._whole(o.model, s.where)
+            (a, s)
+            for a, s in pairs
+            if a.model != name
+            and self._whole(a.model, s.where)
             and (not live or self._whole(name, s.where))
         ]
         return compare(rows, base, name)
@@ -389,7 +405,7 @@ class Controller:
             rows=[o.to_dict() for o in store.outcomes],
             errors=store.errors,
             # Rows really in the results file (a full disk may have refused the last ones).
-            answered=store.written if store.path else len(store.outcomes),
+            answered=store.written if store.path else store.count,
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             saved_to=str(store.path) if store.path else None,
             repeats=self.repeats,

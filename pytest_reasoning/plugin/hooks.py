@@ -70,6 +70,17 @@ def _check_litellm(state: RunState) -> None:
         check_installed_litellm()
     except ReasoningError as exc:
         raise pytest.UsageError(str(exc)) from None
+    # This process will call (not an xdist controller, whose workers call; not
+    # --collect-only): import litellm (seconds) while the suite is collected.
+    config = state.config
+    if not config.option.collectonly and (state.is_worker or _dist(config) == "no"):
+        from ..models.litellm_client import import_litellm_soon
+
+        import_litellm_soon()
+
+
+def _dist(config: pytest.Config) -> str:
+    return str(getattr(config.option, "dist", "no") or "no")
 
 
 def _check_split(config: pytest.Config, state: RunState) -> None:

@@ -4,7 +4,14 @@ Markdown, HTML), the run summary's prepared lines, and the self-contained HTML r
 from __future__ import annotations
 
 from .html import Report, build_report
-from .summary import Line, RunSummary, closing_lines, markdown_summary, summary_lines
+from .summary import (
+    Line,
+    RunSummary,
+    closing_lines,
+    markdown_summary,
+    summary_lines,
+    summary_reads,
+)
 from .tables import Table
 
 __all__ = [
@@ -16,4 +23,5 @@ __all__ = [
     "closing_lines",
     "markdown_summary",
     "summary_lines",
+    "summary_reads",
 ]

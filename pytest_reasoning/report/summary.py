@@ -11,6 +11,7 @@ from typing import Any
 from ..gates import Comparison, GateResult, LevelStats
 from . import render
 from .tables import (
+    LENGTH_TASKS,
     Partial,
     comparisons_table,
     length_table,
@@ -27,6 +28,7 @@ __all__ = [
     "error_lines",
     "markdown_summary",
     "summary_lines",
+    "summary_reads",
 ]
 
 
@@ -69,6 +71,13 @@ class RunSummary:
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
 WRONG_LISTED = 20  # wrong samples listed per level in the step summary
+
+
+def summary_reads(task: str, error: str | None, correct: bool | None, step: bool) -> bool:
+    """Whether the summary reads a sample's row: FLenQA's (the length table) and, for GitHub's
+    step summary (``step``), the wrong and errored ones. A run keeps only these in memory
+    (the summary comes out the same: the tables read no other row)."""
+    return task.startswith(LENGTH_TASKS) or (step and (error is not None or not correct))
 
 
 def summary_lines(run: RunSummary) -> list[Line]:

@@ -216,6 +216,9 @@ def comparisons_table(comparisons: Sequence[Comparison]) -> Table:
     return Table(COMPARISON_HEADERS, rows)
 
 
+LENGTH_TASKS = "flenqa."  # the tasks whose rows the length table reads
+
+
 def length_table(rows: Iterable[Mapping[str, Any]]) -> Table:
     """FLenQA's figure 1 as a table: accuracy per target length for each (model, task,
     padding, position), then the label bias (share of False answers against the balanced
@@ -229,7 +232,11 @@ def length_table(rows: Iterable[Mapping[str, Any]]) -> Table:
     for r in rows:
         extra = r.get("extra") or {}
         task = str(r["task"])
-        if not task.startswith("flenqa.") or r.get("error") is not None or "padding" not in extra:
+        if (
+            not task.startswith(LENGTH_TASKS)
+            or r.get("error") is not None
+            or "padding" not in extra
+        ):
             continue
         key = (str(r["model"]), task, str(extra["padding"]), str(extra["position"]))
         length = int(extra["target_tokens"])
