@@ -41,6 +41,7 @@ __all__ = [
     "LevelAudit",
     "NaiveBayes",
     "audit",
+    "audit_dataset",
     "audit_level",
     "summary_rows",
 ]
@@ -412,18 +413,61 @@ def audit_level(
         raise ValueError("train_seed must differ from seed: the classifier would see the test")
     test = [task.make_item(level, seed, i, params) for i in range(count)]
     train = [task.make_item(level, train_seed, i, params) for i in range(count)]
+    return _audit(task, level, test, train, seed, train_seed, params, confidence)
+
+
+def _audit(
+    task: Task,
+    level: str,
+    test: Sequence[Item],
+    train: Sequence[Item],
+    seed: int,
+    train_seed: int,
+    params: Mapping[str, Any] | None,
+    confidence: float,
+) -> LevelAudit:
     chance, basis = _chance(task, test)
     return LevelAudit(
         task=task.id,
         level=level,
         seed=seed,
         train_seed=train_seed,
-        count=count,
+        count=len(test),
         params=dict(params or {}),
         chance=chance,
         chance_basis=basis,
-        baselines=tuple(_batteries(task, train, confidence, test)) if count else (),
+        baselines=tuple(_batteries(task, train, confidence, test)) if test else (),
     )
+
+
+def audit_dataset(
+    path: str, *, levels: Sequence[str] | None = None, confidence: float = 0.95
+) -> list[LevelAudit]:
+    """Audit a file of items (``export`` or ``narrate`` output, or a user's own items): per
+    task x level, the classifiers train on about half the items and are tested on the rest,
+    both halves from the same source (a narrated file's stories keep their narrator's habits,
+    which is what this measures). The halves are drawn by a hash of each item's id, not by
+    position: generators balance answers by index, so alternate items would put one answer
+    in each half. ``seed`` and ``train_seed`` of the results are -1: items name their own."""
+    import hashlib
+
+    from .datasets import read_dataset
+
+    def trains(item: Item) -> bool:
+        return hashlib.sha256(item.id.encode("utf-8")).digest()[0] % 2 == 0
+
+    data = read_dataset(path)
+    out: list[LevelAudit] = []
+    for tid in data.tasks:
+        task = get_task(tid)
+        for level in data.levels(tid):
+            if levels and level not in levels:
+                continue
+            items = [i for i in data.items if i.task == tid and i.level == level]
+            test = [i for i in items if not trains(i)]
+            train = [i for i in items if trains(i)]
+            out.append(_audit(task, level, test, train, -1, -1, None, confidence))
+    return out
 
 
 def audit(

@@ -233,3 +233,33 @@ def test_every_exception_names_a_task_and_a_baseline_it_has() -> None:
         generic = {"prompt length", "most mentioned choice", "position prior", "answer prior"}
         assert name in declared | generic or name.startswith("bag of words"), name
         assert 0 < accuracy <= 1 and why
+
+
+def test_a_file_of_items_is_audited_as_it_is(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 23: the audit runs on narrated (or exported, or a user's own) files: per task x
+    level, the halves drawn by a hash of the id, not by position (generators balance answers
+    by index, so alternate items would put one answer in each half)."""
+    from pytest_reasoning.audit import audit_dataset
+
+    path = tmp_path / "items.jsonl"
+    for level in ("D1", "D2"):
+        assert main(["export", "dyval.reachability", "--level", level, "--count", "120",
+                     "-q", "-o", str(tmp_path / f"{level}.jsonl")]) == 0  # fmt: skip
+    path.write_text((tmp_path / "D1.jsonl").read_text() + (tmp_path / "D2.jsonl").read_text())
+    got = audit_dataset(str(path))
+    assert [(a.task, a.level) for a in got] == [("dyval.reachability", lv) for lv in ("D1", "D2")]
+    for a in got:
+        assert 30 < a.count < 90 and a.chance == 0.5
+        prior = next(b for b in a.baselines if b.name == "answer prior")
+        assert 0.3 < prior.accuracy < 0.7  # both answers in each half
+    # The command: JSON, seed -1 (the items name their own); a TASK beside --dataset is refused.
+    capsys.readouterr()
+    assert main(["audit", "--dataset", str(path), "--level", "D2", "--json"]) == 0
+    (only,) = json.loads(capsys.readouterr().out)
+    assert only["level"] == "D2" and only["seed"] == -1
+    assert main(["audit", "--dataset", str(path), "dyval.reachability"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "pytest-reasoning: error: --dataset: audits the file's own tasks; name no TASK"
+    )

@@ -24,8 +24,6 @@ def audit_command(args: argparse.Namespace) -> int:
     """``pytest-reasoning audit``: every baseline of every task x level, next to chance."""
     from tabulate import tabulate
 
-    from ..audit import audit
-
     if args.count < 1:
         raise ReasoningError("--count: must be >= 1")
     if args.jobs < 0:
@@ -63,8 +61,29 @@ def audit_command(args: argparse.Namespace) -> int:
         print(flush=True)
 
     levels = args.level or None
+    if args.dataset is not None:
+        from ..audit import audit_dataset
+
+        if args.tasks:
+            raise ReasoningError("--dataset: audits the file's own tasks; name no TASK")
+        results = audit_dataset(args.dataset, levels=levels)
+        for a in results:
+            show(a)
+        if not results:
+            raise ReasoningError(f"--dataset: no items of the levels asked in {args.dataset}")
+    else:
+        results = _generated(args, levels, show)
+    if args.json:
+        json.dump([a.to_dict() for a in results], sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    return 0
+
+
+def _generated(args: argparse.Namespace, levels: list[str] | None, show: Any) -> list[Any]:
+    from ..audit import audit
+
     try:
-        results = audit(
+        return audit(
             args.tasks or None,
             levels=levels,
             count=args.count,
@@ -74,10 +93,6 @@ def audit_command(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise ReasoningError(str(exc)) from None
-    if args.json:
-        json.dump([a.to_dict() for a in results], sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    return 0
 
 
 def plan_command(args: argparse.Namespace) -> int:

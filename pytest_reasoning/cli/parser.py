@@ -173,4 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--seed", type=int, default=1, help="test seed; training uses seed + 1")
     au.add_argument("--jobs", type=int, default=0, help="processes (default: one per CPU)")
     au.add_argument("--json", action="store_true", help="write the results as JSON")
+    au.add_argument(
+        "--dataset",
+        metavar="FILE",
+        help="audit the items of a file (export or narrate output) instead of generating: "
+        "about half its items (drawn by a hash of the id) train the classifiers, the rest test",
+    )
     return ap
