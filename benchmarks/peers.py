@@ -103,7 +103,7 @@ def floor(name: str) -> Runner:
     return cmd
 
 
-def pytest_reasoning(workers: int) -> Runner:
+def pytest_reasoning(workers: int, *extra: str) -> Runner:
     def cmd(work: Path, url: str, concurrency: int) -> list[str]:
         suite = work / "bench.yaml"
         count = sum(1 for _ in (work / "prompts.jsonl").open())
@@ -114,7 +114,7 @@ def pytest_reasoning(workers: int) -> Runner:
         return [
             sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider",
             "--llm", "openai/bench", "--llm-api-base", url, "--reasoning-cache", "off",
-            "--reasoning-concurrency", str(per), "-n", str(workers),
+            "--reasoning-concurrency", str(per), "-n", str(workers), *extra,
         ]  # fmt: skip
 
     return cmd
@@ -294,6 +294,9 @@ def main() -> None:
     harnesses: dict[str, Runner] = {
         "pytest-reasoning (cache off, one process)": pytest_reasoning(0),
         "pytest-reasoning -n 2": pytest_reasoning(2),
+        # Without bytecode caches pytest compiles the installed plugins' modules every run
+        # (about 1.2 s of CPU here); --assert=plain skips that (suites use no assert).
+        "pytest-reasoning --assert=plain (one process)": pytest_reasoning(0, "--assert=plain"),
         **{name: floor(name) for name in FLOORS},
     }
     for name, (runner, needs) in PEERS.items():

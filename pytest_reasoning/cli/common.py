@@ -89,12 +89,9 @@ def _redis_url(cache: str | None) -> str | None:
         raise ReasoningError(f"--cache: {exc}") from None
 
 
-def _open_evaluator(
-    args: argparse.Namespace, stack: contextlib.ExitStack, models: Sequence[str]
-) -> Evaluator:
-    """The evaluator of a command that calls models: --llm-config aliases, --llm-param values
-    (no secrets), the embedded server if a model is ``local``, the response cache."""
-    from ..evaluate import EvalConfig, Evaluator
+def _model_specs(args: argparse.Namespace) -> dict[str, Any]:
+    """--llm-param names checked (no secrets on the command line), then the --llm-config
+    aliases (empty without one); each problem one line naming its option."""
     from ..models.endpoints import check_not_secret
 
     for name, _ in args.llm_param:
@@ -102,14 +99,24 @@ def _open_evaluator(
             check_not_secret(name)
         except InvalidArgument as exc:
             raise ReasoningError(f"--llm-param {exc}") from None
-    specs = {}
-    if args.llm_config:
-        from ..models.endpoints import load_model_list
+    if not args.llm_config:
+        return {}
+    from ..models.endpoints import load_model_list
 
-        try:
-            specs = load_model_list(args.llm_config)
-        except InvalidArgument as exc:
-            raise ReasoningError(f"--llm-config {exc}") from None
+    try:
+        return dict(load_model_list(args.llm_config))
+    except InvalidArgument as exc:
+        raise ReasoningError(f"--llm-config {exc}") from None
+
+
+def _open_evaluator(
+    args: argparse.Namespace, stack: contextlib.ExitStack, models: Sequence[str]
+) -> Evaluator:
+    """The evaluator of a command that calls models: --llm-config aliases, --llm-param values
+    (no secrets), the embedded server if a model is ``local``, the response cache."""
+    from ..evaluate import EvalConfig, Evaluator
+
+    specs = _model_specs(args)
     kinds = [model_kind(m, specs) for m in models]
     silent = [m for m, k in zip(models, kinds, strict=True) if not k.calls_model]
     if silent:

@@ -11,10 +11,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..core import Item
-from ..errors import InvalidArgument, ReasoningError
+from ..errors import ReasoningError
 from ..models.kinds import model_kind
 from ..registry import get_task, task_ids
-from .common import _check_writable, _redis_url, show_progress
+from .common import _check_writable, _model_specs, _redis_url, show_progress
 
 if TYPE_CHECKING:
     from ..evaluate import Evaluator
@@ -150,21 +150,7 @@ def frontier_command(args: argparse.Namespace) -> int:
 
     if args.json:  # before the search spends calls, not after
         _check_writable("--json", os.path.dirname(os.path.abspath(args.json)))
-    from ..models.endpoints import check_not_secret
-
-    for name, _ in args.llm_param:
-        try:
-            check_not_secret(name)
-        except InvalidArgument as exc:
-            raise ReasoningError(f"--llm-param {exc}") from None
-    specs = {}
-    if args.llm_config:
-        from ..models.endpoints import load_model_list
-
-        try:
-            specs = load_model_list(args.llm_config)
-        except InvalidArgument as exc:
-            raise ReasoningError(f"--llm-config {exc}") from None
+    specs = _model_specs(args)
     if model_kind(args.llm, specs).calls_model:
         from ..models.litellm_client import check_installed_litellm
 

@@ -29,7 +29,14 @@ from ..errors import InvalidArgument
 from .base import normalise_api_base, register_secret_env
 from .kinds import RESERVED
 
-__all__ = ["ENV_PREFIX", "ModelSpec", "check_not_secret", "load_model_list", "parse_model_list"]
+__all__ = [
+    "ENV_PREFIX",
+    "ModelSpec",
+    "check_not_secret",
+    "load_model_list",
+    "parse_model_list",
+    "read_config",
+]
 
 ENV_PREFIX = "os.environ/"
 # Router settings of a proxy config: not ours to apply, not sent to the model.
@@ -193,20 +200,25 @@ def parse_model_list(data: Any, path: str) -> dict[str, ModelSpec]:
 
 def load_model_list(path: str | os.PathLike[str]) -> dict[str, ModelSpec]:
     """Read ``--llm-config``: LiteLLM's ``model_list`` YAML (JSON is YAML too)."""
+    return parse_model_list(read_config(path, "a model list"), str(path))
+
+
+def read_config(path: str | os.PathLike[str], what: str) -> Any:
+    """A LiteLLM config file's YAML (``--llm-config``, ``--llm-router``), bounded in size;
+    InvalidArgument with one line naming the file."""
     import yaml
 
     shown = str(path)
     p = Path(path)
     try:
         if p.stat().st_size > MAX_CONFIG_BYTES:
-            raise _fail(shown, f"larger than {MAX_CONFIG_BYTES:,} bytes: not a model list")
+            raise _fail(shown, f"larger than {MAX_CONFIG_BYTES:,} bytes: not {what}")
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise _fail(shown, f"cannot read ({type(exc).__name__})") from None
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise _fail(shown, f"YAML syntax error{at}") from None
-    return parse_model_list(data, shown)

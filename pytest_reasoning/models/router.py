@@ -34,14 +34,13 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ..core import canonical_json, sha256_text
 from ..errors import InvalidArgument, ReasoningError
 from .base import ChatRequest, register_secret_env
-from .endpoints import _NAME, _REFUSED, _SECRETISH, ENV_PREFIX, MAX_CONFIG_BYTES
+from .endpoints import _NAME, _REFUSED, _SECRETISH, ENV_PREFIX, read_config
 from .kinds import KINDS, RESERVED
 from .litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
 
@@ -352,23 +351,7 @@ def parse_router_config(data: Any, path: str) -> dict[str, RouterGroup]:
 
 def load_router_groups(path: str | os.PathLike[str]) -> dict[str, RouterGroup]:
     """Read ``--llm-router``: LiteLLM's ``model_list`` and ``router_settings`` (YAML)."""
-    import yaml
-
-    shown = str(path)
-    p = Path(path)
-    try:
-        if p.stat().st_size > MAX_CONFIG_BYTES:
-            raise _fail(shown, f"larger than {MAX_CONFIG_BYTES:,} bytes: not a router file")
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(shown, f"cannot read ({type(exc).__name__})") from None
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise _fail(shown, f"YAML syntax error{at}") from None
-    return parse_router_config(data, shown)
+    return parse_router_config(read_config(path, "a router file"), str(path))
 
 
 # -- the Router's own refusals ---------------------------------------------------------------------
