@@ -33,6 +33,7 @@ __all__ = [
     "ENV_PREFIX",
     "ModelSpec",
     "check_not_secret",
+    "entry_name",
     "load_model_list",
     "parse_model_list",
     "read_config",
@@ -96,19 +97,26 @@ def _env_name(value: Any) -> str | None:
     return None
 
 
-def _entry(raw: Any, where: str, seen: set[str]) -> ModelSpec:
+def entry_name(raw: Any, where: str, expected: str) -> str:
+    """The ``model_name`` of one ``model_list`` entry (``--llm-config`` and ``--llm-router``
+    alike), its keys checked: a name of our own kinds (``reference``…) is refused."""
     if not isinstance(raw, dict):
         raise _fail(where, "expected a mapping with model_name and litellm_params")
-    unknown = sorted(set(raw) - {"model_name", "litellm_params", "model_info"})
+    unknown = sorted(set(raw) - {"model_name", "litellm_params", "model_info"}, key=str)
     if unknown:
         raise _fail(
             f"{where}.{unknown[0]}", "unknown key; expected model_name, litellm_params, model_info"
         )
     name = raw.get("model_name")
     if not isinstance(name, str) or not name.strip() or not _NAME.match(name):
-        raise _fail(f"{where}.model_name", f"expected a model name, got {name!r}")
+        raise _fail(f"{where}.model_name", f"expected {expected}, got {name!r}")
     if name in RESERVED:
         raise _fail(f"{where}.model_name", f"{name!r} names a built-in model; choose another")
+    return name
+
+
+def _entry(raw: Any, where: str, seen: set[str]) -> ModelSpec:
+    name = entry_name(raw, where, "a model name")
     if name in seen:
         raise _fail(
             f"{where}.model_name",

@@ -40,8 +40,8 @@ from typing import Any
 from ..core import canonical_json, sha256_text
 from ..errors import InvalidArgument, ReasoningError
 from .base import ChatRequest, register_secret_env
-from .endpoints import _NAME, _REFUSED, _SECRETISH, ENV_PREFIX, read_config
-from .kinds import KINDS, RESERVED
+from .endpoints import _REFUSED, _SECRETISH, ENV_PREFIX, entry_name, read_config
+from .kinds import KINDS
 from .litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
 
 __all__ = [
@@ -180,18 +180,7 @@ def _env(value: Any) -> str | None:
 
 
 def _deployment(raw: Any, where: str) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise _fail(where, "expected a mapping with model_name and litellm_params")
-    unknown = sorted(set(raw) - {"model_name", "litellm_params", "model_info"}, key=str)
-    if unknown:
-        raise _fail(
-            f"{where}.{unknown[0]}", "unknown key; expected model_name, litellm_params, model_info"
-        )
-    name = raw.get("model_name")
-    if not isinstance(name, str) or not name.strip() or not _NAME.match(name):
-        raise _fail(f"{where}.model_name", f"expected a model group name, got {name!r}")
-    if name in RESERVED:
-        raise _fail(f"{where}.model_name", f"{name!r} names a built-in model; choose another")
+    name = entry_name(raw, where, "a model group name")
     lp = raw.get("litellm_params")
     if not isinstance(lp, dict):
         raise _fail(f"{where}.litellm_params", "expected a mapping with at least 'model'")

@@ -416,16 +416,25 @@ class RunOptions:
         )
 
 
+def _file_option(config: pytest.Config, dest: str) -> str | None:
+    """A file named on the command line (as given), else by the ini key (relative to the ini
+    file, so a checked-in pytest.ini works from any folder); None when neither names one."""
+    value = config.getoption(dest, None)
+    if value is not None:
+        return str(value)
+    ini = config.getini(dest)
+    if not ini:
+        return None
+    base = config.inipath.parent if config.inipath else config.rootpath
+    return str(base / str(ini))
+
+
 def _model_list(config: pytest.Config) -> tuple[str | None, dict[str, Any]]:
     """``--llm-config`` (or the ini key, relative to the ini file): LiteLLM's model_list by
     alias; a bad file is a usage error naming the file and the key."""
-    value = config.getoption("reasoning_llm_config", None)
+    value = _file_option(config, "reasoning_llm_config")
     if value is None:
-        ini = config.getini("reasoning_llm_config")
-        if not ini:
-            return None, {}
-        base = config.inipath.parent if config.inipath else config.rootpath
-        value = str(base / str(ini))
+        return None, {}
     from ..errors import InvalidArgument
     from ..models.endpoints import load_model_list
 
@@ -462,13 +471,9 @@ def _cache(config: pytest.Config, cache: str) -> tuple[Path | None, str | None]:
 def _router_groups(config: pytest.Config) -> tuple[str | None, dict[str, Any]]:
     """``--llm-router`` (or the ini key, relative to the ini file): its model groups by name;
     a bad file is a usage error naming the file and the key."""
-    value = config.getoption("reasoning_llm_router", None)
+    value = _file_option(config, "reasoning_llm_router")
     if value is None:
-        ini = config.getini("reasoning_llm_router")
-        if not ini:
-            return None, {}
-        base = config.inipath.parent if config.inipath else config.rootpath
-        value = str(base / str(ini))
+        return None, {}
     from ..errors import InvalidArgument
     from ..models.router import load_router_groups
 
