@@ -28,7 +28,9 @@ from ..core import Reply
 from ..errors import StorageFailed
 from .base import ChatRequest
 
-__all__ = ["ResponseCache", "ResponseStore", "new_owner", "storage_failure"]
+__all__ = ["CACHE_FILE", "ResponseCache", "ResponseStore", "new_owner", "storage_failure"]
+
+CACHE_FILE = "responses.sqlite3"  # in the cache folder
 
 _SCHEMA = (
     """
@@ -169,7 +171,7 @@ class ResponseCache:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
-        self.path = self.directory / "responses.sqlite3"
+        self.path = self.directory / CACHE_FILE
         self.location = str(self.path)
         self._local = threading.local()
         self.directory.mkdir(parents=True, exist_ok=True)

@@ -71,12 +71,25 @@ def _check_litellm(state: RunState) -> None:
     except ReasoningError as exc:
         raise pytest.UsageError(str(exc)) from None
     # This process will call (not an xdist controller, whose workers call; not
-    # --collect-only): import litellm (seconds) while the suite is collected.
+    # --collect-only): import litellm (seconds) while the suite is collected. Not when a
+    # response cache is already there: a warm rerun may ask nothing, and then never pays
+    # for the import at all (what each model accepts is kept beside the cache).
     config = state.config
-    if not config.option.collectonly and (state.is_worker or _dist(config) == "no"):
+    calls = not config.option.collectonly and (state.is_worker or _dist(config) == "no")
+    if calls and not _may_be_warm(state):
         from ..models.litellm_client import import_litellm_soon
 
         import_litellm_soon()
+
+
+def _may_be_warm(state: RunState) -> bool:
+    """Whether answers may already be cached (a local cache file exists, or a shared one)."""
+    from ..models.cache import CACHE_FILE
+
+    o = state.options
+    if o.cache_url is not None:
+        return True
+    return o.cache_dir is not None and (o.cache_dir / CACHE_FILE).exists()
 
 
 def _dist(config: pytest.Config) -> str:
