@@ -152,6 +152,16 @@ def _export_part(
     return _repeats_in(task_id, level, seed, params, start, count)
 
 
+def _worker_signals() -> None:
+    """In an export worker: SIGTERM ends it (not the command's own handler, inherited by the
+    fork, which unwinds the main process), and Ctrl-C is left to the main process, which
+    terminates the workers."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def export_parallel(
     task_id: str,
     level: str,
@@ -181,9 +191,11 @@ def export_parallel(
     bounds = _boundaries(start, start + count, workers, ratio)
     parts: list[str] = []
     try:
-        # multiprocessing's Pool, not concurrent.futures: leaving its block terminates the
-        # workers, so Ctrl-C or SIGTERM ends the export at once instead of after every range.
-        with multiprocessing.Pool(processes=len(bounds) - 1) as pool:
+        # multiprocessing's Pool, not concurrent.futures: on Ctrl-C or SIGTERM it can end its
+        # workers at once (terminate) instead of waiting for every range. Normally it is
+        # closed and joined (the workers finish and exit); terminate is only for a stop.
+        pool = multiprocessing.Pool(processes=len(bounds) - 1, initializer=_worker_signals)
+        try:
             pending = []
             for lo, hi in itertools.pairwise(bounds):
                 fd, path = tempfile.mkstemp(prefix=".export-", suffix=".part", dir=folder)
@@ -196,6 +208,12 @@ def export_parallel(
                     )
                 )
             repeated = sum(job.get() for job in pending)  # a worker's error, in order
+            pool.close()
+        except BaseException:
+            pool.terminate()
+            raise
+        finally:
+            pool.join()
         for path in parts:
             with open(path, encoding="utf-8", newline="\n") as fh:
                 shutil.copyfileobj(fh, out, 1 << 20)

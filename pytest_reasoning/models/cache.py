@@ -165,6 +165,22 @@ def storage_failure(
     )
 
 
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch the file to WAL once (the mode is stored in the file). Asked first, because
+    setting it takes an exclusive lock that SQLite may refuse at once ("database is locked",
+    without waiting out the busy timeout) while another connection (a thread, an xdist
+    worker, a concurrent run) opens the same fresh file; such a refusal is retried."""
+    for attempt in range(200):
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == 199:
+                raise
+            time.sleep(0.05)
+
+
 class ResponseCache:
     """Get/put successful replies by request key, and claims on prompts in flight (see
     :class:`ResponseStore`). One connection per thread."""
@@ -181,7 +197,7 @@ class ResponseCache:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
+            _use_wal(conn)
             # NORMAL keeps WAL durable across a process kill (only an OS crash could lose
             # the last commits), at a fraction of FULL's fsync cost.
             conn.execute("PRAGMA synchronous=NORMAL")
