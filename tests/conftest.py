@@ -12,10 +12,17 @@ import pytest
 # Imported here, before any inline pytester run: pytester restores sys.modules after each run,
 # and re-importing PyYAML beside its already-loaded C extension breaks the C loader.
 import yaml  # noqa: F401
+from hypothesis import settings
 
 from pytest_reasoning.models.local import unavailable
 from pytest_reasoning.testing.redis_server import RedisServer, find_redis_server
 from pytest_reasoning.testing.server import FakeOpenAIServer
+
+# Hypothesis's default 200 ms deadline per example is a wall-clock assert: on a loaded CI
+# machine (two xdist workers beside subprocess runs) a slow example fails the test as
+# "DeadlineExceeded" or "Unreliable test timings". Speed is measured in benchmarks/.
+settings.register_profile("pytest-reasoning", deadline=None)
+settings.load_profile("pytest-reasoning")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
