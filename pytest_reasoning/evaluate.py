@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import os
 import threading
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,6 +38,8 @@ T = TypeVar("T")
 # then doubling up to a second.
 _POLL_FIRST_S = 0.05
 _POLL_MAX_S = 1.0
+# Calls a call process may hold queued per slot of the window it keeps in flight.
+_QUEUED_PER_SLOT = 4
 _CLAIMED = Reply(content=None, error="claimed by another run")  # a sentinel, never returned
 
 
@@ -58,6 +61,9 @@ class EvalConfig:
     models: Mapping[str, ModelSpec | RouterGroup] = field(default_factory=dict)
     # Also accept \boxed{…} and "the answer is …" when the strict format is missing.
     lenient: bool = False
+    # LiteLLM's calls from this many helper processes (models/call_process.py); 0: from this
+    # process's own thread.
+    call_processes: int = 0
 
 
 # Failure modes that mean "no answer could be read" (the lenient reader may find one).
@@ -267,7 +273,7 @@ class Evaluator:
         elif kind.configured:
             spec = cfg.models[model]
             assert isinstance(spec, ModelSpec)
-            client = LiteLLMClient(
+            client = self._litellm_class()(
                 spec.model,
                 api_base=spec.api_base,
                 api_key=_placeholder_key(spec.model, spec.api_base, spec.api_key_env),
@@ -290,7 +296,7 @@ class Evaluator:
                 and not os.environ.get("OPENAI_API_KEY")
             ):
                 api_key = "EMPTY"  # keyless OpenAI-compatible servers (vLLM, llama.cpp)
-            client = LiteLLMClient(
+            client = self._litellm_class()(
                 model,
                 api_base=cfg.api_base,
                 api_key=api_key,
@@ -302,6 +308,13 @@ class Evaluator:
             )
         self._clients[model] = client
         return client
+
+    def _litellm_class(self) -> Callable[..., LiteLLMClient]:
+        if self.config.call_processes:
+            from .models.call_process import ProcessClient
+
+            return functools.partial(ProcessClient, processes=self.config.call_processes)
+        return LiteLLMClient
 
     def model_id(self, model: str) -> str:
         """How results rows name ``model`` precisely (alias, model string, endpoint)."""
@@ -345,7 +358,15 @@ class Evaluator:
             limit = self.config.concurrency
             if client.max_concurrency:
                 limit = min(limit, client.max_concurrency)
-            sem = self._semaphores[model] = asyncio.Semaphore(max(1, limit))
+            limit = max(1, limit)
+            queue = getattr(client, "queue_in_child", None)
+            if queue is not None:
+                # A call process keeps the window of calls in flight itself: this side hands
+                # it a few windows' worth, so that replies coming back through this busy
+                # process never leave the child idle (the handoff costs milliseconds here).
+                queue(limit)
+                limit *= _QUEUED_PER_SLOT
+            sem = self._semaphores[model] = asyncio.Semaphore(limit)
         first = self._first_calls.get(model)
         if first is None:  # this call goes alone; the others wait for its outcome
             first = self._first_calls[model] = asyncio.Event()
@@ -373,11 +394,15 @@ class Evaluator:
                 if model in self.stopped:  # stopped while this call queued
                     return self._not_asked(model)
                 if cache is None:
-                    return self._note_stop(model, await client.acomplete(request))
+                    return self._note_stop(
+                        model, self._dropped(model, await client.acomplete(request))
+                    )
                 found = await self._claim(cache, request, client)
                 if found is None:  # ours to ask
                     try:
-                        reply = self._note_stop(model, await client.acomplete(request))
+                        reply = self._note_stop(
+                            model, self._dropped(model, await client.acomplete(request))
+                        )
                     except BaseException:
                         self._store(cache.release, request.key, self._owner)
                         raise
@@ -405,7 +430,25 @@ class Evaluator:
         """An error retrying cannot fix stops the model: no further calls to it."""
         if reply.error_kind == "stop":
             self.stopped.setdefault(model, reply.error or "stopped")
+            self._drop_queued(model)
         return reply
+
+    def _dropped(self, model: str, reply: Reply) -> Reply:
+        """A call a call process dropped unsent (the model stopped, or the cache failed,
+        while it queued there) reads as if it had never left this process."""
+        if reply.error_kind != "not_asked":
+            return reply
+        if self.storage_error is not None:
+            return self._not_stored()
+        return self._not_asked(model) if model in self.stopped else reply
+
+    def _drop_queued(self, model: str | None = None) -> None:
+        """Calls handed to a call process and not yet sent are not sent (``model``'s, or
+        every model's)."""
+        for name, client in self._clients.items():
+            drop = getattr(client, "drop_queued", None)
+            if drop is not None and model in (None, name):
+                drop()
 
     async def _claim(
         self, cache: ResponseStore, request: ChatRequest, client: ModelClient
@@ -465,6 +508,7 @@ class Evaluator:
     def _fail(self, message: str) -> None:
         if self.storage_error is None:
             self.storage_error = message
+            self._drop_queued()
 
     def _not_stored(self) -> Reply:
         """A call not made: its answer could not be kept (the cache failed)."""
@@ -592,6 +636,10 @@ class Evaluator:
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=5)
+        if self.config.call_processes:
+            from .models.call_process import shutdown
+
+            shutdown()
         if self._cache is not None:
             with contextlib.suppress(StorageFailed):  # claims expire anyway
                 self._cache.forget(self._owner)

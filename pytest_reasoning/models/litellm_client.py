@@ -419,11 +419,15 @@ class LiteLLMClient:
                 key = store.key(self.caps_model, self.api_base, self.given)
                 self._caps = store.get(key)
                 if self._caps is None:
-                    self._caps = capabilities(self.caps_model, self.given, self.api_base)
+                    self._caps = self._ask_capabilities()
                     store.put(key, self._caps)
             else:  # our own server: llama.cpp takes temperature 0 and any max_tokens
                 self._caps = Capabilities(True, False, None, "temperature" not in self.given)
         return self._caps
+
+    def _ask_capabilities(self) -> Capabilities:
+        """Ask LiteLLM what this model accepts (a call process asks its child instead)."""
+        return capabilities(self.caps_model, self.given, self.api_base)
 
     def params_for(self, style: str, answer_chars: int) -> dict[str, Any]:
         """Defaults the model accepts (``temperature=0`` where it is supported, a max_tokens

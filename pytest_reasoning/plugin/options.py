@@ -84,6 +84,17 @@ OPTIONS: tuple[Option, ...] = (
         kind="flag",
     ),
     Option(
+        "--reasoning-call-processes",
+        "reasoning_call_processes",
+        "make LiteLLM's calls from N helper processes (default 0: from this one): its import "
+        "and per-call work then run on other cores, beside pytest's (docs/running.md)",
+        "N",
+        default=0,
+        kind="int",
+        minimum=0,
+        maximum=64,
+    ),
+    Option(
         "--reasoning-samples",
         "reasoning_samples",
         "override every suite's sample count per level",
@@ -123,7 +134,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--reasoning-concurrency",
         "reasoning_concurrency",
-        "concurrent model calls per process (default 8, at most 1024)",
+        "concurrent calls per model and process (default 8, at most 1024)",
         "N",
         default=8,
         kind="int",
@@ -326,6 +337,7 @@ class RunOptions:
     lenient: bool = False
     shard: tuple[int, int] | None = None  # (K, N) of --reasoning-shard K/N
     defer_gates: bool = False
+    call_processes: int = 0  # LiteLLM's calls from this many helper processes (0: none)
 
     @staticmethod
     def active(config: pytest.Config) -> bool:
@@ -393,6 +405,7 @@ class RunOptions:
             model_specs=specs,
             repeats=repeats,
             lenient=bool(_raw(config, "reasoning_lenient")),
+            call_processes=_typed(config, "reasoning_call_processes"),
             models=models,
             api_base=api_base,
             params=params,

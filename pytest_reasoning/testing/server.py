@@ -164,6 +164,8 @@ class _State:
     # The prompts in the order they arrived (SHA-256 prefixes), to check answer order.
     order: list[str] = field(default_factory=list)
     first_at: float | None = None  # time.monotonic() of the first chat request
+    active: int = 0  # chat requests being answered now (counted through the latency)
+    peak: int = 0  # the most at once since the last reset
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -177,6 +179,7 @@ def _stats(st: _State) -> dict[str, Any]:
             "hangs": list(st.hangs),
             "keys": {m: sorted(k) for m, k in st.keys.items()},
             "order": list(st.order),
+            "peak_in_flight": st.peak,
         }
 
 
@@ -253,6 +256,7 @@ class _Handler(BaseHTTPRequestHandler):
                     st.hangs.clear()
                     st.keys.clear()
                     st.order.clear()
+                    st.peak = 0
             self._json(200, {"ok": True})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -282,8 +286,14 @@ class _Handler(BaseHTTPRequestHandler):
                 st.gaps.append(now - st.last_at[key])
             st.last_at[key] = now
             latency = st.latency_s
-        if latency:
-            time.sleep(latency)
+            st.active += 1
+            st.peak = max(st.peak, st.active)
+        try:
+            if latency:
+                time.sleep(latency)
+        finally:
+            with st.lock:
+                st.active -= 1
         if fault and self._fault(fault):
             return
         if model == "fail-500":
