@@ -79,6 +79,7 @@ class CallProcess:
         self._pending: dict[int, concurrent.futures.Future[Any]] = {}
         self._ids = itertools.count(1)
         self.dead: str | None = None
+        self.ready = False  # LiteLLM imported there: calls sent now go out at once
         self._closing = False
         self._reader = threading.Thread(
             target=self._read, name="reasoning-call-process", daemon=True
@@ -122,6 +123,9 @@ class CallProcess:
                 if len(body) < size:
                     break
                 status, rid, payload = pickle.loads(body)
+                if status == "ready":
+                    self.ready = True
+                    continue
                 with self._lock:
                     future = self._pending.pop(rid, None)
                 if future is None or future.done():  # cancelled here meanwhile
@@ -231,7 +235,7 @@ class ProcessClient(LiteLLMClient):
 
     Everything that shapes a request (parameters, cache key, identity) is computed here, by
     the same code as in-process; only ``litellm`` itself runs there. Each call goes to the
-    child with the fewest calls outstanding.
+    child with the fewest calls outstanding among those that have imported LiteLLM.
     """
 
     def __init__(self, model: str, *, processes: int = 1, **kwargs: Any) -> None:
@@ -258,7 +262,9 @@ class ProcessClient(LiteLLMClient):
         """A child (the least busy unless ``index``), this client's id there, its window."""
         pool = call_processes(self._count)
         if index is None:
-            index = min(range(len(pool)), key=lambda i: pool[i].outstanding)
+            # Children still importing LiteLLM would hold calls back: the ready ones first.
+            ready = [i for i, p in enumerate(pool) if p.ready] or range(len(pool))
+            index = min(ready, key=lambda i: pool[i].outstanding)
         process = pool[index]
         cid = self._remote.get(index)
         if cid is None:
@@ -300,6 +306,7 @@ async def _serve(fd: int) -> None:
     from .litellm_client import capabilities
 
     reader, writer = await asyncio.open_connection(sock=socket.socket(fileno=fd))
+    writer.write(_frame(("ready", 0, None)))
     clients: dict[int, LiteLLMClient] = {}
     windows: dict[int, asyncio.Semaphore] = {}
     dropped: set[int] = set()  # clients whose queued calls go unsent
