@@ -58,6 +58,8 @@ class CallProcess:
     """The pytest side of one child: requests out, replies back on a reader thread."""
 
     def __init__(self) -> None:
+        if os.name != "posix":  # the child gets its end of the socket pair by descriptor
+            raise CallProcessDied("--reasoning-call-processes needs a POSIX system")
         parent, child = socket.socketpair()
         # The child's stderr, kept to name a crash by its last line (never its output).
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
