@@ -458,6 +458,8 @@ class Evaluator:
         not-asked reply when the cache failed. A store that can be awaited (Redis) is: its
         round trips never hold up the other calls on this loop."""
         ttl = self._claim_ttl_s() + float(getattr(client, "free_wait_s", 0.0))
+        if getattr(client, "queue_in_child", None) is not None:
+            ttl *= _QUEUED_PER_SLOT  # the call may wait behind that many windows there
         try:
             if isinstance(cache, AsyncResponseStore):
                 won = await cache.aclaim(request.key, self._owner, ttl)

@@ -126,7 +126,9 @@ def test_rows_match_the_in_process_calls_and_litellm_stays_out(
 def test_a_bad_key_stops_after_one_call(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    secret = "team-0123456789abcdefghijklmnopq"
+    # Longer than an error line: the child must redact it (by the name the configuration
+    # gives it) before it cuts the message, or a prefix would survive.
+    secret = "team-0123456789abcdefghijklmnopq" * 10
     monkeypatch.setenv("TEAM_CREDS", secret)
     pytester.makefile(
         ".yaml",
@@ -191,3 +193,27 @@ def test_a_child_that_dies_is_one_line_and_no_hang(
     assert sum(r["correct"] is True for r in found) >= 3  # the answers before it died
     # Each answered once at most; nothing was asked after the stop.
     assert fake_server.stats()["requests"]["oracle"] <= 3 + 2 * 4
+
+
+@pytest.mark.e2e
+def test_a_window_smaller_than_the_pool_is_kept(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    pytester.makefile(".yaml", s=SUITE)
+    fake_server.configure(latency_s=0.03)
+    result = run(
+        pytester,
+        "--llm",
+        "openai/oracle",
+        "--llm-api-base",
+        fake_server.url,
+        "--reasoning-cache",
+        "off",
+        "--reasoning-call-processes",
+        "3",
+        "--reasoning-concurrency",
+        "1",
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    stats = fake_server.stats()
+    assert stats["requests"]["oracle"] == 24 and stats["peak_in_flight"] == 1

@@ -18,6 +18,7 @@ __all__ = [
     "normalise_api_base",
     "redact",
     "register_secret_env",
+    "secret_env_names",
 ]
 
 
@@ -97,6 +98,11 @@ MAX_ERROR_CHARS = 300
 def register_secret_env(name: str) -> None:
     """Treat the value of environment variable ``name`` as a secret in :func:`redact`."""
     _SECRET_NAMES.add(name)
+
+
+def secret_env_names() -> tuple[str, ...]:
+    """The names (never the values) :func:`register_secret_env` was given."""
+    return tuple(sorted(_SECRET_NAMES))
 
 
 def redact(text: str) -> str:

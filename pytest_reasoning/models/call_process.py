@@ -35,7 +35,7 @@ from typing import Any
 
 from ..core import Reply
 from ..errors import ReasoningError
-from .base import ChatRequest, error_text
+from .base import ChatRequest, error_text, register_secret_env, secret_env_names
 from .litellm_client import Capabilities, LiteLLMClient
 
 __all__ = ["CallProcess", "CallProcessDied", "ProcessClient", "call_processes", "shutdown"]
@@ -73,6 +73,7 @@ class CallProcess:
             )
         except OSError as exc:
             parent.close()
+            self._log.close()
             raise CallProcessDied(f"the call process could not start: {exc}") from None
         finally:
             child.close()
@@ -105,6 +106,11 @@ class CallProcess:
                 future.set_exception(CallProcessDied(self._death(f"write failed: {exc}")))
         return rid, future
 
+    def forget(self, rid: int) -> None:
+        """A request given up here (cancelled): not outstanding any more."""
+        with self._lock:
+            self._pending.pop(rid, None)
+
     def tell(self, kind: str, *args: Any) -> None:
         """Send a message that gets no answer (a cancellation)."""
         with self._lock:
@@ -130,12 +136,14 @@ class CallProcess:
                     continue
                 with self._lock:
                     future = self._pending.pop(rid, None)
-                if future is None or future.done():  # cancelled here meanwhile
+                if future is None:  # cancelled here meanwhile
                     continue
-                if status == "ok":
-                    future.set_result(payload)
-                else:
-                    future.set_exception(CallProcessDied(str(payload)))
+                # A cancellation may land between any check and the set: never fatal here.
+                with contextlib.suppress(concurrent.futures.InvalidStateError):
+                    if status == "ok":
+                        future.set_result(payload)
+                    else:
+                        future.set_exception(CallProcessDied(str(payload)))
         except ConnectionError:
             pass  # it died: named below
         except (OSError, ValueError, pickle.UnpicklingError, EOFError) as exc:
@@ -146,7 +154,7 @@ class CallProcess:
             with self._lock:
                 pending, self._pending = self._pending, {}
             for future in pending.values():
-                if not future.done():
+                with contextlib.suppress(concurrent.futures.InvalidStateError):
                     future.set_exception(CallProcessDied(message))
 
     def _death(self, why: str) -> str:
@@ -245,7 +253,7 @@ class ProcessClient(LiteLLMClient):
         kwargs.pop("capability_cache", None)  # kept here: the children never ask twice
         self._spec = (model, kwargs)
         self._count = max(1, processes)
-        self._remote: dict[int, int] = {}  # child's index → this client's id there
+        self._remote: dict[CallProcess, int] = {}  # child → this client's id there
         self._limit = 1
 
     def queue_in_child(self, limit: int) -> None:
@@ -256,22 +264,27 @@ class ProcessClient(LiteLLMClient):
         """Queued calls not yet sent are answered unsent (``not_asked``)."""
         with _POOL_LOCK:
             pool = list(_POOL)
-        for index, cid in self._remote.items():
-            if index < len(pool):
-                pool[index].tell("drop", cid)
+        for process in pool:
+            cid = self._remote.get(process)
+            if cid is not None:
+                process.tell("drop", cid)
 
     def _child(self, index: int | None = None) -> tuple[CallProcess, int, int]:
         """A child (the least busy unless ``index``), this client's id there, its window."""
-        pool = call_processes(self._count)
+        # A window smaller than the pool uses as many children as it has slots: each child
+        # keeps at least one call in flight.
+        pool = call_processes(self._count)[: max(1, self._limit)]
         if index is None:
             # Children still importing LiteLLM would hold calls back: the ready ones first.
             ready = [i for i, p in enumerate(pool) if p.ready] or range(len(pool))
             index = min(ready, key=lambda i: pool[i].outstanding)
         process = pool[index]
-        cid = self._remote.get(index)
+        cid = self._remote.get(process)
         if cid is None:
-            cid, _ = process.request("client", self._spec)
-            self._remote[index] = cid  # the child names the client by the request that made it
+            # The names of the environment variables that hold keys (never their values), so
+            # that the child redacts them before it cuts an error message.
+            cid, _ = process.request("client", self._spec, secret_env_names())
+            self._remote[process] = cid  # the child names the client by the request that made it
         share, extra = divmod(self._limit, len(pool))
         return process, cid, max(1, share + (index < extra))
 
@@ -287,10 +300,13 @@ class ProcessClient(LiteLLMClient):
             process, cid, window = self._child()
         except CallProcessDied as exc:
             return Reply(content=None, error=str(exc), error_kind="stop")
-        rid, future = process.request("call", cid, request, window)
+        # Whether this model answered before (in any child): a bad request is then about that
+        # request, not the model, as in-process.
+        rid, future = process.request("call", cid, request, window, self.answered > 0)
         try:
             reply = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
+            process.forget(rid)
             process.tell("cancel", rid)
             raise
         except CallProcessDied as exc:
@@ -317,13 +333,16 @@ async def _serve(fd: int) -> None:
     def answer(status: str, rid: int, payload: Any) -> None:
         writer.write(_frame((status, rid, payload)))
 
-    async def call(rid: int, cid: int, request: ChatRequest) -> None:
+    async def call(rid: int, cid: int, request: ChatRequest, answered_before: bool) -> None:
         try:
             async with windows[cid]:
                 if cid in dropped:
                     reply = None
                 else:
-                    reply = await clients[cid].acomplete(request)
+                    client = clients[cid]
+                    if answered_before and not client.answered:
+                        client.answered = 1
+                    reply = await client.acomplete(request)
                     if reply.error_kind == "stop":  # what the pytest process will do too
                         dropped.add(cid)
         except asyncio.CancelledError:
@@ -331,7 +350,10 @@ async def _serve(fd: int) -> None:
         except Exception as exc:  # acomplete answers endpoint failures; this is ours
             answer("err", rid, error_text(f"{type(exc).__name__}: {exc}"))
         else:
-            answer("ok", rid, reply)
+            try:
+                answer("ok", rid, reply)
+            except Exception as exc:  # an answer that cannot be sent is still answered
+                answer("err", rid, error_text(f"{type(exc).__name__}: {exc}"))
         finally:
             tasks.pop(rid, None)
         await writer.drain()
@@ -344,17 +366,19 @@ async def _serve(fd: int) -> None:
             break  # the pytest process is done (or gone)
         try:
             if kind == "client":
-                model, kwargs = args[0]
+                (model, kwargs), secret_names = args
+                for name in secret_names:
+                    register_secret_env(name)
                 clients[rid] = LiteLLMClient(model, **kwargs)
                 answer("ok", rid, None)
             elif kind == "caps":
                 client = clients[args[0]]
                 answer("ok", rid, capabilities(client.caps_model, client.given, client.api_base))
             elif kind == "call":
-                cid, request, limit = args
+                cid, request, limit, answered_before = args
                 if cid not in windows:  # the window the pytest process asked for
                     windows[cid] = asyncio.Semaphore(max(1, int(limit)))
-                tasks[rid] = asyncio.create_task(call(rid, cid, request))
+                tasks[rid] = asyncio.create_task(call(rid, cid, request, answered_before))
             elif kind == "drop":
                 dropped.add(args[0])
             elif kind == "cancel":
