@@ -445,7 +445,7 @@ class Evaluator:
     def _drop_queued(self, model: str | None = None) -> None:
         """Calls handed to a call process and not yet sent are not sent (``model``'s, or
         every model's)."""
-        for name, client in self._clients.items():
+        for name, client in list(self._clients.items()):  # the main thread may add one
             drop = getattr(client, "drop_queued", None)
             if drop is not None and model in (None, name):
                 drop()
