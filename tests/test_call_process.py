@@ -50,6 +50,14 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", *args)
 
 
+def oracle(server: FakeOpenAIServer, processes: int, concurrency: int) -> tuple[str, ...]:
+    """A cache-less run of the server's oracle through ``processes`` call processes."""
+    return (
+        "--llm", "openai/oracle", "--llm-api-base", server.url, "--reasoning-cache", "off",
+        "--reasoning-call-processes", str(processes), "--reasoning-concurrency", str(concurrency),
+    )  # fmt: skip
+
+
 def rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -167,20 +175,7 @@ def test_a_child_that_dies_is_one_line_and_no_hang(
     pytester.makeconftest(PROBE)
     monkeypatch.setenv("KILL_CHILD_AFTER", "3")
     fake_server.configure(latency_s=0.05)
-    result = run(
-        pytester,
-        "--llm",
-        "openai/oracle",
-        "--llm-api-base",
-        fake_server.url,
-        "--reasoning-cache",
-        "off",
-        "--reasoning-call-processes",
-        "1",
-        "--reasoning-concurrency",
-        "2",
-        "--reasoning-results=r.jsonl",
-    )
+    result = run(pytester, *oracle(fake_server, 1, 2), "--reasoning-results=r.jsonl")
     assert result.ret == 6, result.stdout.str()
     result.stdout.fnmatch_lines(
         ["*errors of openai/oracle (*):",
@@ -201,19 +196,7 @@ def test_a_window_smaller_than_the_pool_is_kept(
 ) -> None:
     pytester.makefile(".yaml", s=SUITE)
     fake_server.configure(latency_s=0.03)
-    result = run(
-        pytester,
-        "--llm",
-        "openai/oracle",
-        "--llm-api-base",
-        fake_server.url,
-        "--reasoning-cache",
-        "off",
-        "--reasoning-call-processes",
-        "3",
-        "--reasoning-concurrency",
-        "1",
-    )
+    result = run(pytester, *oracle(fake_server, 3, 1))
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     stats = fake_server.stats()
     assert stats["requests"]["oracle"] == 24 and stats["peak_in_flight"] == 1

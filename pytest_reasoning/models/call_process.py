@@ -84,6 +84,7 @@ class CallProcess:
         self.dead: str | None = None
         self.ready = False  # LiteLLM imported there: calls sent now go out at once
         self._closing = False
+        self._closed = False
         self._reader = threading.Thread(
             target=self._read, name="reasoning-call-process", daemon=True
         )
@@ -187,13 +188,18 @@ class CallProcess:
         """Requests sent and not yet answered."""
         return len(self._pending)
 
-    def close(self) -> None:
-        """EOF to the child (it cancels what is in flight and leaves), then reap it."""
-        if self._proc.returncode is not None and self._sock.fileno() < 0:
-            return
+    def end(self) -> None:
+        """EOF to the child: it cancels what is in flight and leaves (see close)."""
         self._closing = True
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        """End the child, then reap it; once."""
+        if self._closed:
+            return
+        self._closed = True
+        self.end()
         try:
             self._proc.wait(timeout=_EXIT_WAIT_S)
         except subprocess.TimeoutExpired:
@@ -233,9 +239,7 @@ def shutdown() -> None:
         pool = list(_POOL)
         _POOL.clear()
     for process in pool:
-        process._closing = True  # each is told at once; the waits overlap
-        with contextlib.suppress(OSError):
-            process._sock.shutdown(socket.SHUT_WR)
+        process.end()  # each is told at once; the waits overlap
     for process in pool:
         process.close()
 
