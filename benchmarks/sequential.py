@@ -30,6 +30,7 @@ import numpy as np
 from scipy.stats import binom
 
 from pytest_reasoning.gates.sequential import (
+    EARLY_SHARE,
     Decision,
     PairedSequence,
     ThresholdSequence,
@@ -42,6 +43,7 @@ THRESHOLDS = [round(0.2 + 0.1 * i, 1) for i in range(8)]
 ACCURACIES = [round(0.05 + 0.05 * i, 2) for i in range(19)]
 DISCORDANCE = [0.1, 0.2, 0.3, 0.5]
 DIFFERENCES = [-0.3, -0.2, -0.15, -0.1, -0.05, 0.0, 0.05, 0.1, 0.15, 0.2, 0.3]
+SHARE = EARLY_SHARE  # of a comparison's alpha spent on early regressions (--early-share)
 
 
 def kl(p: float, m: float) -> float:
@@ -115,7 +117,7 @@ def paired_runs(
     rng: np.random.Generator, psi: float, delta: float, n: int, family: int, runs: int
 ) -> dict[str, np.ndarray]:
     """Vectorised copy of :meth:`PairedSequence.update` (max_drop 0)."""
-    share = PairedSequence(n).early_share
+    share = SHARE
     u = rng.random((runs, n))
     lose, win = (psi - delta) / 2, (psi + delta) / 2
     reg = u < lose
@@ -124,7 +126,7 @@ def paired_runs(
     c = np.cumsum(imp, axis=1)
     t = np.arange(1, n + 1)
     left = n - t
-    probe = PairedSequence(n, alpha=ALPHA, family=family)
+    probe = PairedSequence(n, alpha=ALPHA, family=family, early_share=share)
     worse = _logsumexp_bets(probe._worse, b, c)
     peak = np.maximum.accumulate(np.maximum(worse, 0.0), axis=1)
     level = ALPHA / family
@@ -157,7 +159,7 @@ def paired_runs(
 def check_paired(out: dict[str, np.ndarray], psi: float, delta: float, n: int, check: int) -> None:
     lose, win = (psi - delta) / 2, (psi + delta) / 2
     for r in range(check):
-        state = PairedSequence(n, alpha=ALPHA)
+        state = PairedSequence(n, alpha=ALPHA, early_share=SHARE)
         for u in out["u"][r]:
             if state.update(u >= lose, u < lose or u >= lose + win) is not Decision.CONTINUE:
                 break
@@ -178,6 +180,102 @@ def holm(ps: np.ndarray, alpha: float) -> np.ndarray:
     return rejected
 
 
+def pair_floor(psi: float, delta: float, n: int) -> float:
+    """Wald's bound for the comparison, as a fraction of n: the evidence an early verdict
+    needs (log 1/alpha for "no regression", log 1/(share·alpha) for "regression") over the
+    information per pair (the discordant share times KL of the discordant split from 1/2)."""
+    if delta == 0:
+        return math.inf
+    r = (psi - delta) / (2 * psi)  # chance a discordant pair is a regression
+    bar = math.log(1 / (SHARE * ALPHA)) if delta < 0 else math.log(1 / ALPHA)
+    return bar / (psi * kl(r, 0.5)) / n
+
+
+def show_floor(frac: float) -> str:
+    return "-" if frac == math.inf else f"{frac:.2f}" if frac <= 1 else "> 1"
+
+
+def paired_report(
+    rng: np.random.Generator, ns: list[int], runs: int, check: int
+) -> tuple[list[str], int]:
+    report, summary, total = [], [], 0
+    for n in ns:
+        rows, far, unmet, floor, differs, false_reg = [], [], 0, 0, 0.0, (0.0, 0.0)
+        for psi in DISCORDANCE:
+            for delta in DIFFERENCES:
+                if abs(delta) > psi + 1e-12:
+                    continue
+                out = paired_runs(rng, psi, delta, n, 1, runs)
+                check_paired(out, psi, delta, n, check)
+                total += runs
+                seq_reg = np.where(out["any_stop"], out["early_fail"], out["q"] < ALPHA)
+                fixed_reg = out["p_fixed"] < ALPHA
+                calls = out["calls"].mean() / n
+                differs = max(differs, float((seq_reg != fixed_reg).mean()))
+                if delta >= 0:
+                    false_reg = (
+                        max(false_reg[0], seq_reg.mean()),
+                        max(false_reg[1], fixed_reg.mean()),
+                    )
+                if abs(delta) >= 0.1 - 1e-9:
+                    far.append(calls)
+                    if calls > 0.4:
+                        unmet += 1
+                        floor += pair_floor(psi, delta, n) > 0.4
+                rows.append([
+                    f"{psi:g}", f"{delta:+.2f}", f"{calls:.2f}",
+                    show_floor(pair_floor(psi, delta, n)), f"{seq_reg.mean():.3f}",
+                    f"{fixed_reg.mean():.3f}", f"{(seq_reg != fixed_reg).mean():.3f}",
+                ])  # fmt: skip
+        summary.append([
+            str(n), f"{len(far) - unmet}/{len(far)}", f"{floor}/{unmet}",
+            f"{max(far):.2f}", f"{differs:.3f}",
+            f"{false_reg[0]:.3f} / {false_reg[1]:.3f}",
+        ])  # fmt: skip
+        report.append(
+            f"#### Comparisons, n = {n} pairs, one level (max_drop 0)\n\n"
+            + fmt_table(
+                ["discordance", "difference", "calls / n", "Wald floor / n",
+                 "regression, sequential", "regression, fixed-n", "differs"],
+                rows,
+            )
+        )  # fmt: skip
+    report.insert(
+        0,
+        f"### Comparisons, one level, max_drop 0 (early share {SHARE:g})\n\n"
+        + fmt_table(
+            ["n", "calls <= 40% where abs(difference) >= 0.1", "rest with Wald floor > 40%",
+             "worst calls/n there", "max differs from fixed-n",
+             "max false regression, sequential / fixed-n"],
+            summary,
+        ),
+    )  # fmt: skip
+    fam_rows = []
+    for n in ns:
+        for deltas in ([0.0] * 4, [0.0, 0.0, 0.05, 0.1], [0.0, 0.0, -0.1, -0.2]):
+            outs = [paired_runs(rng, 0.3, d, n, 4, runs) for d in deltas]
+            total += 4 * runs
+            seq = holm(np.stack([o["q"] for o in outs], axis=1), ALPHA)
+            fixed = holm(np.stack([o["p_fixed"] for o in outs], axis=1), ALPHA)
+            null = np.array([d >= 0 for d in deltas])
+            calls = np.mean([o["calls"].mean() / n for o in outs])
+            fam_rows.append([
+                str(n), ", ".join(f"{d:+g}" for d in deltas), f"{calls:.2f}",
+                f"{seq[:, null].any(axis=1).mean():.3f}",
+                f"{fixed[:, null].any(axis=1).mean():.3f}",
+                f"{(seq != fixed).any(axis=1).mean():.3f}",
+            ])  # fmt: skip
+    report.append(
+        "### Comparisons, a Holm family of four levels (discordance 0.3)\n\n"
+        + fmt_table(
+            ["n", "differences", "calls / n", "family-wise false regression, sequential",
+             "same, fixed-n", "any verdict differs"],
+            fam_rows,
+        )
+    )  # fmt: skip
+    return report, total
+
+
 def fmt_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -189,15 +287,19 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=1000, help="runs per grid cell")
     ap.add_argument("--n", default="50,100,200,500")
     ap.add_argument("--check", type=int, default=2, help="runs per cell replayed by the state")
+    ap.add_argument("--early-share", type=float, default=EARLY_SHARE)
+    ap.add_argument("--only", choices=["threshold", "paired"], help="one half of the benchmark")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "sequential.md")
     args = ap.parse_args()
+    global SHARE
+    SHARE = args.early_share
     ns = [int(v) for v in args.n.split(",")]
     rng = np.random.default_rng(20260)
     started = time.perf_counter()
     report: list[str] = []
     total_runs = 0
 
-    for conf in (None, 0.95):
+    for conf in (None, 0.95) if args.only != "paired" else ():
         form = "accuracy >= min_accuracy" if conf is None else "95% Wilson lower bound >= min"
         summary = []
         for n in ns:
@@ -250,57 +352,10 @@ def main() -> None:
             ),
         )  # fmt: skip
 
-    for family in (1,):
-        for n in ns:
-            rows = []
-            for psi in DISCORDANCE:
-                for delta in DIFFERENCES:
-                    if abs(delta) > psi + 1e-12:
-                        continue
-                    out = paired_runs(rng, psi, delta, n, family, args.runs)
-                    check_paired(out, psi, delta, n, args.check)
-                    total_runs += args.runs
-                    seq_reg = out["q"] < ALPHA
-                    seq_reg = np.where(out["any_stop"], out["early_fail"], seq_reg)
-                    fixed_reg = out["p_fixed"] < ALPHA
-                    rows.append([
-                        f"{psi:g}", f"{delta:+.2f}", f"{out['calls'].mean() / n:.2f}",
-                        f"{seq_reg.mean():.3f}", f"{fixed_reg.mean():.3f}",
-                        f"{(seq_reg != fixed_reg).mean():.3f}",
-                    ])  # fmt: skip
-            report.append(
-                f"### Comparisons, n = {n} pairs, one level (max_drop 0)\n\n"
-                + fmt_table(
-                    ["discordance", "difference", "calls / n", "regression, sequential",
-                     "regression, fixed-n", "differs"],
-                    rows,
-                )
-            )  # fmt: skip
-
-    fam_rows = []
-    for n in ns:
-        for deltas in ([0.0] * 4, [0.0, 0.0, 0.05, 0.1], [0.0, 0.0, -0.1, -0.2]):
-            outs = [paired_runs(rng, 0.3, d, n, 4, args.runs) for d in deltas]
-            total_runs += 4 * args.runs
-            q = np.stack([o["q"] for o in outs], axis=1)
-            seq = holm(q, ALPHA)
-            fixed = holm(np.stack([o["p_fixed"] for o in outs], axis=1), ALPHA)
-            null = np.array([d >= 0 for d in deltas])
-            calls = np.mean([o["calls"].mean() / n for o in outs])
-            fam_rows.append([
-                str(n), ", ".join(f"{d:+g}" for d in deltas), f"{calls:.2f}",
-                f"{seq[:, null].any(axis=1).mean():.3f}",
-                f"{fixed[:, null].any(axis=1).mean():.3f}",
-                f"{(seq != fixed).any(axis=1).mean():.3f}",
-            ])  # fmt: skip
-    report.append(
-        "### Comparisons, a Holm family of four levels (discordance 0.3)\n\n"
-        + fmt_table(
-            ["n", "differences", "calls / n", "family-wise false regression, sequential",
-             "same, fixed-n", "any verdict differs"],
-            fam_rows,
-        )
-    )  # fmt: skip
+    if args.only != "threshold":
+        parts, runs = paired_report(rng, ns, args.runs, args.check)
+        report += parts
+        total_runs += runs
 
     seconds = time.perf_counter() - started
     head = (
