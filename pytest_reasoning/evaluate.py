@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import functools
 import os
 import threading
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,8 +37,6 @@ T = TypeVar("T")
 # then doubling up to a second.
 _POLL_FIRST_S = 0.05
 _POLL_MAX_S = 1.0
-# Calls a call process may hold queued per slot of the window it keeps in flight.
-_QUEUED_PER_SLOT = 4
 _CLAIMED = Reply(content=None, error="claimed by another run")  # a sentinel, never returned
 
 
@@ -61,9 +58,6 @@ class EvalConfig:
     models: Mapping[str, ModelSpec | RouterGroup] = field(default_factory=dict)
     # Also accept \boxed{…} and "the answer is …" when the strict format is missing.
     lenient: bool = False
-    # LiteLLM's calls from this many helper processes (models/call_process.py); 0: from this
-    # process's own thread.
-    call_processes: int = 0
 
 
 # Failure modes that mean "no answer could be read" (the lenient reader may find one).
@@ -273,7 +267,7 @@ class Evaluator:
         elif kind.configured:
             spec = cfg.models[model]
             assert isinstance(spec, ModelSpec)
-            client = self._litellm_class()(
+            client = LiteLLMClient(
                 spec.model,
                 api_base=spec.api_base,
                 api_key=_placeholder_key(spec.model, spec.api_base, spec.api_key_env),
@@ -296,7 +290,7 @@ class Evaluator:
                 and not os.environ.get("OPENAI_API_KEY")
             ):
                 api_key = "EMPTY"  # keyless OpenAI-compatible servers (vLLM, llama.cpp)
-            client = self._litellm_class()(
+            client = LiteLLMClient(
                 model,
                 api_base=cfg.api_base,
                 api_key=api_key,
@@ -308,13 +302,6 @@ class Evaluator:
             )
         self._clients[model] = client
         return client
-
-    def _litellm_class(self) -> Callable[..., LiteLLMClient]:
-        if self.config.call_processes:
-            from .models.call_process import ProcessClient
-
-            return functools.partial(ProcessClient, processes=self.config.call_processes)
-        return LiteLLMClient
 
     def model_id(self, model: str) -> str:
         """How results rows name ``model`` precisely (alias, model string, endpoint)."""
@@ -359,13 +346,6 @@ class Evaluator:
             if client.max_concurrency:
                 limit = min(limit, client.max_concurrency)
             limit = max(1, limit)
-            queue = getattr(client, "queue_in_child", None)
-            if queue is not None:
-                # A call process keeps the window of calls in flight itself: this side hands
-                # it a few windows' worth, so that replies coming back through this busy
-                # process never leave the child idle (the handoff costs milliseconds here).
-                queue(limit)
-                limit *= _QUEUED_PER_SLOT
             sem = self._semaphores[model] = asyncio.Semaphore(limit)
         first = self._first_calls.get(model)
         if first is None:  # this call goes alone; the others wait for its outcome
@@ -395,13 +375,13 @@ class Evaluator:
                     return self._not_asked(model)
                 if cache is None:
                     return self._note_stop(
-                        model, self._dropped(model, await client.acomplete(request))
+                        model, await client.acomplete(request)
                     )
                 found = await self._claim(cache, request, client)
                 if found is None:  # ours to ask
                     try:
                         reply = self._note_stop(
-                            model, self._dropped(model, await client.acomplete(request))
+                            model, await client.acomplete(request)
                         )
                     except BaseException:
                         self._store(cache.release, request.key, self._owner)
@@ -430,25 +410,7 @@ class Evaluator:
         """An error retrying cannot fix stops the model: no further calls to it."""
         if reply.error_kind == "stop":
             self.stopped.setdefault(model, reply.error or "stopped")
-            self._drop_queued(model)
         return reply
-
-    def _dropped(self, model: str, reply: Reply) -> Reply:
-        """A call a call process dropped unsent (the model stopped, or the cache failed,
-        while it queued there) reads as if it had never left this process."""
-        if reply.error_kind != "not_asked":
-            return reply
-        if self.storage_error is not None:
-            return self._not_stored()
-        return self._not_asked(model) if model in self.stopped else reply
-
-    def _drop_queued(self, model: str | None = None) -> None:
-        """Calls handed to a call process and not yet sent are not sent (``model``'s, or
-        every model's)."""
-        for name, client in list(self._clients.items()):  # the main thread may add one
-            drop = getattr(client, "drop_queued", None)
-            if drop is not None and model in (None, name):
-                drop()
 
     async def _claim(
         self, cache: ResponseStore, request: ChatRequest, client: ModelClient
@@ -458,8 +420,6 @@ class Evaluator:
         not-asked reply when the cache failed. A store that can be awaited (Redis) is: its
         round trips never hold up the other calls on this loop."""
         ttl = self._claim_ttl_s() + float(getattr(client, "free_wait_s", 0.0))
-        if getattr(client, "queue_in_child", None) is not None:
-            ttl *= _QUEUED_PER_SLOT  # the call may wait behind that many windows there
         try:
             if isinstance(cache, AsyncResponseStore):
                 won = await cache.aclaim(request.key, self._owner, ttl)
@@ -510,7 +470,6 @@ class Evaluator:
     def _fail(self, message: str) -> None:
         if self.storage_error is None:
             self.storage_error = message
-            self._drop_queued()
 
     def _not_stored(self) -> Reply:
         """A call not made: its answer could not be kept (the cache failed)."""
@@ -638,10 +597,6 @@ class Evaluator:
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=5)
-        if self.config.call_processes:
-            from .models.call_process import shutdown
-
-            shutdown()
         if self._cache is not None:
             with contextlib.suppress(StorageFailed):  # claims expire anyway
                 self._cache.forget(self._owner)

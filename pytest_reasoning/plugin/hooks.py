@@ -77,11 +77,6 @@ def _check_litellm(state: RunState) -> None:
     config = state.config
     calls = not config.option.collectonly and (state.is_worker or _dist(config) == "no")
     if calls and not _may_be_warm(state):
-        if state.options.call_processes:  # the children import it; this process never does
-            from ..models.call_process import call_processes
-
-            call_processes(state.options.call_processes)
-            return
         from ..models.litellm_client import import_litellm_soon
 
         import_litellm_soon()

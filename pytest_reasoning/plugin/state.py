@@ -67,7 +67,6 @@ class RunState:
                     local_identity=self.local_identity,
                     models=o.model_specs,
                     lenient=o.lenient,
-                    call_processes=o.call_processes,
                 )
             )
         return self._evaluator
