@@ -25,7 +25,7 @@ from ..errors import StorageFailed
 from ..gates import GateSpec, Ledger, ResultStore
 from ..gates.verdicts import INFRASTRUCTURE_ID, Verdict, exit_status, load_baseline
 from ..report import RunSummary, closing_lines, summary_lines, summary_reads
-from ..report.publish import publish
+from ..report.publish import check_output_dir, publish
 from .items import domain, payload
 from .state import RunState
 from .xdist import stop_workers
@@ -78,6 +78,13 @@ class Controller:
     def start(self) -> None:
         """Everything that can fail before the first (paid) call: a stored baseline (read once:
         a bad file is a usage error, not a late crash), the results file."""
+        for option, folder in (
+            ("--reasoning-report", self.options.report_dir),
+            ("--reasoning-robustness", self.options.robustness),
+        ):
+            problem = check_output_dir(option, folder) if folder else None
+            if problem:
+                raise pytest.UsageError(problem)
         path = self.options.baseline_results
         if path:
             try:
@@ -260,10 +267,13 @@ class Controller:
         tr.section("reasoning summary")
         for line in summary_lines(run):
             _write(tr, line)
-        for line in publish(
+        published = publish(
             run, report_dir=self.options.report_dir, robustness=self.options.robustness
-        ):
+        )
+        for line in published:
             _write(tr, line)
+        if published.failed and self.session and self.session.exitstatus == pytest.ExitCode.OK:
+            self.session.exitstatus = pytest.ExitCode.USAGE_ERROR  # asked for, not written
         for line in closing_lines(run):
             _write(tr, line)
 
