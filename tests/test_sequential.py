@@ -327,8 +327,9 @@ def test_paired_max_drop_needs_the_fixed_p_value_at_n() -> None:
     assert seq.decision is Decision.FIXED and not seq.curtail
     with pytest.raises(ValueError, match="fixed_p"):
         seq.p_value()
-    assert seq.p_value(0.9) == pytest.approx(1.0)
-    assert seq.p_value(0.009) == pytest.approx(0.01)
+    keep = 1 - seq.early_share  # the fixed-n part's share of alpha
+    assert seq.p_value(0.9) == pytest.approx(0.9 / keep)
+    assert seq.p_value(0.009) == pytest.approx(0.009 / keep)
 
 
 def test_expected_pair_calls_is_seeded() -> None:
