@@ -74,19 +74,18 @@ class Uniqueness:
         if block:  # any other grid differs from the gold one in some cell
             add([-self.var((f, house[f]), h) for h, house in enumerate(grid) for f in feats])
         self.next_var = len(self.index) * n + 1
-        self.selector: dict[int, int] = {}
+        self.selector = [0] * len(clues)  # clue index -> its selector literal (0: none yet)
         self.calls = 0
 
     def var(self, ref: Ref, house: int) -> int:
         return self.index[ref] * self.n + house + 1
 
     def _selector(self, i: int) -> int:
-        s = self.selector.get(i)
-        if s is None:
+        s = self.selector[i]
+        if not s:
             s = self.selector[i] = self.next_var
             self.next_var += 1
-            for clause in self._clauses(self.clues[i]):
-                self.solver.add_clause([*clause, -s])
+            self.solver.append_formula([[*clause, -s] for clause in self._clauses(self.clues[i])])
         return s
 
     def _clauses(self, clue: Clue) -> list[list[int]]:
@@ -108,7 +107,8 @@ class Uniqueness:
     def unique(self, active: Sequence[int]) -> bool:
         """Whether the clues at indices ``active`` leave the gold grid as the only solution."""
         self.calls += 1
-        return not self.solver.solve(assumptions=[self._selector(i) for i in active])
+        sel = self.selector
+        return not self.solver.solve(assumptions=[sel[i] or self._selector(i) for i in active])
 
     def close(self) -> None:
         self.solver.delete()
