@@ -6,7 +6,8 @@ Items are addressed like every task's: the item's seeded chooser (``derive_seed`
 level, seed and index) draws the seed reasoning-gym generates it from, so an item is never
 unseeded and any one can be rebuilt from its id. The prompt is the dataset's question; the
 system message is reasoning-gym's default one, which asks for the answer inside
-``<answer>...</answer>``, and the scorer reads the last such block as reasoning-gym does.
+``<answer>...</answer>``, and the scorer reads the last such block as reasoning-gym does (or
+the project's ``<<<answer>>>``, as every task accepts).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from . import entries
 
 __all__ = ["GymTask", "make_task"]
 
-_ANSWER = re.compile(r"<answer>\s?(.*?)\s?</answer>", re.DOTALL)
+# reasoning-gym's answer tags, or the project's own delimiters (the lenient extraction
+# re-scores what it finds as <<<answer>>>): the last of either counts.
+_ANSWER = re.compile(r"<answer>\s?(.*?)\s?</answer>|<<<(.*?)>>>", re.DOTALL)
 COT = "Think step by step before you answer."
 _KINDS: dict[str, type] = {"int": int, "float": float, "str": str, "bool": bool, "list": list}
 
@@ -56,10 +59,11 @@ class GymTask(Task):
         return generated.body if style == "direct" else f"{generated.body}\n\n{COT}"
 
     def score(self, item: Item, response: str) -> Score:
-        found = _ANSWER.findall(response)
+        found = list(_ANSWER.finditer(response))
         if not found:
             return Score(False, None, "no_answer", value=0.0)
-        answer = found[-1].strip()
+        last = found[-1]
+        answer = (last.group(1) if last.group(1) is not None else last.group(2)).strip()
         params = {k: v for k, v in item.params.items()}
         value = entries.score_at(self.dataset, params, int(item.problem["gym_seed"]), answer)
         right = value >= 1.0
