@@ -14,27 +14,28 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from .state import STATE
-
-if TYPE_CHECKING:
-    from ..config import Address, EntrySpec, LevelSpec
-    from ..core import Item
-    from ..evaluate import Evaluator
-    from .state import RunState
+from ..config import Address, EntrySpec, LevelSpec, addresses, load_suite
+from ..core import Item
+from ..errors import ReasoningError, clip
+from ..evaluate import Evaluator
+from ..gates.verdicts import comparison_name, gate_name
+from ..models.kinds import model_kind
+from .state import STATE, RunState
+from .xdist import worker_upcoming
 
 __all__ = [
     "JUNIT_TEXT",
+    "LOOKAHEAD_PER_SLOT",
     "PROPERTY",
     "ReasoningItem",
     "ReasoningSuiteFile",
     "VerdictItem",
     "complete_levels",
     "domain",
-    "looks_like_suite",
     "payload",
     "teststatus",
 ]
@@ -43,6 +44,7 @@ PROPERTY = "reasoning"
 # Characters of any one text (a response, an extracted answer) the JUnit XML keeps of an
 # outcome; the results file has them whole.
 JUNIT_TEXT = 1_000
+LOOKAHEAD_PER_SLOT = 4  # items built and asked ahead, per slot of the concurrency window
 
 
 def domain(name: str, model: str) -> str:
@@ -52,28 +54,11 @@ def domain(name: str, model: str) -> str:
     return f"{name} ({model})"
 
 
-def looks_like_suite(path: Path) -> bool:
-    """The cheap sniff of ``config.is_suite_file`` without importing config (this module
-    is imported on every pytest run; config pulls in the task registry)."""
-    import re
-
-    if path.suffix not in (".yaml", ".yml"):
-        return False
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return re.search(r"^tasks\s*:", text, re.M) is not None
-
-
 class ReasoningSuiteFile(pytest.File):
     """A suite YAML: per model, each level's samples followed by the level's gate; then, with
     a baseline, one comparison per (candidate, entry, level)."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from ..config import addresses, load_suite
-        from ..gates.verdicts import comparison_name, gate_name
-
         state = self.config.stash[STATE]
         rel = (
             self.path.relative_to(self.config.rootpath)
@@ -157,8 +142,6 @@ class ReasoningSuiteFile(pytest.File):
         return f"{self.nodeid}::{name}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        from ..errors import ReasoningError
-
         if isinstance(excinfo.value, ReasoningError):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
@@ -195,15 +178,11 @@ class ReasoningItem(pytest.Item):
         return built if built is not None else self.address.make_item()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        from ..errors import ReasoningError
-
         if isinstance(excinfo.value, ReasoningError):  # a bad knob: one line, no traceback
             return f"{self.address.entry.id} {self.address.level.level}: {excinfo.value}"
         return str(super().repr_failure(excinfo))
 
     def runtest(self) -> None:
-        from ..models.kinds import model_kind
-
         state = self.config.stash[STATE]
         evaluator = state.evaluator
         a = self.address
@@ -250,9 +229,7 @@ class ReasoningItem(pytest.Item):
     def _ahead(self, state: RunState, evaluator: Evaluator) -> Iterator[tuple[Item, str, int]]:
         """Upcoming model-answered items not yet built or in flight (built once, kept until
         they run)."""
-        from ..models.kinds import model_kind
-
-        for other in state.upcoming(self):
+        for other in self._upcoming(state):
             if (
                 other is self
                 or not model_kind(other.model).calls_model
@@ -262,6 +239,18 @@ class ReasoningItem(pytest.Item):
                 continue
             state.built[other.nodeid] = built = other.build()
             yield built, other.model, other.address.repeat
+
+    def _upcoming(self, state: RunState) -> Iterator[ReasoningItem]:
+        """The items this process will run next, this one first (for concurrent prefetch)."""
+        window = state.options.concurrency * LOOKAHEAD_PER_SLOT
+        if not state.is_worker:
+            start = state.order.get(self.nodeid, 0)
+            yield from state.items[start : start + window]
+            return
+        yield self
+        for other in worker_upcoming(self, window):
+            if isinstance(other, ReasoningItem):
+                yield other
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, domain(self.name, self.model)
@@ -312,8 +301,6 @@ def complete_levels(items: list[pytest.Item]) -> tuple[int, int]:
 
 
 def _clipped(value: Any) -> Any:
-    from ..errors import clip
-
     if isinstance(value, str):
         return clip(value, JUNIT_TEXT)
     if isinstance(value, list):

@@ -84,17 +84,6 @@ OPTIONS: tuple[Option, ...] = (
         kind="flag",
     ),
     Option(
-        "--reasoning-call-processes",
-        "reasoning_call_processes",
-        "make LiteLLM's calls from N helper processes (default 0: from this one): its import "
-        "and per-call work then run on other cores, beside pytest's (docs/running.md)",
-        "N",
-        default=0,
-        kind="int",
-        minimum=0,
-        maximum=64,
-    ),
-    Option(
         "--reasoning-samples",
         "reasoning_samples",
         "override every suite's sample count per level",
@@ -337,7 +326,6 @@ class RunOptions:
     lenient: bool = False
     shard: tuple[int, int] | None = None  # (K, N) of --reasoning-shard K/N
     defer_gates: bool = False
-    call_processes: int = 0  # LiteLLM's calls from this many helper processes (0: none)
 
     @staticmethod
     def active(config: pytest.Config) -> bool:
@@ -405,7 +393,6 @@ class RunOptions:
             model_specs=specs,
             repeats=repeats,
             lenient=bool(_raw(config, "reasoning_lenient")),
-            call_processes=_typed(config, "reasoning_call_processes"),
             models=models,
             api_base=api_base,
             params=params,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..gates import Comparison, GateResult, LevelStats
+from ..gates.verdicts import failure_cause
 from . import render
 from .tables import (
     LENGTH_TASKS,
@@ -134,10 +135,17 @@ def summary_lines(run: RunSummary) -> list[Line]:
     if failed:
         decided = sum(g.passed is not None for g in run.gates)
         lines.append(Line(f"reasoning: {len(failed)} of {decided} gates FAILED", "red bold"))
+        suites = len({g.stats.spec.suite for g in run.gates}) > 1
         for g in failed:
             s = g.stats
+            where = f"{s.spec.suite} " if suites else ""
+            cause = failure_cause(s)
             lines.append(
-                Line(f"  FAILED {s.model} {s.spec.entry} {s.spec.level}: {g.reason}", "red")
+                Line(
+                    f"  FAILED {s.model} {where}{s.spec.entry} {s.spec.level}: {g.reason}"
+                    + (f"; {cause}" if cause else ""),
+                    "red",
+                )
             )
     lengths = length_table(run.rows)
     if lengths:
