@@ -281,3 +281,19 @@ def test_collect_only_submits_nothing(
     assert fake_server.stats()["batch"] == {
         "files": 0, "created": 0, "lines": 0, "cancelled": 0, "sizes": []
     }  # fmt: skip
+
+
+def test_no_key_is_written_beside_the_cache(
+    evaluator: Evaluator, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-batch-secret-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    fake_server.control(batch_hold=True)
+    with pytest.raises(BatchTimedOut):
+        _phase(evaluator, wait_s=0.3)  # the record of a batch in flight, on disk
+    folder = Path(evaluator.config.cache_dir or "")
+    assert list((folder / FOLDER).glob("*.json"))
+    fake_server.control(batch_hold=False)
+    _phase(evaluator)
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    assert files and not any(secret.encode() in p.read_bytes() for p in files)

@@ -111,7 +111,8 @@ class BatchRecord:
                     "model": r.model,
                     "messages": [list(m) for m in r.messages],
                     "params": r.params,
-                    "api_base": r.api_base,
+                    # Normalised as in the key: a URL's user:password never reaches the disk.
+                    "api_base": normalise_api_base(r.api_base) or None,
                     "identity": r.identity,
                     "repeat": r.repeat,
                 }

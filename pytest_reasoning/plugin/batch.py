@@ -40,7 +40,8 @@ def run_batch_phase(state: RunState) -> None:
     tr = config.pluginmanager.getplugin("terminalreporter")
     jobs = _jobs(state)
     if not jobs:
-        _say(tr, "reasoning: batch: every answer is in the cache, nothing to submit")
+        if any(model_kind(m, state.options.model_specs).calls_model for m in state.models):
+            _say(tr, "reasoning: batch: every answer is in the cache, nothing to submit")
         return
     asked = sum(len(j.requests) for j in jobs)
     _say(tr, f"reasoning: batch: {asked} requests without a cached answer, to the Batch API")
