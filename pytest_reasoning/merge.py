@@ -129,7 +129,7 @@ class _Level:
     aliases: tuple[str, ...]  # every name rows give this suite file
     entry: EntrySpec
     level: LevelSpec
-    expected: frozenset[str]  # its samples' item ids
+    expected: dict[str, int]  # its samples' item ids → their place in collection order
     rows: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # model → id → row
 
     @property
@@ -173,8 +173,10 @@ def merge(
     repeats: int | None = None,
     max_errors: int = 0,
     allow_partial: bool = False,
+    sequential: bool = False,
 ) -> Merge:
-    """Decide every gate and comparison of ``suites`` from the ``results`` files."""
+    """Decide every gate and comparison of ``suites`` from the ``results`` files
+    (``sequential``: every level sequential, as the shards' ``--reasoning-sequential``)."""
     if baseline and baseline_results:
         raise ReasoningError(
             "--llm-baseline and --reasoning-baseline-results: give one baseline, not both"
@@ -198,15 +200,23 @@ def merge(
                 )
             claimed[n] = path
         shown = mine[0] if mine else _relative(path)
-        spec = load_suite(path, samples=samples, seed=seed, repeats=repeats, display=shown)
-        expected: dict[tuple[str, str], set[str]] = {}
+        spec = load_suite(
+            path,
+            samples=samples,
+            seed=seed,
+            repeats=repeats,
+            display=shown,
+            sequential=sequential,
+        )
+        expected: dict[tuple[str, str], dict[str, int]] = {}
         kinds: dict[tuple[str, str], tuple[EntrySpec, LevelSpec]] = {}
         for a in addresses(spec):
-            expected.setdefault((a.entry.id, a.level.level), set()).add(a.sample_id)
+            ids = expected.setdefault((a.entry.id, a.level.level), {})
+            ids[a.sample_id] = len(ids)
             kinds[(a.entry.id, a.level.level)] = (a.entry, a.level)
         for key, ids in expected.items():
             entry, level = kinds[key]
-            levels.append(_Level(shown, tuple(mine or [shown]), entry, level, frozenset(ids)))
+            levels.append(_Level(shown, tuple(mine or [shown]), entry, level, ids))
     by_where = {(lv.entry.id, lv.level.level, name): lv for lv in levels for name in lv.aliases}
     unmatched: dict[str, int] = {}
     foreign: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
@@ -341,12 +351,15 @@ def _decide(
                 len(lv.expected),
                 gate_id=gate,
                 comparison_id=comparison,
+                repeats=lv.level.repeats,
+                family=len(levels),  # every level of the suites is compared
             )
     verdicts: list[Verdict] = []
     for lv in levels:
         for model_rows in lv.rows.values():
             for row in model_rows.values():
-                verdicts += ledger.add(Outcome.from_dict(row), lv.spec)[0]
+                position = lv.expected[str(row["item_id"])]
+                verdicts += ledger.add(Outcome.from_dict(row), lv.spec, position)[0]
     verdicts += ledger.finish(missing_fails=not allow_partial)
     last = len(ledger.order)  # collection order; the error budget's verdict last
     verdicts.sort(key=lambda v: ledger.order.get(v.nodeid, last))
@@ -368,6 +381,7 @@ def _decide(
         error_messages=ledger.tally.messages,
         not_asked=ledger.tally.not_asked,
         merged=True,
+        sequential=ledger.sequential_counts(),
     )
     return Merge(verdicts, summary, status, notes, files, total)
 

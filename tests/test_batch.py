@@ -297,3 +297,32 @@ def test_no_key_is_written_beside_the_cache(
     _phase(evaluator)
     files = [p for p in folder.rglob("*") if p.is_file()]
     assert files and not any(secret.encode() in p.read_bytes() for p in files)
+
+
+@pytest.mark.e2e
+def test_sequential_levels_are_left_to_the_run(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    """A batch cannot stop early: the samples of a sequential level are asked live, in
+    order, and the batch holds the other levels' only."""
+    pytester.makefile(
+        ".yaml",
+        mixed="""\
+seed: 1
+samples: 4
+tasks:
+  - {task: dyval.arithmetic, levels: [D1], min_accuracy: 0.5}
+  - {task: dyval.boolean_logic, levels: [D1], min_accuracy: 0.5, sequential: true}
+""",
+    )
+    result = pytester.runpytest_subprocess(*_args(fake_server))
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "reasoning: batch: 4 samples of sequential levels are asked live, in order (a batch "
+            "cannot stop early)",
+            "reasoning: batch: openai/oracle: 4/4 answered (batch_* submitted)",
+        ]
+    )
+    stats = fake_server.stats()
+    assert stats["batch"]["sizes"] == [4] and 0 < stats["total"] <= 4

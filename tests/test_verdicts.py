@@ -22,7 +22,7 @@ from pytest_reasoning.cli import main
 from pytest_reasoning.config import addresses, load_suite
 from pytest_reasoning.core import Outcome, Reply
 from pytest_reasoning.evaluate import score_reply
-from pytest_reasoning.gates import GateRule, GateSpec, Ledger, RESULT_FIELDS
+from pytest_reasoning.gates import RESULT_FIELDS, GateRule, GateSpec, Ledger
 from pytest_reasoning.gates.verdicts import Verdict, comparison_name, gate_name
 from pytest_reasoning.merge import merge
 from pytest_reasoning.registry import get_task

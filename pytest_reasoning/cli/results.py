@@ -115,6 +115,7 @@ def _gate(args: argparse.Namespace) -> int:
         repeats=args.reasoning_repeats,
         max_errors=args.reasoning_max_errors,
         allow_partial=args.allow_partial,
+        sequential=args.reasoning_sequential,
     )
     run = result.summary
     gated = len(run.levels)

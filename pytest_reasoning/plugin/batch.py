@@ -38,7 +38,13 @@ def run_batch_phase(state: RunState) -> None:
     """Answer the run's uncached requests through the Batch API, or stop the run."""
     config = state.config
     tr = config.pluginmanager.getplugin("terminalreporter")
-    jobs = _jobs(state)
+    jobs, sequential = _jobs(state)
+    if sequential:
+        _say(
+            tr,
+            f"reasoning: batch: {sequential} samples of sequential levels are asked live, in "
+            "order (a batch cannot stop early)",
+        )
     if not jobs:
         if any(model_kind(m, state.options.model_specs).calls_model for m in state.models):
             _say(tr, "reasoning: batch: every answer is in the cache, nothing to submit")
@@ -70,15 +76,20 @@ def run_batch_phase(state: RunState) -> None:
         _say(tr, _summary(result))
 
 
-def _jobs(state: RunState) -> list[BatchJob]:
+def _jobs(state: RunState) -> tuple[list[BatchJob], int]:
     """Per model that calls, its selected items' requests without a cached answer (each
-    request once), in collection order."""
+    request once), in collection order; and how many samples of sequential levels were left
+    to the run (it stops asking a level once its verdict is settled)."""
     evaluator = state.evaluator
     cache = evaluator.cache
     specs = state.options.model_specs
     wanted: dict[str, dict[str, ChatRequest]] = {}
+    sequential = 0
     for item in state.items:
         if not model_kind(item.model, specs).calls_model:
+            continue
+        if item.sequential:
+            sequential += 1
             continue
         request = evaluator.request_for(item.address.make_item(), item.model, item.address.repeat)
         mine = wanted.setdefault(item.model, {})
@@ -89,7 +100,7 @@ def _jobs(state: RunState) -> list[BatchJob]:
         client = evaluator.client(model)
         if requests and isinstance(client, LiteLLMClient):
             jobs.append(BatchJob(model, client, list(requests.values())))
-    return jobs
+    return jobs, sequential
 
 
 def _start(coro: Any) -> concurrent.futures.Future[list[BatchResult]]:

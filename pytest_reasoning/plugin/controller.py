@@ -27,6 +27,7 @@ from ..gates.verdicts import INFRASTRUCTURE_ID, Verdict, exit_status, load_basel
 from ..report import RunSummary, closing_lines, summary_lines, summary_reads
 from ..report.publish import check_output_dir, publish
 from .items import domain, payload
+from .signals import level_key
 from .state import RunState
 from .xdist import stop_workers
 
@@ -152,9 +153,13 @@ class Controller:
             int(data.get("level_size") or 0),
             gate_id=gate,
             comparison_id=data.get("comparison_id"),
+            repeats=int(data.get("repeats") or 1),
+            family=int(data.get("family") or 1),
         )
-        decided, stopped = self.ledger.add(outcome, spec)
+        decided, stopped = self.ledger.add(outcome, spec, data.get("position"))
         self.ready += decided
+        for model, where in self.ledger.settled():  # the rest of the level is not needed
+            self.state.signals.settle(level_key(model, *where))
         if stopped is not None:
             self._line(
                 f"reasoning: {outcome.model} stopped (infrastructure, not the model): {stopped}",
@@ -263,6 +268,7 @@ class Controller:
             error_messages=ledger.tally.messages,
             not_asked=ledger.tally.not_asked,
             deferred=self.deferred,
+            sequential=ledger.sequential_counts(),
         )
         tr.section("reasoning summary")
         for line in summary_lines(run):

@@ -24,12 +24,14 @@ from ..errors import ReasoningError, clip
 from ..evaluate import Evaluator
 from ..gates.verdicts import comparison_name, gate_name
 from ..models.kinds import model_kind
+from .signals import level_key
 from .state import STATE, RunState
 from .xdist import worker_upcoming
 
 __all__ = [
     "JUNIT_TEXT",
     "LOOKAHEAD_PER_SLOT",
+    "NOT_NEEDED",
     "PROPERTY",
     "ReasoningItem",
     "ReasoningSuiteFile",
@@ -45,6 +47,8 @@ PROPERTY = "reasoning"
 # outcome; the results file has them whole.
 JUNIT_TEXT = 1_000
 LOOKAHEAD_PER_SLOT = 4  # items built and asked ahead, per slot of the concurrency window
+# Why a sample of a sequential level was not asked (the report's skip reason).
+NOT_NEEDED = "not needed: a sequential test settled its level (docs/sequential.md)"
 
 
 def domain(name: str, model: str) -> str:
@@ -67,7 +71,12 @@ class ReasoningSuiteFile(pytest.File):
         )
         opts = state.options
         suite = load_suite(
-            self.path, samples=opts.samples, seed=opts.seed, display=str(rel), repeats=opts.repeats
+            self.path,
+            samples=opts.samples,
+            seed=opts.seed,
+            display=str(rel),
+            repeats=opts.repeats,
+            sequential=opts.sequential,
         )
         levels: dict[tuple[str, str], tuple[EntrySpec, LevelSpec, list[Address]]] = {}
         for a in addresses(suite):
@@ -100,6 +109,7 @@ class ReasoningSuiteFile(pytest.File):
                         nodeid=self._child_id(name),
                         model=model,
                         address=a,
+                        position=len(mine),
                         level_size=len(addrs),
                         gate_id=self._child_id(gate) if gate else None,
                         comparison_id=(
@@ -156,6 +166,7 @@ class ReasoningItem(pytest.Item):
         *,
         model: str,
         address: Address,
+        position: int = 0,
         level_size: int = 0,
         gate_id: str | None = None,
         comparison_id: str | None = None,
@@ -164,6 +175,7 @@ class ReasoningItem(pytest.Item):
         super().__init__(**kwargs)
         self.model = model
         self.address = address
+        self.position = position  # its place in its level's collection order
         self.level_size = level_size  # samples of this (model, entry, level)
         self.gate_id = gate_id
         self.comparison_id = comparison_id
@@ -182,8 +194,19 @@ class ReasoningItem(pytest.Item):
             return f"{self.address.entry.id} {self.address.level.level}: {excinfo.value}"
         return str(super().repr_failure(excinfo))
 
+    @property
+    def level_key(self) -> str:
+        a = self.address
+        return level_key(self.model, a.suite, a.entry.id, a.level.level)
+
+    @property
+    def sequential(self) -> bool:
+        return self.address.level.rule.sequential
+
     def runtest(self) -> None:
         state = self.config.stash[STATE]
+        if self.sequential and state.signals.settled(self.level_key):
+            pytest.skip(NOT_NEEDED)
         evaluator = state.evaluator
         a = self.address
         item = self.build()
@@ -209,6 +232,9 @@ class ReasoningItem(pytest.Item):
         data["gate_id"] = self.gate_id
         data["comparison_id"] = self.comparison_id
         data["level_size"] = self.level_size
+        data["position"] = self.position
+        if self.comparison_id:
+            data["family"] = state.families.get(self.model, 1)
         self.user_properties.append((PROPERTY, json.dumps(data, ensure_ascii=False)))
         # Readable for JUnit consumers: wrong answers stay passing tests (the gate decides),
         # but a dashboard can tell them apart.
@@ -229,12 +255,20 @@ class ReasoningItem(pytest.Item):
     def _ahead(self, state: RunState, evaluator: Evaluator) -> Iterator[tuple[Item, str, int]]:
         """Upcoming model-answered items not yet built or in flight (built once, kept until
         they run)."""
+        window = state.options.concurrency
         for other in self._upcoming(state):
             if (
                 other is self
                 or not model_kind(other.model).calls_model
                 or other.nodeid in state.built
                 or evaluator.pending(other.sample_id, other.model)
+            ):
+                continue
+            if other.sequential and (
+                state.signals.settled(other.level_key)
+                # one window ahead at most: what a settled level overspends
+                or (other.level_key == self.level_key and other.position >= self.position + window)
+                or (other.level_key != self.level_key and other.position >= window)
             ):
                 continue
             state.built[other.nodeid] = built = other.build()
@@ -322,6 +356,8 @@ def payload(report: pytest.TestReport) -> dict[str, Any] | None:
 def teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
     """``W``/``WRONG`` for a wrong answer, ``I``/``INFRA-ERROR`` for a failed call; answers
     from the response cache say so under ``-v`` (``PASSED (cached)``)."""
+    if report.when == "call" and report.skipped and NOT_NEEDED in str(report.longrepr):
+        return "not needed", "n", "NOT NEEDED"
     if report.when != "call" or not report.passed:
         return None
     data = payload(report)

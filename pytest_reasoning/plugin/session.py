@@ -24,6 +24,7 @@ from .items import ReasoningItem, ReasoningSuiteFile, VerdictItem, complete_leve
 from .options import RunOptions
 from .progress import LiveCount
 from .shards import select_shard
+from .signals import Signals
 from .state import STATE, RunState
 from .xdist import XdistHooks, worker_inputs
 
@@ -48,9 +49,12 @@ class RunSession:
         self.state = state = RunState(config, options)
         config.stash[STATE] = state
         if state.is_worker:
-            state.local_url, state.local_identity = worker_inputs(config)
+            state.local_url, state.local_identity, signals = worker_inputs(config)
+            state.signals = Signals(signals)
         else:
             self._start_local_server()
+            if str(getattr(config.option, "dist", "no") or "no") != "no":
+                state.signals = Signals.for_workers()
         state.evaluator = self._evaluator()
         try:  # before any item runs: litellm, the cache (the controller reads its pages)
             state.evaluator.verify(state.models, deep=not state.is_worker)
@@ -177,6 +181,9 @@ class RunSession:
         state.items = [i for i in session.items if isinstance(i, ReasoningItem)]
         state.order = {i.nodeid: n for n, i in enumerate(state.items)}
         state.selection = (added, partial)
+        for item in session.items:
+            if isinstance(item, VerdictItem) and item.kind == "comparison":
+                state.families[item.model] = state.families.get(item.model, 0) + 1
         if self.controller is not None:
             self.controller.select(
                 (i.nodeid for i in session.items),

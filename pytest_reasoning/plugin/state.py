@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .options import RunOptions
+from .signals import Signals
 
 if TYPE_CHECKING:
     from ..core import Item
@@ -44,8 +45,13 @@ class RunState:
         self.selection: tuple[int, int] = (0, 0)  # (samples added for gates, partial gates)
         self.shard: Shard | None = None  # what --reasoning-shard K/N kept
         self.worker_queue: Any = None  # xdist's WorkerInteractor, once looked up (or False)
+        self.signals = Signals()  # the controller's word on settled levels (see signals.py)
+        # Per candidate: its comparisons in the selection (the Holm family of a sequential
+        # comparison's early verdicts).
+        self.families: dict[str, int] = {}
 
     def close(self) -> None:
+        self.signals.close()
         evaluator = getattr(self, "evaluator", None)
         if evaluator is not None:
             evaluator.close()

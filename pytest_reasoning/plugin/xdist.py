@@ -29,6 +29,7 @@ class XdistHooks:
         node.workerinput["reasoning_local_identity"] = self.state.local_identity
         node.workerinput["reasoning_seed"] = self.state.options.seed
         node.workerinput["reasoning_seed_source"] = self.state.options.seed_source
+        node.workerinput["reasoning_signals"] = self.state.signals.folder
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """The controller does not collect: the workers' ids say which gates were selected
@@ -51,10 +52,15 @@ def stop_workers(config: Any, reason: str) -> None:
         dsession.shouldstop = reason
 
 
-def worker_inputs(config: Any) -> tuple[str | None, str | None]:
-    """The local server's address and identity, as the controller handed them over."""
+def worker_inputs(config: Any) -> tuple[str | None, str | None, str | None]:
+    """The local server's address and identity, and the signals folder, as the controller
+    handed them over."""
     workerinput = config.workerinput
-    return workerinput.get("reasoning_local_url"), workerinput.get("reasoning_local_identity")
+    return (
+        workerinput.get("reasoning_local_url"),
+        workerinput.get("reasoning_local_identity"),
+        workerinput.get("reasoning_signals"),
+    )
 
 
 def worker_upcoming(item: pytest.Item, window: int) -> Iterator[pytest.Item]:

@@ -68,6 +68,9 @@ class RunSummary:
     undecided: int = 0  # selected gates left undecided by the stop
     deferred: int = 0  # verdicts left to ``pytest-reasoning gate`` (shards, defer mode)
     merged: bool = False  # decided by ``pytest-reasoning gate`` from results files
+    # Sequential levels that settled early: (model, where) → (samples needed, samples of the
+    # level, answers paid for after it settled).
+    sequential: Mapping[Any, tuple[int, int, int]] = field(default_factory=dict)
 
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
@@ -129,6 +132,18 @@ def summary_lines(run: RunSummary) -> list[Line]:
                 f"reasoning: {len(run.partial)} level(s) {why}, their gates not decided: "
                 f"{shown}{more}; {advice}",
                 "yellow",
+            )
+        )
+    if run.sequential:
+        needed = sum(n for n, _, _ in run.sequential.values())
+        size = sum(s for _, s, _ in run.sequential.values())
+        late = sum(x for _, _, x in run.sequential.values())
+        lines.append(
+            Line(
+                f"reasoning: {len(run.sequential)} sequential level(s) settled early: "
+                f"{needed} of {size} samples needed, {size - needed} not needed"
+                + (f"; {late} answer(s) paid for after their level settled" if late else ""),
+                "green",
             )
         )
     failed = [g for g in run.gates if g.passed is False]
