@@ -326,3 +326,14 @@ tasks:
     )
     stats = fake_server.stats()
     assert stats["batch"]["sizes"] == [4] and 0 < stats["total"] <= 4
+
+
+def test_the_ini_keys(mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer) -> None:
+    bad = mini_suite.runpytest("--llm", "reference", "--reasoning-batch-wait", "nan")
+    bad.stderr.fnmatch_lines(["ERROR: --reasoning-batch-wait: expected a positive number *"])
+    mini_suite.makeini(
+        "[pytest]\nreasoning_batch = true\nreasoning_batch_wait = 60\nreasoning_cache = off\n"
+    )
+    result = mini_suite.runpytest("--llm", "openai/oracle", "--llm-api-base", fake_server.url)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --reasoning-batch: needs a cache folder *"])
