@@ -20,13 +20,15 @@ import pytest
 
 from pytest_reasoning.errors import ReasoningError
 from pytest_reasoning.evaluate import EvalConfig, Evaluator
-from pytest_reasoning.models.base import ChatRequest
+from pytest_reasoning.models.base import ChatRequest, normalise_api_base
 from pytest_reasoning.models.batch import (
     FOLDER,
     MAX_ROUNDS,
+    BatchFailed,
     BatchJob,
     BatchLedger,
     BatchProgress,
+    BatchRecord,
     BatchResult,
     BatchTimedOut,
     BatchUnsupported,
@@ -152,6 +154,31 @@ def test_an_endpoint_without_a_batch_api_is_one_line(tmp_path: Path) -> None:
         f"--reasoning-batch: openai/oracle at {server.url} has no batch API (POST /files: "
         "HTTP 404); run without --reasoning-batch"
     )
+
+
+def test_a_rejected_batch_and_a_lost_one_are_one_line_each(
+    evaluator: Evaluator, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.control(batch_reject=True)
+    with pytest.raises(BatchUnsupported) as info:
+        _phase(evaluator)
+    assert str(info.value) == (
+        f"--reasoning-batch: openai/oracle at {fake_server.url}: batch batch_000002 was "
+        "rejected: Enqueued token limit reached for this model. Try again later."
+    )
+    ledger = BatchLedger(Path(evaluator.config.cache_dir or "") / FOLDER)
+    assert not ledger.records()  # nothing ran: nothing to pick up
+    # A recorded batch the endpoint does not know (another account's key, a reset server).
+    requests = [evaluator.request_for(i, "openai/oracle") for i in _items(2)]
+    where = normalise_api_base(fake_server.url)
+    ledger.add(BatchRecord("batch_gone", "openai/oracle", where, "openai", 0.0, tuple(requests)))
+    with pytest.raises(BatchFailed) as lost:
+        _phase(evaluator)
+    assert str(lost.value).endswith(
+        f"batch batch_gone is unknown there (HTTP 404); delete {ledger.path('batch_gone')} to "
+        "submit its requests again"
+    )
+    assert fake_server.stats()["total"] == 0 and fake_server.stats()["batch"]["created"] == 1
 
 
 def test_a_damaged_record_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -71,11 +71,12 @@ _QUIET = {"litellm_metadata": {"batch_ignore_default_logging": True}}
 
 
 class BatchUnsupported(ReasoningError):
-    """The model's provider or endpoint has no Batch API (nothing was paid)."""
+    """The model's provider or endpoint has no Batch API, or refuses to run this batch (a
+    bad key, a rejected input file): nothing was paid, the setup needs a fix."""
 
 
 class BatchFailed(ReasoningError):
-    """The batch API refused a call, or the provider rejected the batch as a whole."""
+    """A batch call still failed after retries, or a recorded batch cannot be read back."""
 
 
 class BatchTimedOut(ReasoningError):
@@ -179,7 +180,7 @@ class BatchLedger:
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder)
 
-    def _path(self, batch_id: str) -> Path:
+    def path(self, batch_id: str) -> Path:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", batch_id)[:200]
         return self.folder / f"{safe}.json"
 
@@ -201,7 +202,7 @@ class BatchLedger:
 
     def add(self, record: BatchRecord) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = self._path(record.id)
+        path = self.path(record.id)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(record.to_json(), fh)
@@ -211,7 +212,7 @@ class BatchLedger:
 
     def remove(self, record: BatchRecord) -> None:
         with contextlib.suppress(FileNotFoundError):
-            self._path(record.id).unlink()
+            self.path(record.id).unlink()
 
 
 @dataclass
@@ -303,7 +304,9 @@ class _Runner:
         client = job.client
         self.model = client.name
         self.endpoint = client.identity or normalise_api_base(client.api_base)
-        self.where = f"{job.label} at {client.api_base}" if client.api_base else job.label
+        base = normalise_api_base(client.api_base)  # no user:password in a message
+        self.where = f"{job.label} at {base}" if base else job.label
+        self.accepted: set[str] | None = None  # what get_optional_params takes by name
         try:
             self.name, self.provider, _, _ = lib.get_llm_provider(
                 client.name, api_base=client.api_base
@@ -382,31 +385,43 @@ class _Runner:
             except Exception as exc:
                 attempt += 1
                 status = getattr(exc, "status_code", None)
-                if status in (404, 405):
+                creating = name in ("acreate_file", "acreate_batch")
+                if creating and status in (404, 405):
                     raise BatchUnsupported(
                         f"--reasoning-batch: {self.where} has no batch API ({what}: HTTP "
                         f"{status}); run without --reasoning-batch"
                     ) from None
+                if name == "aretrieve_batch" and status == 404:
+                    path = self.ledger.path(str(kwargs.get("batch_id")))
+                    raise BatchFailed(
+                        f"--reasoning-batch: {self.where}: batch {kwargs.get('batch_id')} is "
+                        f"unknown there (HTTP 404); delete {path} to submit its requests again"
+                    ) from None
                 kind = classify_error(exc, answered_before=True)
                 if kind != "transient" or attempt >= client.retry.attempts:
                     http = f"HTTP {status}: " if isinstance(status, int) else ""
-                    raise BatchFailed(
-                        f"--reasoning-batch: {self.where}: {what} failed ({http}"
-                        f"{error_text(str(exc), 200)})"
-                    ) from None
+                    text = f"{what} failed ({http}{error_text(str(exc), 200)})"
+                    if creating and kind != "transient":  # refused before anything ran
+                        raise BatchUnsupported(f"--reasoning-batch: {self.where}: {text}") from None
+                    raise BatchFailed(f"--reasoning-batch: {self.where}: {text}") from None
                 await asyncio.sleep(client.retry.delay(attempt - 1, None, self.rng))
 
     def line(self, request: ChatRequest) -> dict[str, Any]:
         """A request as a line of the batch input: the body LiteLLM would send live."""
         get_optional_params = self.lib.utils.get_optional_params
-        accepted = set(inspect.signature(get_optional_params).parameters) - {"model", "kwargs"}
+        if self.accepted is None:
+            named = inspect.signature(get_optional_params).parameters
+            self.accepted = set(named) - {"model", "kwargs"}
+        accepted = self.accepted
         given = {k: v for k, v in request.params.items() if k in accepted}
         try:
             mapped = get_optional_params(
                 model=self.name, custom_llm_provider=self.provider, **given
             )
-        except Exception as exc:
-            raise BatchFailed(f"--reasoning-batch: {self.where}: {error_text(str(exc))}") from None
+        except Exception as exc:  # a parameter the model refuses: live calls would fail alike
+            raise BatchUnsupported(
+                f"--reasoning-batch: {self.where}: {error_text(str(exc))}"
+            ) from None
         mapped.pop("stream", None)
         extra = mapped.pop("extra_body", None) or {}
         body: dict[str, Any] = {
@@ -449,7 +464,7 @@ class _Runner:
             self.ledger.remove(record)  # rejected as a whole: nothing was run or paid
             errors = getattr(getattr(batch, "errors", None), "data", None) or []
             why = "; ".join(str(getattr(e, "message", e)) for e in errors[:3]) or "no reason"
-            raise BatchFailed(
+            raise BatchUnsupported(
                 f"--reasoning-batch: {self.where}: batch {record.id} was rejected: "
                 f"{error_text(why, 200)}"
             )

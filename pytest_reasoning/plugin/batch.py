@@ -70,7 +70,7 @@ def run_batch_phase(state: RunState) -> None:
         results = future.result()
     except (BatchFailed, BatchTimedOut, StorageFailed) as exc:
         pytest.exit(str(exc), returncode=pytest.ExitCode.INTERRUPTED)
-    except ReasoningError as exc:  # no batch API, a key not set: nothing was paid
+    except ReasoningError as exc:  # no batch API, a refused batch, a key not set: nothing paid
         pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
     for result in results:
         _say(tr, _summary(result))

@@ -12,6 +12,8 @@ Faults, through ``POST /control`` or ``FakeOpenAIServer(batch=...)``:
 - ``batch_line_s``: seconds per line (slow batches, for polling and progress);
 - ``batch_hold: true``: batches stay ``in_progress`` and run no line until it is set false
   (a batch that never completes; a run killed while it waits);
+- ``batch_reject: true``: the next batch created fails validation as a whole (status
+  ``failed``, OpenAI's "Enqueued token limit reached");
 - ``batches: false``: no Files or Batch API at all (HTTP 404, like a server without one).
 
 ``stats()["batch"]`` counts the files uploaded, the batches created (with their line counts)
@@ -54,6 +56,7 @@ class BatchSettings:
     fail_lines: int = 0  # the next N lines run, over all batches
     line_s: float = 0.0
     hold: bool = False
+    reject: bool = False  # one-shot: the next batch created
 
     def update(self, cfg: dict[str, Any]) -> None:
         if "batches" in cfg:
@@ -67,6 +70,8 @@ class BatchSettings:
             self.line_s = float(cfg["batch_line_s"])
         if "batch_hold" in cfg:
             self.hold = bool(cfg["batch_hold"])
+        if "batch_reject" in cfg:
+            self.reject = bool(cfg["batch_reject"])
 
 
 @dataclass
@@ -216,6 +221,10 @@ class BatchDesk:
         }
         lines, problems = _parse_input(data, endpoint)
         with self.lock:
+            if self.settings.reject:
+                self.settings.reject = False
+                message = "Enqueued token limit reached for this model. Try again later."
+                problems.append(_problem("token_limit_exceeded", message))
             obj["id"] = batch_id = f"batch_{next(self._ids):06d}"
             batch = _Batch(obj, lines, bearer, self.settings.expire_after)
             self.settings.expire_after = None
