@@ -410,11 +410,15 @@ class Evaluator:
                 if model in self.stopped:  # stopped while this call queued
                     return self._not_asked(model)
                 if cache is None:
-                    return self._note_stop(model, await client.acomplete(request))
+                    return self._note_stop(
+                        model, await client.acomplete(request)
+                    )
                 found = await self._claim(cache, request, client)
                 if found is None:  # ours to ask
                     try:
-                        reply = self._note_stop(model, await client.acomplete(request))
+                        reply = self._note_stop(
+                            model, await client.acomplete(request)
+                        )
                     except BaseException:
                         self._store(cache.release, request.key, self._owner)
                         raise
@@ -652,7 +656,8 @@ def _ping(store: RedisStore) -> None:
         store.ping()
     except StorageFailed as exc:
         raise StorageFailed(
-            f"{exc} (start Redis or fix the URL; a folder, or 'off', runs without sharing answers)"
+            f"{exc} (start Redis or fix the URL; a folder, or 'off', runs without sharing "
+            "answers)"
         ) from None
 
 

@@ -100,7 +100,7 @@ KEY_DOCS: dict[str, tuple[str, str, str]] = {
         "any",
         "true or false (default false)",
         "ask the level's samples in order and stop as soon as an anytime-valid test settles "
-        'its gate and comparison; the rest are "not needed" ([docs/sequential.md]'
+        "its gate and comparison; the rest are \"not needed\" ([docs/sequential.md]"
         "(sequential.md))",
     ),
     "metric": (
