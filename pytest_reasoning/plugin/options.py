@@ -469,9 +469,8 @@ def _check_batch(
             "--reasoning-batch: needs a cache folder (the batch's answers and its record are "
             f"kept there, then the run scores them); --reasoning-cache {no_folder!r} keeps none"
         )
-    if getattr(config.option, "numprocesses", None) or str(
-        getattr(config.option, "dist", "no") or "no"
-    ) not in ("no",):
+    dist = str(getattr(config.option, "dist", "no") or "no")
+    if getattr(config.option, "numprocesses", None) or dist != "no":
         raise pytest.UsageError(
             "--reasoning-batch: not with -n/--dist (each xdist worker would submit the same "
             "requests): run it without -n (the answers go to the cache), then with -n if you "
