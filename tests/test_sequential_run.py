@@ -117,3 +117,16 @@ def test_sequential_shards_under_xdist_merge_to_the_run_s_verdicts(
     )
     gate.stdout.fnmatch_lines(["*seq.yaml::dyval.boolean_logic[[]D1-gate[]] PASSED*"])
     assert gate.ret == 0
+
+
+def test_plan_reports_the_calls_of_both_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_reasoning.cli import main
+
+    assert main(["plan", "--accuracy", "0.95", "--min-accuracy", "0.6", "--samples", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "fixed-n asks 100; sequential asks 11.7 on average (12%)" in out
+    assert main(["plan", "--drop", "0.1", "--baseline-accuracy", "0.85"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("199 samples per level detect a drop from 0.85 to 0.75")
+    assert "sequential, with that drop:" in out and "fixed-n: 199" in out
+    assert main(["plan", "--accuracy", "0.9"]) == 2  # a gate needs its threshold and n
