@@ -14,7 +14,7 @@ import dataclasses
 import os
 import sqlite3
 import threading
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +31,7 @@ from .models.litellm_client import (
     LiteLLMClient,
     RetryPolicy,
     check_installed_litellm,
+    cost_usd,
 )
 from .models.router import RouterGroup
 from .models.shared_cache import AsyncResponseStore, LayeredStore, RedisStore
@@ -199,6 +200,9 @@ class Evaluator:
         # model → the error that stopped it (retrying cannot help; no further calls).
         self.stopped: dict[str, str] = {}
         self._owner = new_owner()  # the name this evaluator's claims go by
+        # Asked before every call: why the run makes no more calls (its budget reached), or
+        # None. A pytest run points it at the controller's word (plugin/signals.py).
+        self.halt: Callable[[], str | None] | None = None
 
     @property
     def cache(self) -> ResponseStore | None:
@@ -234,6 +238,28 @@ class Evaluator:
             ) from None
         if deep:
             self.verify_cache()
+
+    def unpriced(self, models: Sequence[str]) -> list[str]:
+        """The ``models`` whose calls have no price in dollars: neither LiteLLM's bundled map
+        nor their ``--llm-config`` entry (``input_cost_per_token`` and
+        ``output_cost_per_token``) prices them. ``reference`` and ``local`` cost nothing."""
+        out = []
+        for model in models:
+            kind = model_kind(model, self.config.models)
+            if not kind.calls_model or kind.needs_local_server:
+                continue
+            spec = self.config.models.get(model)
+            if isinstance(spec, ModelSpec):
+                names = [spec.model]
+                if {"input_cost_per_token", "output_cost_per_token"} <= set(spec.params):
+                    continue
+            elif isinstance(spec, RouterGroup):
+                names = list(spec.models)
+            else:
+                names = [model]
+            if any(cost_usd(name, 1000, 1000) is None for name in names):
+                out.append(model)
+        return out
 
     def verify_cache(self) -> None:
         """Before any call: a damaged cache file, or a shared cache that cannot be reached or
@@ -409,6 +435,8 @@ class Evaluator:
                     return self._not_stored()
                 if model in self.stopped:  # stopped while this call queued
                     return self._not_asked(model)
+                if self.halted():  # the run's budget was reached while this call queued
+                    return self._halted_reply()
                 if cache is None:
                     return self._note_stop(
                         model, await client.acomplete(request)
@@ -507,6 +535,13 @@ class Evaluator:
         if self.storage_error is None:
             self.storage_error = message
 
+    def halted(self) -> str | None:
+        """Why the run makes no more calls (``halt``: the run's budget reached), or None."""
+        return self.halt() if self.halt is not None else None
+
+    def _halted_reply(self) -> Reply:
+        return Reply(content=None, error=f"not asked: {self.halted()}", error_kind="not_asked")
+
     def _not_stored(self) -> Reply:
         """A call not made: its answer could not be kept (the cache failed)."""
         return Reply(content=None, error=f"not asked: {self.storage_error}", error_kind="not_asked")
@@ -548,6 +583,9 @@ class Evaluator:
         elif self.storage_error is not None:  # an answer we could not keep: do not pay
             fut = concurrent.futures.Future()
             fut.set_result(self._not_stored())
+        elif self.halted():
+            fut = concurrent.futures.Future()
+            fut.set_result(self._halted_reply())
         elif model in self.stopped:
             fut = concurrent.futures.Future()
             fut.set_result(self._not_asked(model))

@@ -248,6 +248,9 @@ class Ledger:
         if level.stats is None:
             level.stats = LevelStats(outcome.model, level.spec, outcome.task)
         stopped = self.tally.add(outcome)
+        if outcome.error_kind == "not_asked":  # never asked: its level is not whole
+            level.stats.add(outcome)
+            return [], stopped
         level.received += 1
         if not level.sequential or position is None:
             self._count(level, outcome)

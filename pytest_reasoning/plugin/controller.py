@@ -20,10 +20,17 @@ from typing import Any, Literal, NoReturn
 
 import pytest
 
+from ..budget import Spend
 from ..core import Outcome
 from ..errors import StorageFailed
 from ..gates import GateSpec, Ledger, ResultStore
-from ..gates.verdicts import INFRASTRUCTURE_ID, Verdict, exit_status, load_baseline
+from ..gates.verdicts import (
+    EXIT_INFRASTRUCTURE,
+    INFRASTRUCTURE_ID,
+    Verdict,
+    exit_status,
+    load_baseline,
+)
 from ..report import RunSummary, closing_lines, summary_lines, summary_reads
 from ..report.publish import check_output_dir, publish
 from .items import domain, payload
@@ -65,6 +72,8 @@ class Controller:
         self.previous_lastfailed: set[str] = set()
         self.deferred = 0  # verdicts reported as deferred (left to pytest-reasoning gate)
         self.notices: dict[str, str] = {}  # kind → a one-line notice, printed once (a lost Redis)
+        self.spend = Spend()  # what the calls made now cost (--reasoning-budget stops at it)
+        self.budget_reached: str | None = None
 
     def _keeps(self) -> Callable[[Outcome], bool] | None:
         """Which outcomes stay in memory (the rest are tallied and written, then let go, so a
@@ -143,6 +152,18 @@ class Controller:
             self.repeats[key] = self.repeats.get(key, 0) + 1
         if outcome.error is not None or not outcome.correct:
             self.soft_failures.append(report.nodeid)
+        self.spend.add(outcome)
+        budget = self.options.budget
+        if budget and self.budget_reached is None:
+            self.budget_reached = self.spend.reached(budget)
+            if self.budget_reached is not None:  # every process stops asking
+                self.state.signals.stop(self.budget_reached)
+                self._line(
+                    f"reasoning: {self.budget_reached}: no more calls; what was paid is kept, "
+                    "the rest is not asked",
+                    yellow=True,
+                    bold=True,
+                )
         gate = data.get("gate_id")
         if gate:
             self.gate_samples.setdefault(gate, []).append(report.nodeid)
@@ -241,9 +262,12 @@ class Controller:
             cache.set("cache/lastfailed", lastfailed)
 
     def exit_status(self, session: pytest.Session) -> None:
-        """Infrastructure errors alone get their own exit status, apart from failed gates."""
+        """Infrastructure errors alone get their own exit status, apart from failed gates;
+        a budget reached stops the run like an interruption (2), unless a gate failed."""
         if session.exitstatus == pytest.ExitCode.TESTS_FAILED and self.infrastructure_failed:
             session.exitstatus = exit_status(session.testsfailed - 1, True)
+        if self.budget_reached and session.exitstatus in (pytest.ExitCode.OK, EXIT_INFRASTRUCTURE):
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
 
     def summary(self, tr: Any, exitstatus: int) -> None:
         """The terminal summary: prepared lines, then the published outputs (report,
@@ -269,6 +293,8 @@ class Controller:
             not_asked=ledger.tally.not_asked,
             deferred=self.deferred,
             sequential=ledger.sequential_counts(),
+            spend=self.spend.line(self.options.budget),
+            budget_reached=self.budget_reached,
         )
         tr.section("reasoning summary")
         for line in summary_lines(run):

@@ -364,6 +364,8 @@ def teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
     if data is None:
         return None
     cached = " (cached)" if data.get("cached") else ""
+    if data.get("error_kind") == "not_asked":  # no call made: a stopped model, a budget
+        return "not asked", "-", "NOT ASKED"
     if data.get("error") is not None:
         return "infra error", "I", "INFRA-ERROR"
     if not data.get("correct"):

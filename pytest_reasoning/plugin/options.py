@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from ..budget import Budget
+
 __all__ = ["OPTIONS", "Option", "RunOptions", "add_options", "cache_disabled"]
 
 
@@ -221,6 +223,14 @@ OPTIONS: tuple[Option, ...] = (
         kind="flag",
     ),
     Option(
+        "--reasoning-budget",
+        "reasoning_budget",
+        "stop asking once the run's calls cost this much: usd=AMOUNT and/or tokens=COUNT "
+        "(e.g. usd=5,tokens=2e6); what was paid is kept, the rest is not asked",
+        "LIMITS",
+        kind="list",
+    ),
+    Option(
         "--reasoning-sequential",
         "reasoning_sequential",
         "make every level sequential (as the suite key sequential: true): ask its samples in "
@@ -353,6 +363,7 @@ class RunOptions:
     shard: tuple[int, int] | None = None  # (K, N) of --reasoning-shard K/N
     defer_gates: bool = False
     sequential: bool = False  # --reasoning-sequential: every level sequential
+    budget: Budget = field(default_factory=Budget)  # --reasoning-budget (empty: none)
     batch: bool = False  # --reasoning-batch: the Batch API first (plugin/batch.py)
     batch_wait_s: float = 86400.0
 
@@ -429,6 +440,7 @@ class RunOptions:
             shard=_shard(config),
             defer_gates=bool(_raw(config, "reasoning_defer_gates")),
             sequential=bool(_raw(config, "reasoning_sequential")),
+            budget=_budget(config),
             llm_config=llm_config,
             llm_router=llm_router,
             model_specs=specs,
@@ -590,3 +602,12 @@ def _shard(config: pytest.Config) -> tuple[int, int] | None:
             f"--reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {clip(repr(raw))}"
         )
     return shard
+
+
+def _budget(config: pytest.Config) -> Budget:
+    from ..errors import InvalidArgument
+
+    try:
+        return Budget.parse(_list(config, "reasoning_budget"))
+    except InvalidArgument as exc:
+        raise pytest.UsageError(f"--reasoning-budget: {exc}") from None

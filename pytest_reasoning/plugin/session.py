@@ -60,6 +60,15 @@ class RunSession:
             state.evaluator.verify(state.models, deep=not state.is_worker)
         except ReasoningError as exc:
             raise pytest.UsageError(_option_of(exc)) from None
+        state.evaluator.halt = state.signals.stopped  # a budget reached: no more calls
+        if options.budget.usd is not None and not state.is_worker:
+            unpriced = state.evaluator.unpriced(state.models)
+            if unpriced:
+                raise pytest.UsageError(
+                    f"--reasoning-budget {options.budget}: {', '.join(unpriced)} has no price "
+                    "(not in LiteLLM's price map): give its --llm-config entry "
+                    "input_cost_per_token and output_cost_per_token, or budget tokens=N"
+                )
         if self._calls_here() and not self._may_be_warm():
             # import litellm (seconds) while the suite is collected; not when a response
             # cache is already there: a warm rerun may ask nothing and never pay for it.

@@ -1,5 +1,6 @@
 """What the controller tells every process of a run while it goes: which sequential levels
-are settled (their remaining samples are not needed). In one process the controller's own
+are settled (their remaining samples are not needed), and that no more calls may be made (the
+budget was reached). In one process the controller's own
 object is read; under xdist the workers (on this machine) read marker files in a folder the
 controller made and handed over, one empty file per settled level — no channel of xdist's is
 needed, and a worker checks with one ``stat`` before it asks."""
@@ -23,6 +24,7 @@ class Signals:
     def __init__(self, folder: str | None = None) -> None:
         self.folder = folder
         self._settled: set[str] = set()
+        self._stop: str | None = None
         self._own = False  # the folder was made here (the controller removes it)
 
     @classmethod
@@ -49,6 +51,24 @@ class Signals:
             self._settled.add(key)
             return True
         return False
+
+    def stop(self, reason: str) -> None:
+        """No more calls anywhere in the run (``reason``: one line)."""
+        self._stop = reason
+        if self.folder is not None:
+            with contextlib.suppress(OSError):
+                tmp = os.path.join(self.folder, "stop.tmp")
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    fh.write(reason)
+                os.replace(tmp, os.path.join(self.folder, "stop"))  # read whole or not at all
+
+    def stopped(self) -> str | None:
+        if self._stop is None and self.folder is not None:
+            with contextlib.suppress(OSError), open(
+                os.path.join(self.folder, "stop"), encoding="utf-8"
+            ) as fh:
+                self._stop = fh.read() or "stopped"
+        return self._stop
 
     def close(self) -> None:
         if self._own and self.folder is not None:

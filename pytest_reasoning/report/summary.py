@@ -71,6 +71,8 @@ class RunSummary:
     # Sequential levels that settled early: (model, where) → (samples needed, samples of the
     # level, answers paid for after it settled).
     sequential: Mapping[Any, tuple[int, int, int]] = field(default_factory=dict)
+    spend: str | None = None  # "spent $… and … tokens on … call(s)" (calls made now)
+    budget_reached: str | None = None  # why the run stopped asking (--reasoning-budget)
 
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
@@ -124,6 +126,8 @@ def summary_lines(run: RunSummary) -> list[Line]:
             ("have fewer results rows than samples", "a shard did not run, or its results "
              "file was not given (docs/ci.md)")
             if run.merged
+            else ("were cut short by the budget", "rerun with a larger --reasoning-budget")
+            if run.budget_reached
             else ("ran in part (a selection)", "select whole levels to decide them "
                   f"(-k '{example}', or paste a gate's id)")
         )  # fmt: skip
@@ -134,14 +138,30 @@ def summary_lines(run: RunSummary) -> list[Line]:
                 "yellow",
             )
         )
+    if run.spend:
+        lines.append(Line(f"reasoning: {run.spend}"))
+    if run.budget_reached:
+        lines.append(
+            Line(
+                f"reasoning: STOPPED: {run.budget_reached}; levels cut short are not decided "
+                "(rerun with a larger budget: cached answers are not paid for again)",
+                "yellow bold",
+            )
+        )
     if run.sequential:
         needed = sum(n for n, _, _ in run.sequential.values())
         size = sum(s for _, s, _ in run.sequential.values())
         late = sum(x for _, _, x in run.sequential.values())
+        spared = 0.0
+        for stats in run.levels:  # what the samples not needed would have cost, at its price
+            counts = run.sequential.get((stats.model, stats.spec.where))
+            if counts and stats.calls and stats.cost_usd:
+                spared += (counts[1] - counts[0] - counts[2]) * stats.cost_usd / stats.calls
         lines.append(
             Line(
                 f"reasoning: {len(run.sequential)} sequential level(s) settled early: "
                 f"{needed} of {size} samples needed, {size - needed} not needed"
+                + (f" (about ${spared:.4f} saved)" if spared else "")
                 + (f"; {late} answer(s) paid for after their level settled" if late else ""),
                 "green",
             )
@@ -200,7 +220,8 @@ def error_lines(run: RunSummary) -> list[Line]:
     for model in sorted(set(run.error_messages) | set(run.not_asked)):
         messages = list(run.error_messages.get(model, ()))
         total = sum(c for _, c in messages)
-        lines.append(Line(f"reasoning: errors of {model} ({total}):", "yellow"))
+        what = f"errors of {model} ({total})" if total else f"calls not made to {model}"
+        lines.append(Line(f"reasoning: {what}:", "yellow"))
         for message, count in messages[:SHOWN_CAUSES]:
             lines.append(Line(f"  {count}x {message}", "yellow"))
         if len(messages) > SHOWN_CAUSES:
@@ -209,9 +230,8 @@ def error_lines(run: RunSummary) -> list[Line]:
             )
         skipped = run.not_asked.get(model, 0)
         if skipped:
-            lines.append(
-                Line(f"  {skipped}x not asked: an error above stopped calls to {model}", "yellow")
-            )
+            why = run.budget_reached or f"an error above stopped calls to {model}"
+            lines.append(Line(f"  {skipped}x not asked: {why}", "yellow"))
     return lines
 
 

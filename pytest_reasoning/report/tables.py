@@ -134,6 +134,11 @@ def levels_table(
             )
         rows.append(row)
     headers = LEVEL_HEADERS + (REPEAT_HEADERS if repeated else ())
+    if any(s.cost_usd for s in ordered):  # priced calls: what each level cost now
+        headers += ("cost",)
+        for row, s in zip(rows, ordered, strict=True):
+            at = len(headers) - 1 + int(suites)  # rows hold the suite column already
+            row.insert(at, f"${s.cost_usd:.4f}" if s.cost_usd else "-")
     if suites:
         headers = (headers[0], "suite", *headers[1:])
     return Table(headers + (("reason",) if reasons else ()), rows)
@@ -169,16 +174,18 @@ MODEL_HEADERS = ("model", "samples", "answered now", "from cache", "errors", "me
 def models_table(levels: Iterable[LevelStats]) -> Table:
     """Per model: samples, how many were answered now and how many came from the response
     cache (free, instant: a warm rerun), call errors, and the mean latency of the calls made."""
-    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])
+    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0, 0.0])
     for s in levels:
         t = totals[s.model]
         t[0] += s.n + s.errors
         t[1] += s.calls
         t[2] += s.errors
         t[3] += s.latency_total
+        t[4] += s.cost_usd
+    priced = any(t[4] for t in totals.values())
     rows = []
     for model in sorted(totals):
-        samples, calls, errors, latency = totals[model]
+        samples, calls, errors, latency, cost = totals[model]
         rows.append(
             [
                 model,
@@ -187,9 +194,10 @@ def models_table(levels: Iterable[LevelStats]) -> Table:
                 str(int(samples - calls)),
                 str(int(errors)),
                 f"{latency / calls:.2f}s" if calls else "-",
+                *([f"${cost:.4f}" if cost else "-"] if priced else []),
             ]
         )
-    return Table(MODEL_HEADERS, rows)
+    return Table(MODEL_HEADERS + (("cost",) if priced else ()), rows)
 
 
 def underpowered(c: Comparison) -> bool:
