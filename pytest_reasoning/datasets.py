@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .core import Item, level_key
-from .errors import InvalidArgument, InvalidDataset, UnknownTask
+from .errors import InvalidArgument, InvalidDataset, UnknownTask, clip
 from .files import BadJSON, InputRefused, loads_bounded, open_input
 from .registry import get_task
 from .tasks.base import Task
@@ -142,8 +142,9 @@ def item_from_row(row: Any, *, path: str = "<items>", line: int = 1) -> Item:
         raise bad("", f"expected a JSON object, got {_type(row)}")
     unknown = sorted(k for k in row if k not in FIELDS)
     if unknown:
+        name = unknown[0]  # any text: quoted unless it is a plain name (a line stays one line)
         raise bad(
-            str(unknown[0]),
+            clip(name if name.isidentifier() else repr(name), 60),
             "unknown field; expected " + ", ".join(FIELDS) + " (put your own under 'meta')",
         )
     for key in _REQUIRED:

@@ -174,14 +174,19 @@ def _constant(name: str) -> Any:
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
-    """True when ``value`` nests more than ``limit`` lists or objects (iterative)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node
+    """True when ``value`` (parsed JSON: exact dicts and lists) nests more than ``limit``
+    lists or objects; breadth first, without recursion."""
+    level, depth = [value], 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+        deeper = []
+        for node in level:
+            for child in node.values() if type(node) is dict else node:
+                if type(child) is dict or type(child) is list:
+                    deeper.append(child)
+        level = deeper
     return False
 
 
@@ -339,9 +344,9 @@ def output_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def _named(exc: OSError, path: str) -> OSError:
+def _named(exc: OSError, path: str, *, always: bool = False) -> OSError:
     """``exc`` with the file named (a failed write on a file object names none)."""
-    if exc.filename is not None or exc.errno is None:
+    if (exc.filename is not None and not always) or exc.errno is None:
         return exc
     return type(exc)(exc.errno, exc.strerror, path)
 
@@ -393,8 +398,8 @@ def _write(given: str, *, binary: bool) -> Iterator[Any]:
         mode = None
     try:
         fd, tmp = temp_file(folder, os.path.basename(target), ".tmp", 0o666)
-    except OSError as exc:
-        raise _named(exc, given) from None
+    except OSError as exc:  # named as the output, not as our temporary file
+        raise _named(exc, given, always=True) from None
     try:
         if mode is not None:
             os.fchmod(fd, mode)

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from ..core import Reply
 from ..errors import StorageFailed, clip
-from ..files import BadJSON, loads_bounded, process_gone, process_name
+from ..files import process_gone, process_name
 from .base import MAX_RESPONSE_CHARS, ChatRequest
 
 __all__ = [
@@ -195,6 +195,10 @@ def check_stored(data: Any) -> Reply:
     )
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def read_stored(raw: str | bytes, *, field: str | None = None) -> Reply:
     """A stored answer from its text (the reply object, or the object holding it under
     ``field``): bounded in size before parsing, then :func:`check_stored`."""
@@ -203,9 +207,13 @@ def read_stored(raw: str | bytes, *, field: str | None = None) -> Reply:
             f"{len(raw):,} characters stored (a reply is at most {MAX_RESPONSE_CHARS:,})"
         )
     try:
-        data = loads_bounded(raw)
-    except BadJSON as exc:
-        raise InvalidStored(str(exc)) from None
+        # Plain json.loads (no depth walk): check_stored accepts only a flat object, and the
+        # scanner's own RecursionError is caught here.
+        data = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise InvalidStored("not JSON we read: nested too deep") from None
+    except ValueError as exc:  # JSONDecodeError, NaN, 5,000 digits, bytes in no encoding
+        raise InvalidStored(f"not JSON: {clip(str(exc), 120)}") from None
     if field is not None:
         if not isinstance(data, dict) or field not in data:
             raise InvalidStored(f"expected a JSON object with {field!r}, got {_type(data)}")
