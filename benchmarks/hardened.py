@@ -1,7 +1,8 @@
 """What issue 31's hardening costs a normal run (numbers in docs/benchmarks.md).
 
 Whole paths, run as a user runs them, the code before and after alternating round by round
-(the machine is shared: single runs vary):
+(the machine is shared: single runs vary; the CPU seconds of each command, user + system,
+vary much less with the load than its wall time):
 
 1. ``cold``: a suite of N samples against the project's server (latency 10 ms, concurrency
    16), cache empty: every answer is asked, claimed, stored.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,23 +36,33 @@ from typing import Any
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 
-def _timed(cmd: list[str], cwd: Path, tree: str | None) -> float:
+def _timed(cmd: list[str], cwd: Path, tree: str | None) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of the command's process."""
     env = dict(os.environ)
     if tree:  # the old package first on the path (its plugin entry point resolves there too)
         env["PYTHONPATH"] = tree
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-2000:] + proc.stderr[-2000:])
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
-    return took
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return took, cpu
 
 
 def whole_paths(before: str, samples: int, items: int, rounds: int) -> dict[str, dict[str, Any]]:
+    paths = ("cold", "warm", "export", "cold_cpu", "warm_cpu", "export_cpu")
     times: dict[str, dict[str, list[float]]] = {
-        side: {"cold": [], "warm": [], "export": []} for side in ("before", "now")
+        side: {p: [] for p in paths} for side in ("before", "now")
     }
+
+    def note(side: str, path: str, measured: tuple[float, float]) -> None:
+        times[side][path].append(measured[0])
+        times[side][f"{path}_cpu"].append(measured[1])
+
     with FakeOpenAIServer(latency_s=0.01) as server, tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "bench.yaml").write_text(
@@ -65,21 +77,21 @@ def whole_paths(before: str, samples: int, items: int, rounds: int) -> dict[str,
                        "no:cacheprovider", "--llm", "openai/oracle", "--llm-api-base",
                        server.url, "--reasoning-concurrency", "16", "--reasoning-cache",
                        str(cache)]  # fmt: skip
-                times[side]["cold"].append(_timed(run, root, tree))
-                times[side]["warm"].append(_timed(run, root, tree))
+                note(side, "cold", _timed(run, root, tree))
+                note(side, "warm", _timed(run, root, tree))
                 export = [sys.executable, "-m", "pytest_reasoning.cli", "export",
                           "dyval.arithmetic", "--level", "D2", "--count", str(items),
                           "-o", str(root / f"items-{side}.jsonl")]  # fmt: skip
-                times[side]["export"].append(_timed(export, root, tree))
+                note(side, "export", _timed(export, root, tree))
     # Medians and minima (on a shared machine the least disturbed run is the fairest), and
     # every run, round by round.
     return {
         side: {
-            **{k: round(statistics.median(v), 3) for k, v in paths.items()},
-            **{f"{k}_min": round(min(v), 3) for k, v in paths.items()},
-            **{f"{k}_all": [round(x, 2) for x in v] for k, v in paths.items()},
+            **{k: round(statistics.median(v), 3) for k, v in found.items()},
+            **{f"{k}_min": round(min(v), 3) for k, v in found.items()},
+            **{f"{k}_all": [round(x, 2) for x in v] for k, v in found.items()},
         }
-        for side, paths in times.items()
+        for side, found in times.items()
     }
 
 
