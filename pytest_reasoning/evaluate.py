@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import os
+import sqlite3
 import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,10 +23,15 @@ from .answers import lenient_answer, strip_think
 from .core import Item, Outcome, Reply
 from .errors import ReasoningError, StorageFailed
 from .models.base import ChatRequest, ModelClient, error_text
-from .models.cache import ResponseCache, ResponseStore, new_owner
+from .models.cache import CACHE_FILE, ResponseCache, ResponseStore, new_owner, storage_failure
 from .models.endpoints import ModelSpec
 from .models.kinds import model_kind
-from .models.litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
+from .models.litellm_client import (
+    CapabilityCache,
+    LiteLLMClient,
+    RetryPolicy,
+    check_installed_litellm,
+)
 from .models.router import RouterGroup
 from .models.shared_cache import AsyncResponseStore, LayeredStore, RedisStore
 from .registry import get_task
@@ -98,6 +105,9 @@ def score_reply(
         reasoning_tokens=reply.reasoning_tokens,
         cost_usd=reply.cost_usd,
     )
+    # Every row carries its item's address, whatever the outcome: enough to rebuild the prompt
+    # later (report drill-downs) and the item's knobs for every table (FLenQA's lengths).
+    address = {"index": item.index, "style": item.style, "params": item.params}
     if reply.error is not None or reply.content is None:
         return Outcome(
             response=None,
@@ -106,10 +116,9 @@ def score_reply(
             failure_mode=None,
             error=error_text(reply.error or "no content", limit=1000),
             error_kind=reply.error_kind or "transient",
+            extra={"address": address},
             **common,
         )
-    # Enough to rebuild the prompt later (report drill-downs) without storing it.
-    address = {"index": item.index, "style": item.style, "params": item.params}
     text, think = strip_think(reply.content)
     reasoning = "separate" if reply.reasoning_chars else "tags" if think else None
     if reply.finish_reason == "length" or think == "unclosed" or (not text.strip() and reasoning):
@@ -203,6 +212,29 @@ class Evaluator:
                 self._cache = local
         return self._cache
 
+    def verify(self, models: Sequence[str], *, deep: bool = True) -> None:
+        """Before any (paid) call, for the ``models`` that call: the installed litellm (from
+        its metadata: a compromised release is refused before it is imported), the cache
+        folder and file (``deep``: every page read once), a shared cache reached and written.
+        Raises ReasoningError (StorageFailed for the cache) in one line: answers that cannot
+        be kept would be paid for twice."""
+        if not any(model_kind(m, self.config.models).calls_model for m in models):
+            return
+        check_installed_litellm()
+        folder = self.config.cache_dir
+        try:
+            self.cache  # noqa: B018 - opening the cache is the check
+        except (OSError, sqlite3.Error) as exc:
+            file = Path(folder or ".") / CACHE_FILE
+            if isinstance(exc, sqlite3.DatabaseError) and file.is_file():
+                raise StorageFailed(storage_failure(file, exc, "read")) from None
+            raise StorageFailed(
+                f"cannot use {folder} ({type(exc).__name__}: {exc}); give a writable folder, "
+                "or 'off' to run without a cache"
+            ) from None
+        if deep:
+            self.verify_cache()
+
     def verify_cache(self) -> None:
         """Before any call: a damaged cache file, or a shared cache that cannot be reached or
         written, raises StorageFailed in one line."""
@@ -212,9 +244,9 @@ class Evaluator:
         elif isinstance(cache, LayeredStore):
             cache.local.verify()
             if cache.shared is not None:
-                cache.shared.ping()
+                _ping(cache.shared)
         elif isinstance(cache, RedisStore):
-            cache.ping()
+            _ping(cache)
 
     @property
     def notices(self) -> dict[str, str]:
@@ -565,7 +597,7 @@ class Evaluator:
         fut = self.submit(item, model, repeat)
         reply = fut.result()
         self._futures.pop((item.id, model), None)
-        return score_reply(
+        outcome = score_reply(
             item,
             model,
             reply,
@@ -573,6 +605,15 @@ class Evaluator:
             model_id=self.model_id(model),
             lenient=self.config.lenient,
         )
+        if outcome.failure_mode == "truncated":  # the limit it was cut at: the remedy names it
+            params = self._client(model).params_for(item.style, len(item.answer))
+            for name in ("max_completion_tokens", "max_tokens"):
+                if isinstance(params.get(name), int):
+                    limit = [name, params[name]]
+                    return dataclasses.replace(
+                        outcome, extra={**outcome.extra, "token_limit": limit}
+                    )
+        return outcome
 
     def pending(self, item_id: str, model: str) -> bool:
         return (item_id, model) in self._futures
@@ -601,6 +642,19 @@ class Evaluator:
             with contextlib.suppress(StorageFailed):  # claims expire anyway
                 self._cache.forget(self._owner)
             self._cache.close()
+
+
+def _ping(store: RedisStore) -> None:
+    """A shared cache that cannot be reached or written stops the run before any call: it
+    would pay for prompts other jobs are asking (mid-run, a lost Redis is different: the run
+    goes on with its local cache, docs/models.md)."""
+    try:
+        store.ping()
+    except StorageFailed as exc:
+        raise StorageFailed(
+            f"{exc} (start Redis or fix the URL; a folder, or 'off', runs without sharing "
+            "answers)"
+        ) from None
 
 
 async def _aget(cache: ResponseStore, request: ChatRequest) -> Reply | None:

@@ -269,6 +269,12 @@ def test_a_device_and_a_fifo_are_written_in_place_never_replaced(tmp_path: Path)
         with write_output(null) as fh:
             fh.write("gone\n")
         assert stat.S_ISCHR(null.stat().st_mode)
+        record(
+            "writers-fifo",
+            "`narrate --out FIFO`: the rows read from the FIFO, still a FIFO; a null device of "
+            "the test's own (mknod, as root) written through the writer: still a character "
+            "device; nothing else left in the folder",
+        )
     assert sorted(os.listdir(tmp_path)) == sorted(
         ["pipe"] + (["null"] if os.geteuid() == 0 else [])
     )
@@ -328,9 +334,7 @@ def test_an_export_killed_midway_leaves_the_old_file_whole(tmp_path: Path) -> No
     record(
         "writers",
         "`export -o FILE` killed (SIGKILL) with 100 kB of new rows written: FILE byte for byte "
-        "the old one; the next export removed the dead run's temporary file; a FIFO and a "
-        "null device of the test's own as `narrate --out`: written in place, still a FIFO and "
-        "a character device",
+        "the old one; the next export removed the dead run's temporary file",
     )
 
 
@@ -549,7 +553,7 @@ def test_a_huge_shard_count_is_one_usage_line(pytester: pytest.Pytester, shard: 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     (line,) = _lines(result.stderr.str())
     assert line.startswith("ERROR: --reasoning-shard: at most 1,000 shards"), line
-    record(f"shard-{len(shard) - 2}", f"exit 4, one line ({took:.2f} s)")
+    record(f"shard-{len(shard) - 2}", f"exit 4, one line in {took:.2f} s")
 
 
 # -- 7: deep JSON, byte order marks -----------------------------------------------------------------

@@ -206,6 +206,14 @@ OPTIONS: tuple[Option, ...] = (
         kind="flag",
     ),
     Option(
+        "--reasoning-sequential",
+        "reasoning_sequential",
+        "make every level sequential (as the suite key sequential: true): ask its samples in "
+        "order and stop once an anytime-valid test settles its gate and comparison; the rest "
+        "are not needed (docs/sequential.md)",
+        kind="flag",
+    ),
+    Option(
         "--reasoning-report",
         "reasoning_report",
         "write an HTML report (index.html with plots, tables and failing samples, "
@@ -329,6 +337,7 @@ class RunOptions:
     lenient: bool = False
     shard: tuple[int, int] | None = None  # (K, N) of --reasoning-shard K/N
     defer_gates: bool = False
+    sequential: bool = False  # --reasoning-sequential: every level sequential
 
     @staticmethod
     def active(config: pytest.Config) -> bool:
@@ -391,6 +400,7 @@ class RunOptions:
         return cls(
             shard=_shard(config),
             defer_gates=bool(_raw(config, "reasoning_defer_gates")),
+            sequential=bool(_raw(config, "reasoning_sequential")),
             llm_config=llm_config,
             llm_router=llm_router,
             model_specs=specs,

@@ -14,6 +14,7 @@ from ..core import level_key
 from ..gates import Comparison
 from ..stats import wilson_interval
 from .cells import Cell
+from .tables import length_key
 
 __all__ = ["Gated", "plots", "plots_unavailable"]
 
@@ -103,22 +104,14 @@ def plots(
     )
 
     # 2. FLenQA: accuracy against input length, per padding and position (its figure 1).
-    flen = [
-        r
-        for r in rows
-        if str(r["task"]).startswith("flenqa.")
-        and r.get("correct") is not None
-        and "padding" in (r.get("extra") or {})
-    ]
+    # Every answered row counts, truncated ones too (the gate's own denominator).
+    flen = [(r, key) for r in rows if (key := length_key(r)) is not None]
     if flen:
         groups: dict[tuple[str, str, str], dict[int, list[bool]]] = defaultdict(
             lambda: defaultdict(list)
         )
-        for r in flen:
-            e = r["extra"]
-            groups[(r["model"], e["padding"], e["position"])][int(e["target_tokens"])].append(
-                bool(r["correct"])
-            )
+        for r, (padding, position, length) in flen:
+            groups[(r["model"], padding, position)][length].append(bool(r["correct"]))
         paddings = sorted({k[1] for k in groups})
         fig, axes = plt.subplots(
             1, len(paddings), figsize=(4.2 * len(paddings), 3.2), squeeze=False
