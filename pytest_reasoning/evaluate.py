@@ -335,6 +335,10 @@ class Evaluator:
         self._clients[model] = client
         return client
 
+    def client(self, model: str) -> ModelClient:
+        """The client that answers ``model`` (the batch phase sends its requests through it)."""
+        return self._client(model)
+
     def model_id(self, model: str) -> str:
         """How results rows name ``model`` precisely (alias, model string, endpoint)."""
         if not model_kind(model, self.config.models).calls_model:

@@ -352,7 +352,7 @@ def _named(exc: OSError, path: str, *, always: bool = False) -> OSError:
 
 
 @contextlib.contextmanager
-def write_output(path: str | os.PathLike[str]) -> Iterator[TextIO]:
+def write_output(path: str | os.PathLike[str], *, durable: bool = False) -> Iterator[TextIO]:
     """The one writer of output files: ``with write_output(path) as fh: fh.write(...)``.
 
     - ``-``: the standard output (flushed at the end, never closed);
@@ -366,8 +366,9 @@ def write_output(path: str | os.PathLike[str]) -> Iterator[TextIO]:
 
     Text is UTF-8 with ``\\n`` line ends (:func:`write_output_bytes` for bytes). Errors are
     OSError naming the path (a full disk shows when the file is written or closed, before
-    anything is renamed)."""
-    yield from _write(os.fspath(path), binary=False)
+    anything is renamed). ``durable``: the file's data is synced to disk before the rename
+    (a record that must survive a power cut; a kill needs no sync)."""
+    yield from _write(os.fspath(path), binary=False, durable=durable)
 
 
 @contextlib.contextmanager
@@ -376,7 +377,7 @@ def write_output_bytes(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     yield from _write(os.fspath(path), binary=True)
 
 
-def _write(given: str, *, binary: bool) -> Iterator[Any]:
+def _write(given: str, *, binary: bool, durable: bool = False) -> Iterator[Any]:
     if given == "-":
         stream: IO[Any] = sys.stdout.buffer if binary else sys.stdout
         yield stream
@@ -411,6 +412,9 @@ def _write(given: str, *, binary: bool) -> Iterator[Any]:
         raise
     try:
         yield fh
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
         fh.close()  # the last buffered bytes are written here: a full disk shows now
         os.replace(tmp, target)
     except BaseException as exc:

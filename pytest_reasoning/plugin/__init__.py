@@ -6,6 +6,7 @@ session registered only when a model is named); the rooms:
 - ``session``: the run session, every hook of an active run;
 - ``items``: suite files as collectors, one item per sample, outcomes as user_properties;
 - ``controller``: outcomes → results file and verdict ledger → synthetic reports → exit status;
+- ``batch``: ``--reasoning-batch``, the Batch API before the run loop;
 - ``shards``, ``progress``, ``checks``; ``xdist``: the only module that touches xdist's internals;
 - ``fixtures``: ``llm`` and ``reasoning_results``.
 """

@@ -124,6 +124,24 @@ OPTIONS: tuple[Option, ...] = (
         "PATH",
     ),
     Option(
+        "--reasoning-batch",
+        "reasoning_batch",
+        "first send the requests of the selected items that have no cached answer through "
+        "the provider's Batch API (about half the price, answers within 24 h), then score "
+        "the run from the cache; a rerun picks a submitted batch up (docs/models.md)",
+        kind="flag",
+    ),
+    Option(
+        "--reasoning-batch-wait",
+        "reasoning_batch_wait",
+        "seconds --reasoning-batch waits for its batches (default 86400: the 24 h window); "
+        "a batch still running then stays recorded, the run stops (exit 2), and the same "
+        "command picks it up",
+        "S",
+        default=86400.0,
+        kind="float",
+    ),
+    Option(
         "--reasoning-concurrency",
         "reasoning_concurrency",
         "concurrent calls per model and process (default 8, at most 1024)",
@@ -338,6 +356,8 @@ class RunOptions:
     shard: tuple[int, int] | None = None  # (K, N) of --reasoning-shard K/N
     defer_gates: bool = False
     sequential: bool = False  # --reasoning-sequential: every level sequential
+    batch: bool = False  # --reasoning-batch: the Batch API first (plugin/batch.py)
+    batch_wait_s: float = 86400.0
 
     @staticmethod
     def active(config: pytest.Config) -> bool:
@@ -397,7 +417,18 @@ class RunOptions:
 
         if repeats is not None and repeats > MAX_REPEATS:
             raise pytest.UsageError(f"--reasoning-repeats: must be <= {MAX_REPEATS}, got {repeats}")
+        batch = bool(_raw(config, "reasoning_batch"))
+        if batch:
+            asked = (*models, *([str(baseline)] if baseline else []))
+            _check_batch(config, asked, specs, cache if cache_dir is None else None)
+        batch_wait = float(_typed(config, "reasoning_batch_wait"))
+        if not math.isfinite(batch_wait) or batch_wait <= 0:
+            raise pytest.UsageError(
+                f"--reasoning-batch-wait: expected a positive number of seconds, got {batch_wait}"
+            )
         return cls(
+            batch=batch,
+            batch_wait_s=batch_wait,
             shard=_shard(config),
             defer_gates=bool(_raw(config, "reasoning_defer_gates")),
             sequential=bool(_raw(config, "reasoning_sequential")),
@@ -427,6 +458,35 @@ class RunOptions:
             report_dir=config.getoption("reasoning_report", None),
             robustness=config.getoption("reasoning_robustness", None),
         )
+
+
+def _check_batch(
+    config: pytest.Config, models: tuple[str, ...], specs: dict[str, Any], no_folder: str | None
+) -> None:
+    """``--reasoning-batch`` where it cannot work: one line, before anything is asked.
+    ``no_folder``: the --reasoning-cache value when it names no cache folder."""
+    from ..models.kinds import model_kind
+
+    if no_folder is not None:
+        raise pytest.UsageError(
+            "--reasoning-batch: needs a cache folder (the batch's answers and its record are "
+            f"kept there, then the run scores them); --reasoning-cache {no_folder!r} keeps none"
+        )
+    dist = str(getattr(config.option, "dist", "no") or "no")
+    if getattr(config.option, "numprocesses", None) or dist != "no":
+        raise pytest.UsageError(
+            "--reasoning-batch: not with -n/--dist (each xdist worker would submit the same "
+            "requests): run it without -n (the answers go to the cache), then with -n if you "
+            "like"
+        )
+    for model in models:
+        kind = model_kind(model, specs)
+        if kind.needs_local_server or kind.routed:
+            what = "the embedded server" if kind.needs_local_server else "a --llm-router group"
+            raise pytest.UsageError(
+                f"--reasoning-batch: {model} is {what}, which has no batch API; run it "
+                "without --reasoning-batch"
+            )
 
 
 def _file_option(config: pytest.Config, dest: str) -> str | None:

@@ -18,6 +18,7 @@ from ..evaluate import EvalConfig, Evaluator
 from ..models.cache import CACHE_FILE
 from ..models.kinds import model_kind
 from ..models.litellm_client import import_litellm_soon
+from .batch import run_batch_phase
 from .controller import Controller
 from .items import ReasoningItem, ReasoningSuiteFile, VerdictItem, complete_levels, teststatus
 from .options import RunOptions
@@ -247,6 +248,8 @@ class RunSession:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Iterator[None]:
         try:
+            if self.state.options.batch and not self.config.option.collectonly:
+                run_batch_phase(self.state)  # the Batch API first: the run answers from cache
             result = yield
         except BaseException:  # -x / --maxfail, Ctrl-C: gates not yet decided stay undecided
             if self.controller is not None:
