@@ -259,7 +259,7 @@ def test_a_model_that_cannot_answer_stops_the_run_with_its_cause(
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "--llm openai/bad-key: AuthenticationError" in err and "infrastructure" in err
-    assert not (tmp_path / "x.jsonl").exists() and not list(tmp_path.glob("*.tmp"))
+    assert not (tmp_path / "x.jsonl").exists() and not list(tmp_path.glob(".*.tmp"))
 
 
 # -- narrated files are items: the shortcut rules run on them ----------------------------------

@@ -14,7 +14,7 @@ from ..core import Item
 from ..errors import ReasoningError
 from ..models.kinds import model_kind
 from ..registry import get_task, task_ids
-from .common import _check_writable, _model_specs, _redis_url, show_progress
+from .common import _check_output, _model_specs, _redis_url, show_progress
 
 if TYPE_CHECKING:
     from ..evaluate import Evaluator
@@ -203,7 +203,7 @@ def frontier_command(args: argparse.Namespace) -> int:
     from ..frontier import find_frontier
 
     if args.json:  # before the search spends calls, not after
-        _check_writable("--json", os.path.dirname(os.path.abspath(args.json)))
+        _check_output("--json", args.json)
     specs = _model_specs(args)
     if model_kind(args.llm, specs).calls_model:
         from ..models.litellm_client import check_installed_litellm
@@ -274,8 +274,10 @@ def frontier_command(args: argparse.Namespace) -> int:
     )
     print(f"frontier: {result.summary()}")
     if args.json:
+        from ..files import write_output
+
         try:
-            with open(args.json, "w", encoding="utf-8") as fh:
+            with write_output(args.json) as fh:
                 json.dump(result.to_dict(), fh, indent=2)
         except OSError as exc:
             raise ReasoningError(f"--json: cannot write {args.json}: {exc.strerror}") from None

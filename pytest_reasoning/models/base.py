@@ -12,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ..core import Reply, canonical_json, sha256_text
 
 __all__ = [
+    "MAX_RESPONSE_CHARS",
     "ChatRequest",
     "ModelClient",
     "error_text",
@@ -20,6 +21,11 @@ __all__ = [
     "register_secret_env",
     "secret_env_names",
 ]
+
+
+# Longest reply kept (characters), from an endpoint or a cache alike: answers are short, and a
+# runaway or hostile reply must not fill the cache, the results file and the report.
+MAX_RESPONSE_CHARS = 1_000_000
 
 
 def normalise_api_base(url: str | None) -> str:

@@ -37,6 +37,7 @@ from typing import Any
 
 from ..core import Reply
 from ..errors import ReasoningError, clip
+from ..files import BadJSON, InputRefused, loads_bounded, read_input, write_output
 from .base import ChatRequest, error_text, normalise_api_base
 from .cache import ResponseStore
 from .litellm_client import LiteLLMClient, classify_error, import_litellm, reply_from
@@ -188,13 +189,12 @@ class BatchLedger:
         """Every recorded batch, oldest first; ReasoningError (one line) for a damaged one."""
         found = []
         for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else ():
-            if not path.is_file() or path.stat().st_size > MAX_RECORD_BYTES:
-                raise ReasoningError(f"{path}: not a batch record (a regular file under 1 GiB)")
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
+            try:  # a regular file under the cap, bounded JSON (files.py)
+                data = loads_bounded(read_input(path, MAX_RECORD_BYTES, what="a batch record"))
+            except (InputRefused, BadJSON) as exc:
+                why = exc.reason if isinstance(exc, InputRefused) else str(exc)
                 raise ReasoningError(
-                    f"{path}: unreadable batch record ({clip(str(exc), 120)}): delete it "
+                    f"{path}: unreadable batch record ({clip(why, 120)}): delete it "
                     "(its batch will not be collected)"
                 ) from None
             found.append(BatchRecord.from_json(data, str(path)))
@@ -202,13 +202,8 @@ class BatchLedger:
 
     def add(self, record: BatchRecord) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.path(record.id)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with write_output(self.path(record.id), durable=True) as fh:  # the one writer
             json.dump(record.to_json(), fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
 
     def remove(self, record: BatchRecord) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -505,8 +500,8 @@ class _Runner:
         text = bytes(found.content).decode("utf-8", "replace")
         rows = []
         for line in text.splitlines():
-            with contextlib.suppress(ValueError):
-                row = json.loads(line)
+            with contextlib.suppress(ValueError):  # BadJSON too: deep JSON is not a row
+                row = loads_bounded(line)
                 if isinstance(row, dict) and isinstance(row.get("custom_id"), str):
                     rows.append(row)
         return iter(rows)

@@ -25,14 +25,16 @@ import re
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..core import Reply, canonical_json
+from ..core import Reply, canonical_json, sha256_text
 from ..errors import ReasoningError
-from .base import ChatRequest, error_text, normalise_api_base
+from ..files import BadJSON, loads_bounded, read_input, write_output
+from .base import MAX_RESPONSE_CHARS, ChatRequest, error_text, normalise_api_base
+from .endpoints import resolve_headers
 from .kinds import KINDS, ModelKind
 
 __all__ = [
@@ -54,9 +56,6 @@ __all__ = [
 COMPROMISED_LITELLM = ("1.82.7", "1.82.8", "1.107.*")
 
 _NO_RETRY_STATUS = {400, 401, 403, 404, 422}
-# Longest reply kept (characters): answers are short, and a runaway or hostile endpoint must
-# not fill the cache, the results file and memory. Longer replies are errors, not retried.
-MAX_RESPONSE_CHARS = 1_000_000
 
 
 def _release(version: str) -> tuple[int, ...] | None:
@@ -158,9 +157,12 @@ class Capabilities:
 
 class CapabilityCache:
     """What LiteLLM said about each model, kept as JSON beside the response cache: a warm
-    rerun makes no call, and must not import litellm (seconds) only to ask again. Keyed by
-    litellm's version, the model, its endpoint and the user's parameters; best effort (a
-    missing or unreadable file means asking LiteLLM)."""
+    rerun makes no call, and must not import litellm (seconds) only to ask again. Keyed by a
+    SHA-256 of litellm's version, the model, its endpoint and the user's parameters (their
+    values never reach the file: a header or a parameter may be sensitive); best effort (a
+    missing, unreadable or invalid file or entry means asking LiteLLM)."""
+
+    MAX_BYTES = 10_000_000  # about 100,000 entries
 
     def __init__(self, directory: str | os.PathLike[str] | None) -> None:
         self.path = Path(directory) / "capabilities.json" if directory else None
@@ -174,26 +176,33 @@ class CapabilityCache:
             installed = version("litellm")
         except PackageNotFoundError:
             installed = "-"
-        return canonical_json([installed, model, normalise_api_base(api_base), dict(given)])
+        return sha256_text(
+            canonical_json([installed, model, normalise_api_base(api_base), dict(given)])
+        )
 
     def _load(self) -> dict[str, Any]:
         if self._data is None:
             self._data = {}
-            if self.path is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    loaded = json.loads(self.path.read_text(encoding="utf-8"))
+            if self.path is not None and self.path.exists():
+                with contextlib.suppress(ReasoningError, BadJSON):
+                    loaded = loads_bounded(read_input(self.path, self.MAX_BYTES))
                     if isinstance(loaded, dict):
-                        self._data = loaded
+                        # Entries keyed by plain text (older versions wrote parameter values
+                        # into the key) are dropped: the next write leaves only hashes.
+                        self._data = {k: v for k, v in loaded.items() if _HASH.fullmatch(k)}
         return self._data
 
     def get(self, key: str) -> Capabilities | None:
         found = self._load().get(key)
-        if not isinstance(found, dict):
+        if not isinstance(found, dict) or set(found) != {f.name for f in fields(Capabilities)}:
             return None
-        try:
-            return Capabilities(**found)
-        except TypeError:
-            return None
+        flags = (found["known"], found["reasoning"], found["temperature_zero"])
+        limit = found["max_output_tokens"]
+        if not all(isinstance(f, bool) for f in flags) or not (
+            limit is None or (type(limit) is int and limit > 0)
+        ):
+            return None  # an entry no version wrote: ask LiteLLM again
+        return Capabilities(**found)
 
     def put(self, key: str, caps: Capabilities) -> None:
         data = self._load()
@@ -202,11 +211,13 @@ class CapabilityCache:
             return
         # Whole-file replace: concurrent workers may drop each other's entry (asked again
         # next time), never corrupt the file.
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-            os.replace(tmp, self.path)
+            with write_output(self.path) as fh:
+                fh.write(json.dumps(data, sort_keys=True))
+
+
+_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 def _thinking_on(given: Mapping[str, Any]) -> bool:
@@ -525,7 +536,8 @@ class LiteLLMClient:
         return kwargs
 
     def _request_kwargs(self, request: ChatRequest) -> dict[str, Any]:
-        kwargs: dict[str, Any] = dict(request.params)
+        # Header values naming a variable (os.environ/NAME) are read now, never stored.
+        kwargs: dict[str, Any] = resolve_headers(request.params)
         if request.api_base:
             kwargs["api_base"] = request.api_base
         kwargs.update(self._credentials())

@@ -14,7 +14,10 @@ import pytest
 
 from ..budget import Budget
 
-__all__ = ["OPTIONS", "Option", "RunOptions", "add_options", "cache_disabled"]
+__all__ = ["MAX_SHARDS", "OPTIONS", "Option", "RunOptions", "add_options", "cache_disabled"]
+
+# --reasoning-shard K/N: more shards than this are not CI jobs but a typo.
+MAX_SHARDS = 1_000
 
 
 @dataclass(frozen=True)
@@ -376,14 +379,14 @@ class RunOptions:
     def from_config(cls, config: pytest.Config) -> RunOptions:
         from ..config import parse_param
         from ..errors import InvalidArgument
-        from ..models.endpoints import check_not_secret
+        from ..models.endpoints import check_param
         from .checks import check_api_base, check_llm_param, check_samples, check_text
 
         params: dict[str, Any] = {}
         for pair in _list(config, "reasoning_llm_params"):
             try:
                 key, value = parse_param(pair)
-                check_not_secret(key)
+                check_param(key, value)
                 check_llm_param(key, value)
             except InvalidArgument as exc:
                 raise pytest.UsageError(f"--llm-param: {exc}") from None
@@ -586,20 +589,26 @@ def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
 
 
 def _shard(config: pytest.Config) -> tuple[int, int] | None:
-    """``--reasoning-shard K/N`` (or the ini key): 1 <= K <= N."""
+    """``--reasoning-shard K/N`` (or the ini key): 1 <= K <= N <= MAX_SHARDS."""
     raw = _raw(config, "reasoning_shard")
     if raw is None:
         return None
+    from ..errors import clip
+
     k, sep, n = str(raw).strip().partition("/")
     try:
-        shard = (int(k), int(n))
+        shard = (int(k), int(n)) if len(k) + len(n) < 40 else None
     except ValueError:
         shard = None
     if not sep or shard is None or not 1 <= shard[0] <= shard[1]:
-        from ..errors import clip
-
         raise pytest.UsageError(
             f"--reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {clip(repr(raw))}"
+        )
+    if shard[1] > MAX_SHARDS:
+        # Each shard is a CI job; N also sizes the assignment's tables before collection.
+        raise pytest.UsageError(
+            f"--reasoning-shard: at most {MAX_SHARDS:,} shards (a CI matrix job each), got "
+            f"{clip(n.strip(), 30)}"
         )
     return shard
 
