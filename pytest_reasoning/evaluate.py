@@ -276,10 +276,9 @@ class Evaluator:
 
     @property
     def notices(self) -> dict[str, str]:
-        """One-line notices of this evaluator, by kind, for the run's summary (the shared
-        cache lost mid-run)."""
-        lost = getattr(self._cache, "lost", None)
-        return {"shared-cache": lost} if lost else {}
+        """One-line notices of this evaluator's cache, by kind, shown once each: the shared
+        cache lost mid-run, an invalid cached answer asked again, a claim waited on."""
+        return dict(getattr(self._cache, "notices", None) or {})
 
     # -- model resolution --------------------------------------------------------------------
     def _client(self, model: str) -> ModelClient:

@@ -100,3 +100,14 @@ def test_task_authors_import_only_the_public_face() -> None:
     for path in sources:
         for module in re.findall(r"^\s*from (pytest_reasoning[\w.]*) import", path.read_text(), re.M):
             assert allowed.match(module), f"{path.name}: from {module} import"
+
+
+def test_a_fifo_named_like_a_suite_never_hangs_a_plain_run(pytester: pytest.Pytester) -> None:
+    """Without --llm the door sniffs YAML files for a top-level ``tasks:``; a FIFO with that
+    name (no writer) must be passed over, not waited on."""
+    import os
+
+    os.mkfifo(pytester.path / "pipe.yaml")
+    pytester.makepyfile(test_plain="def test_one():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=1)

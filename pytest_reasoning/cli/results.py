@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ReasoningError, clip
+from ..files import write_output
 from .common import GATE_INTERRUPTED, GATE_USAGE, _check_writable, _error
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ def _gate(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     if args.junitxml:
         try:
-            with open(args.junitxml, "w", encoding="utf-8") as fh:
+            with write_output(args.junitxml) as fh:  # /dev/full fails here, not silently
                 fh.write(junit_xml(result.verdicts, seconds))
         except OSError as exc:
             raise ReasoningError(

@@ -10,15 +10,16 @@ partial and not decided — never decided on a guess."""
 from __future__ import annotations
 
 import errno
+import io
 import json
 import math
 import os
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ReasoningError, clip
+from ..files import InputRefused, open_input
 
 __all__ = [
     "ERROR_KINDS",
@@ -180,20 +181,15 @@ def load_results(path: str | os.PathLike[str]) -> ResultsFile:
     is not a regular file under :data:`MAX_RESULTS_BYTES`, and for the first row a verdict
     could miscount (``file:line: field: expected …``); FileNotFoundError if it is missing."""
     shown = os.fspath(path)
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), shown) from None
-    if not stat.S_ISREG(info.st_mode):  # /dev/zero would never end, a FIFO never start
-        raise InvalidResults(f"{shown}: not a regular file (a results file is a JSONL file)")
-    if info.st_size > MAX_RESULTS_BYTES:
-        raise InvalidResults(
-            f"{shown}: {info.st_size:,} bytes, more than the {MAX_RESULTS_BYTES:,} a results "
-            "file may have"
-        )
+    if not os.path.lexists(path):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), shown)
+    try:  # checked on the opened file: a FIFO cannot hang, /dev/zero cannot fill memory
+        raw = open_input(path, MAX_RESULTS_BYTES, shown=shown, what="a results file")
+    except InputRefused as exc:
+        raise InvalidResults(f"{shown}: {exc.reason}") from None
     out = ResultsFile(shown)
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as fh:
         number = 0
         while True:
             line = fh.readline(MAX_ROW_BYTES + 1)

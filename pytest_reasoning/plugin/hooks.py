@@ -39,9 +39,11 @@ def looks_like_suite(path: Path) -> bool:
     ``config.is_suite_file``, without importing config (which loads the task registry)."""
     if path.suffix not in (".yaml", ".yml"):
         return False
+    from ..files import InputRefused, read_text_input  # a FIFO named *.yaml must not hang
+
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_text_input(path, 1_000_000, errors="replace")
+    except InputRefused:
         return False
     return re.search(r"^tasks\s*:", text, re.M) is not None
 
