@@ -21,7 +21,7 @@ def report_command(args: argparse.Namespace) -> int:
     from ..gates import GateSpec, baseline_answers, compare
     from ..report import build_report
 
-    rows = _read_all(args.results)
+    rows = _read_report_rows(args.results)
     comparisons = []
     if args.baseline:
         models = {r["model"] for r in rows}
@@ -33,7 +33,11 @@ def report_command(args: argparse.Namespace) -> int:
         outcomes = [Outcome.from_dict(r) for r in rows]
         base = baseline_answers(o for o in outcomes if o.model == args.baseline)
         comparisons = compare(
-            ((o, GateSpec("", o.task, o.level)) for o in outcomes if o.model != args.baseline),
+            (
+                (o, GateSpec(o.suite or "", o.entry or o.task, o.level))
+                for o in outcomes
+                if o.model != args.baseline
+            ),
             base,
             args.baseline,
         )
@@ -50,6 +54,19 @@ def report_command(args: argparse.Namespace) -> int:
     if report.note:
         sys.stderr.write(f"pytest-reasoning: note: {report.note}\n")
     return 0
+
+
+def _read_report_rows(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of results files and folders of them (a CI merge job's downloaded shards), one
+    per sample (the last file given wins, as ``pytest-reasoning gate`` counts them)."""
+    from ..gates.store import row_key
+    from ..merge import disambiguate, read_all, results_files
+
+    kept: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in disambiguate(read_all(results_files(paths))):
+        kept.pop(row_key(row), None)
+        kept[row_key(row)] = row
+    return list(kept.values())
 
 
 def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:

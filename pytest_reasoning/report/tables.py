@@ -65,11 +65,12 @@ def levels_table(
     *,
     reasons: bool = False,
     partial: Partial | None = None,
+    suite: bool = False,
 ) -> Table:
     """One row per (model, suite entry, level): the gated measure, its interval, the verdict
     (``partial k/n`` where a selection ran part of the level: not decided; ``INFRA`` where
     every sample failed for infrastructure). With ``reasons``, the gate's one-line reason is a
-    last column (the HTML report)."""
+    last column; with ``suite``, the suite file is the second (the HTML report)."""
     levels = list(levels)
     partial = partial or {}
     by_stats = {id(g.stats): g for g in gates}
@@ -120,8 +121,12 @@ def levels_table(
                 if part is not None
                 else "-"
             )
+        if suite:
+            row.insert(1, s.spec.suite)
         rows.append(row)
     headers = LEVEL_HEADERS + (REPEAT_HEADERS if repeated else ())
+    if suite:
+        headers = (headers[0], "suite", *headers[1:])
     return Table(headers + (("reason",) if reasons else ()), rows)
 
 
@@ -194,7 +199,8 @@ COMPARISON_HEADERS = (
 )
 
 
-def comparisons_table(comparisons: Sequence[Comparison]) -> Table:
+def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False) -> Table:
+    """One row per comparison; with ``suite``, the suite file is the second column."""
     rows = []
     for c in comparisons:
         t = c.table
@@ -213,7 +219,10 @@ def comparisons_table(comparisons: Sequence[Comparison]) -> Table:
                 verdict(c),
             ]
         )
-    return Table(COMPARISON_HEADERS, rows)
+        if suite:
+            rows[-1].insert(1, c.spec.suite)
+    headers = COMPARISON_HEADERS
+    return Table((headers[0], "suite", *headers[1:]) if suite else headers, rows)
 
 
 LENGTH_TASKS = "flenqa."  # the tasks whose rows the length table reads
