@@ -48,9 +48,13 @@ def render(index: Path, screenshot: Path | None, *, height: int = 2200) -> dict[
     from pytest_reasoning.testing.browser import Browser
 
     with Browser(height=height) as browser:
+        page = browser.open("about:blank")
+        page.send("Performance.enable", {"timeDomain": "threadTicks"})
         started = time.perf_counter()
-        page = browser.open(index.resolve().as_uri(), ready=READY, timeout=120)
+        page.goto(index.resolve().as_uri(), ready=READY, timeout=120)
         opened = time.perf_counter() - started
+        metrics = {m["name"]: m["value"] for m in page.send("Performance.getMetrics")["metrics"]}
+        page.wait_for("document.readyState === 'complete'", 120)
         found: dict[str, Any] = page.evaluate(
             "({images: document.images.length,"
             " broken: [...document.images].filter(i => !i.naturalWidth).length,"
@@ -59,11 +63,32 @@ def render(index: Path, screenshot: Path | None, *, height: int = 2200) -> dict[
             " status: document.getElementById('pr-status').textContent})"
         )
         found["open_s"] = opened
+        # The page's main thread until the viewer was ready (CPU time: what load cannot add).
+        found["main_cpu_s"] = metrics["TaskDuration"]
         if screenshot is not None:
             page.screenshot(str(screenshot), full=False)
         found["problems"] = page.problems()
         found["requests"] = [u for u in page.requests() if not u.startswith(("file:", "data:"))]
     return found
+
+
+def screenshot_samples(index: Path, shot: Path) -> None:
+    """The viewer as a person triaging uses it: the candidate's wrong answers, one open."""
+    from pytest_reasoning.testing.browser import Browser
+
+    with Browser(width=1280, height=1000) as browser:
+        page = browser.open(index.resolve().as_uri(), ready=READY, timeout=120)
+        n = int(page.evaluate("document.documentElement.dataset.rendered"))
+        page.choose("#pr-f-model", "openai/candidate")
+        page.wait_for(rendered_after(n))
+        n += 1
+        page.choose("#pr-f-outcome", "wrong")
+        page.wait_for(rendered_after(n))
+        n += 1
+        page.click("#pr-samples tbody tr:nth-child(3) a")
+        page.wait_for(rendered_after(n) + " && !document.getElementById('pr-detail').hidden")
+        page.evaluate("document.getElementById('samples').scrollIntoView()")
+        page.screenshot(str(shot), full=False)
 
 
 def interact(index: Path, paged: bool) -> dict[str, Any]:
@@ -189,18 +214,20 @@ def scale(args: argparse.Namespace) -> int:
         data_mb = sum(p.stat().st_size for p in data) / 1e6
         seen = [render(out / "index.html", None, height=1400) for _ in range(args.rounds)]
         if args.screenshot:
-            render(out / "index.html", Path(args.screenshot), height=1000)
+            screenshot_samples(out / "index.html", Path(args.screenshot))
         acted = interact(out / "index.html", paged=bool(data))
     load = os.getloadavg()[0]
     fcp = sorted(s["fcp"] for s in seen)
     ready = sorted(s["ready"] for s in seen)
+    cpu = sorted(s["main_cpu_s"] for s in seen)
     print(f"samples: {len(rows):,} ({len(rows) // (2 * args.repeats):,} items x {args.repeats} "
           f"repeat(s) x 2 models; generated and scored in {made:.0f} s)")  # fmt: skip
     print(f"build_report: {built:.1f} s ({built_cpu:.1f} s CPU); index.html {page_mb:.1f} MB; "
           f"data files: {len(data)}, {data_mb:.1f} MB")  # fmt: skip
     print(f"chromium, {args.rounds} opens: first contentful paint {fcp[len(fcp) // 2]:.0f} ms "
           f"(max {fcp[-1]:.0f}), viewer ready {ready[len(ready) // 2]:.0f} ms (max "
-          f"{ready[-1]:.0f}) after navigation; load average {load:.1f}")  # fmt: skip
+          f"{ready[-1]:.0f}) after navigation; main thread busy until ready "
+          f"{cpu[len(cpu) // 2]:.2f} s (CPU); load average {load:.1f}")  # fmt: skip
     print(f"  first view: {seen[0]['status']}")
     print(f"  {acted['level']}")
     print("  " + ", ".join(f"{k} {acted[k]:.2f}" for k in

@@ -57,8 +57,10 @@ def _report(
                 wrong = model == models[0] and a.index % 2 == 1
                 content = reply(item, model, a) if reply else None
                 content = content or ("<<<-999>>>" if wrong else f"<<<{item.answer}>>>")
-                said = Reply(content, prompt_tokens=50, completion_tokens=5, latency_s=0.5,
-                             finish_reason="stop")  # fmt: skip
+                said = Reply(content, prompt_tokens=50, completion_tokens=5,
+                             latency_s=0.5 + a.index, finish_reason="stop")  # fmt: skip
+                if content == "<fail>":
+                    said = Reply(None, error="HTTP 500: boom", error_kind="transient")
                 o = score_reply(item, model, said)
                 store.add(dataclasses.replace(o, suite=a.suite, entry=a.entry.id), a.gate)
     base = baseline_answers(o for o in store.outcomes if o.model == models[1])
@@ -103,6 +105,26 @@ def test_every_sample_is_in_the_page_with_its_prompt(tmp_path: Path) -> None:
     # One prompt per item: both models' samples share it.
     assert sum(len(t["prompts"]) for t in texts) == 8
     assert report.summary["samples"] == 16 and report.summary["sample_data"] == "inline"
+
+
+def test_a_failed_call_shows_its_prompt_and_no_pair_verdict(tmp_path: Path) -> None:
+    """A failed call's row keeps no item address: its prompt comes from the other model's
+    answered sample of the same prompt; its pair is "a call failed"."""
+    _, _, out = _report(
+        tmp_path, reply=lambda item, model, a: "<fail>" if model == "cand" and a.index == 0 else None
+    )  # fmt: skip
+    manifest, metas, texts = _data(out)
+    failed = [(s, t) for m, t in zip(metas, texts, strict=True) for s in m["samples"]
+              if s["outcome"] == "error"]  # fmt: skip
+    assert len(failed) == 2  # item 0 of D1 and of D2
+    for s, t in failed:
+        assert s["mode"] == "error (transient)" and s["error"] == "HTTP 500: boom"
+        assert t["prompts"][s["prompt"]].startswith("Here is the description")
+    assert [c["kinds"][PAIR_KINDS.index("a call failed")] for c in manifest["comparisons"]] == [
+        1,
+        1,
+    ]
+    assert "without their prompt" not in (out / "index.html").read_text()
 
 
 def test_the_page_is_the_same_bytes_twice(tmp_path: Path) -> None:
@@ -201,6 +223,26 @@ def test_links(tmp_path: Path) -> None:
     )
 
 
+def test_report_command_reads_shards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``pytest-reasoning report FOLDER``: every shard's file, a sample in two files once."""
+    from pytest_reasoning.cli import main
+
+    rows, _, _ = _report(tmp_path)
+    shards = tmp_path / "results"
+    (shards / "a").mkdir(parents=True)
+    half = len(rows) // 2
+    for name, part in (("a/s1.jsonl", rows[:half]), ("s2.jsonl", rows[half - 2 :])):
+        (shards / name).write_text("".join(json.dumps(r) + "\n" for r in part))
+    out = tmp_path / "from-files"
+    assert main(["report", str(shards), "--out", str(out), "--baseline", "base"]) == 0
+    manifest, _, _ = _data(out)
+    assert manifest["total"] == len(rows) == 16
+    assert [c["kinds"][0] for c in manifest["comparisons"]] == [2, 2]  # paired per level
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().endswith("empty: no *.jsonl file in this folder")
+
+
 # -- in Chromium -----------------------------------------------------------------------------
 CHROMIUM = find_chromium()
 needs_chromium = pytest.mark.skipif(
@@ -233,6 +275,12 @@ def test_filters_search_and_links_in_a_browser(tmp_path: Path) -> None:
         assert "outcome=wrong" in page.evaluate("location.hash")  # the view is shareable
         _after(page, lambda: page.click("#pr-reset"))
         assert page.evaluate(ROWS) == 24
+        _after(page, lambda: page.choose("#pr-f-sort", "slowest"))
+        latencies = page.evaluate(
+            "[...document.querySelectorAll('#pr-samples tbody td:nth-child(13)')]"
+            ".map(td => parseFloat(td.textContent))"
+        )
+        assert latencies == sorted(latencies, reverse=True) and latencies[0] == 5.5
         # Search reads the replies: only the candidate's wrong answers say -999.
         _after(page, lambda: page.type("#pr-f-q", "-999"))
         assert page.evaluate(ROWS) == 6

@@ -59,11 +59,22 @@ def report_command(args: argparse.Namespace) -> int:
 def _read_report_rows(paths: Sequence[str]) -> list[dict[str, Any]]:
     """Rows of results files and folders of them (a CI merge job's downloaded shards), one
     per sample (the last file given wins, as ``pytest-reasoning gate`` counts them)."""
-    from ..gates.store import row_key
-    from ..merge import disambiguate, read_all, results_files
+    from pathlib import Path
 
+    from ..gates.store import row_key
+    from ..merge import disambiguate, read_all
+
+    files: list[str] = []
+    for raw in paths:
+        if os.path.isdir(raw):
+            found = sorted(str(p) for p in Path(raw).rglob("*.jsonl") if p.is_file())
+            if not found:
+                raise ReasoningError(f"{raw}: no *.jsonl file in this folder")
+            files += found
+        else:
+            files.append(raw)
     kept: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for row in disambiguate(read_all(results_files(paths))):
+    for row in disambiguate(read_all(files)):
         kept.pop(row_key(row), None)
         kept[row_key(row)] = row
     return list(kept.values())

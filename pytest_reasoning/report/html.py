@@ -194,6 +194,9 @@ def build_report(
             )
         )
     parts.append(viewer)
+    # The viewer's script runs here, once the page above it is parsed: the plots, the other
+    # tables and the samples' texts (read only to search or to show) are parsed after it.
+    viewer_at = len(parts)
     parts.append('<h2 id="plots">Plots</h2>')
     for caption, path in [*written, *extra_images]:
         with open(path, "rb") as fh:
@@ -272,9 +275,9 @@ def build_report(
             )
         )
 
-    body = "\n".join(parts)
+    body, rest = "\n".join(parts[:viewer_at]), "\n".join(parts[viewer_at:])
     script = asset("viewer.js")
-    nonce = hashlib.sha256((body + scripts + late + script).encode("utf-8")).hexdigest()[:32]
+    nonce = hashlib.sha256((body + scripts + rest + late + script).encode("utf-8")).hexdigest()[:32]
     page = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -289,6 +292,7 @@ def build_report(
         + body
         + scripts
         + f'<script nonce="{nonce}">{script}</script>'
+        + rest
         + late
         + "</body></html>\n"
     )

@@ -227,7 +227,7 @@ def _outcomes(
     failed calls, outside the denominator, are counted at the end of the bar."""
     keys = sorted(cells, key=lambda k: (k[1], k[2], level_key(k[3]), k[0]))
     modes = sorted({m for c in cells.values() for m in c.modes})
-    fig, ax = plt.subplots(figsize=(8.5, max(2.4, 0.2 * len(keys) + 1.2)))
+    fig, ax = plt.subplots(figsize=(8.5, max(2.4, 0.18 * len(keys) + 1.2)))
     ys = list(range(len(keys)))[::-1]  # the first level on top
     left = [0.0] * len(keys)
     for name in ["correct", *modes]:
@@ -247,7 +247,7 @@ def _outcomes(
         label = f"{entry} {level}"
         label += f" ({model})" if len(models) > 1 else ""
         label += f" [{_suite(suite)}]" if several else ""
-        labels.append(_wrap(label, 44))
+        labels.append(_wrap(label, 70))
     ax.set_yticks(ys, labels, fontsize=6)
     ax.set_ylim(-0.6, len(keys) - 0.4)
     ax.set_xlim(0, 1)
@@ -265,14 +265,18 @@ def _baseline(plt: Any, comparisons: Sequence[Comparison], several: bool, save: 
     """5. Candidate − baseline per level with its paired interval, as horizontal bars: a
     level's name reads whole at any length."""
     candidates = len({c.candidate for c in comparisons}) > 1
+    comparisons = sorted(
+        comparisons,
+        key=lambda c: (c.spec.suite, c.spec.entry, level_key(c.spec.level), c.candidate),
+    )
     labels = []
     for c in comparisons:
         label = f"{c.spec.entry} {c.spec.level}"
         label += f" ({c.candidate})" if candidates else ""
         label += f" [{_suite(c.spec.suite)}]" if several and c.spec.suite else ""
-        labels.append(_wrap(label, 40))
+        labels.append(_wrap(label, 70))
     n = len(comparisons)
-    fig, ax = plt.subplots(figsize=(7.5, max(2.4, 0.2 * n + 1.2)))
+    fig, ax = plt.subplots(figsize=(7.5, max(2.4, 0.18 * n + 1.2)))
     ys = list(range(n))[::-1]  # the first comparison on top
     diffs = [c.table.difference for c in comparisons]
     err = [
@@ -283,7 +287,8 @@ def _baseline(plt: Any, comparisons: Sequence[Comparison], several: bool, save: 
     ax.barh(ys, diffs, color=colors)
     ax.errorbar(diffs, ys, xerr=err, fmt="none", ecolor="k", capsize=3)
     ax.axvline(0, color="k", lw=0.8)
-    ax.set_yticks(ys, labels, fontsize=7)
+    ax.set_yticks(ys, labels, fontsize=6)
+    ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("candidate − baseline accuracy (red: regression, green: improved)")
     save(

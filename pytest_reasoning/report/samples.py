@@ -5,12 +5,11 @@ comparison, all cut into *chunks*: one per (suite entry, level), a large level i
 :data:`PART` samples (the samples of one item and prompt always in the same part, so a pair
 never straddles two).
 
-Each chunk is two blobs, ``meta`` (what filters and tables read) and ``text`` (prompts, replies,
-reasoning: read only to search or to show a sample), each JSON compressed with raw DEFLATE and
-base64-encoded. The browser inflates them with ``DecompressionStream`` (no library, nothing
-from the network). Base64 holds no ``<``, ``&`` or quote, so no model text can close a script
-element or start markup in the page: it is inert by construction, and the page shows it only
-through ``textContent``.
+Each chunk is two blobs: ``meta`` (what the filters and the list read), JSON with every ``<``
+escaped, read at once; and ``text`` (prompts, replies, reasoning: read only to search or to
+show a sample), JSON compressed with raw DEFLATE and base64-encoded, inflated by the browser's
+own ``DecompressionStream`` when needed. Neither holds a ``<``, so no model text can close a
+script element or start markup in the page; the page shows it only through ``textContent``.
 """
 
 from __future__ import annotations
@@ -30,7 +29,15 @@ from ..gates import Comparison, baseline_answers
 from ..gates.store import row_key
 from ..models.base import redactor
 
-__all__ = ["PAIR_KINDS", "PART", "Chunk", "SampleData", "sample_data", "sample_id"]
+__all__ = [
+    "PAIR_KINDS",
+    "PART",
+    "Chunk",
+    "SampleData",
+    "sample_data",
+    "sample_id",
+    "script_json",
+]
 
 PART = 4000  # samples per chunk at most: a level larger than this is split (by item)
 
@@ -139,10 +146,17 @@ class Chunk:
         }
 
     def blobs(self) -> tuple[str, str]:
-        """(meta, text) as base64 of raw-DEFLATE JSON."""
+        """(meta as JSON, texts as base64 of raw-DEFLATE JSON)."""
         meta = {"samples": self.samples, "pairs": self.pairs}
         text = {"prompts": self.prompts, "replies": self.replies, "reasoning": self.reasoning}
-        return _pack(meta), _pack(text)
+        return script_json(meta), _pack(text)
+
+
+def script_json(data: Any) -> str:
+    """JSON with no ``<`` at all (nothing in it can close a script element or open a
+    comment) and U+2028/2029 escaped (JavaScript source may hold it too)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def _pack(data: Any) -> str:
@@ -211,7 +225,13 @@ def sample_data(
     missing = 0
     _text = _texts()
     seen: dict[str, int] = {}  # the current part's prompts, each stored once
-    prompts: dict[str, str | None] = {}  # by the row's item address: built once per item
+    # Each prompt built once, by its hash: every model's sample of an item shares it, and a
+    # failed call's row (which keeps no item address) gets it from an answered one.
+    prompts: dict[str, str | None] = {}
+    for r in rows:
+        sha = str(r.get("prompt_sha256") or "")
+        if sha not in prompts and (r.get("extra") or {}).get("address"):
+            prompts[sha] = _text(prompt(r))
     for entry, level in sorted(groups, key=lambda g: (g[0], level_key(g[1]))):
         members = groups[(entry, level)]
         by_item: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -231,14 +251,7 @@ def sample_data(
                 seen = {}
             for k in sorted(ks, key=order):
                 r = rows[k]
-                text_key = json.dumps(
-                    [r["task"], r["level"], r.get("seed"), (r.get("extra") or {}).get("address")],
-                    sort_keys=True,
-                    default=str,
-                )
-                if text_key not in prompts:
-                    prompts[text_key] = _text(prompt(r))
-                p = prompts[text_key]
+                p = prompts.get(str(r.get("prompt_sha256") or ""))
                 missing += p is None
                 pi = -1 if p is None else seen.setdefault(p, len(seen))
                 if p is not None and pi == len(part.prompts):

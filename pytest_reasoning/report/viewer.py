@@ -1,7 +1,11 @@
 """The page's sample viewer: the manifest (filters' values, one entry per data chunk and per
 comparison), the chunks' blobs inline in the page or, past :data:`INLINE_MAX`, in
 ``data/<key>.js`` files beside it that the page loads per level (script tags: ``file://``
-forbids ``fetch``), and the markup the script (``assets/viewer.js``) fills in."""
+forbids ``fetch``), and the markup the script (``assets/viewer.js``) fills in.
+
+Inline, the samples' lists come before the viewer's script and their texts after it: the
+script draws the first page of samples synchronously (JSON only, no inflating), before the
+browser parses the plots and texts below it."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from importlib import resources
 from typing import Any
 
 from ..core import level_key
-from .samples import PAIR_KINDS, SampleData
+from .samples import PAIR_KINDS, SampleData, script_json
 
 __all__ = ["INLINE_MAX", "LOAD_LIMIT", "asset", "page_data", "viewer_parts", "write_file"]
 
@@ -36,13 +40,6 @@ def write_file(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
-def script_json(data: Any) -> str:
-    """JSON safe inside a ``<script type="application/json">``: no ``<`` at all, so nothing
-    in it can close the element or open a comment."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
 def viewer_parts(data: SampleData, out: str) -> tuple[str, str, str, list[str]]:
     """(the viewer's section, the data elements before the viewer's script, those after it,
     data files written). The texts (prompts, replies) come after the script, so the viewer
@@ -58,19 +55,16 @@ def viewer_parts(data: SampleData, out: str) -> tuple[str, str, str, list[str]]:
     scripts: list[str] = []
     late: list[str] = []
     for key, m, t in blobs:
+        if inline:  # neither holds a "<": nothing in them can end the element
+            scripts.append(f'<script type="application/json" id="pr-{key}m">{m}</script>')
+            late.append(f'<script type="application/octet-stream" id="pr-{key}t">{t}</script>')
+            continue
+        os.makedirs(folder, exist_ok=True)
         for suffix, blob in (("m", m), ("t", t)):
-            if inline:  # base64: nothing in it can end the element
-                (scripts if suffix == "m" else late).append(
-                    f'<script type="application/octet-stream" id="pr-{key}{suffix}">{blob}</script>'
-                )
-            else:
-                os.makedirs(folder, exist_ok=True)
-                path = os.path.join(folder, f"{key}{suffix}.js")
-                write_file(
-                    path,
-                    f'(window.PR_DATA=window.PR_DATA||{{}})["{key}{suffix}"]="{blob}";\n',
-                )
-                files.append(path)
+            path = os.path.join(folder, f"{key}{suffix}.js")
+            literal = json.dumps(blob, ensure_ascii=False)  # U+2028/2029 escaped already
+            write_file(path, f'(window.PR_DATA=window.PR_DATA||{{}})["{key}{suffix}"]={literal};\n')
+            files.append(path)
     samples = [s for c in data.chunks for s in c.samples]
     manifest = {
         "dir": DATA,
@@ -98,8 +92,9 @@ def viewer_parts(data: SampleData, out: str) -> tuple[str, str, str, list[str]]:
         total=f"{len(samples):,}",
         where=where,
         missing=(
-            f" {data.prompts_missing:,} prompt(s) could not be rebuilt here (a task not "
-            "installed, or a generator changed since the run)."
+            f" {data.prompts_missing:,} sample(s) without their prompt: it could not be "
+            "rebuilt here (a task not installed, a generator changed since the run, or only "
+            "failed calls asked it)."
             if data.prompts_missing
             else ""
         ),
@@ -146,16 +141,17 @@ def page_data(folder: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Any]
     if found is None:
         raise ValueError(f"{folder}: no sample viewer in index.html")
     manifest = json.loads(found[1])
-    blobs = dict(re.findall(r'id="pr-(c\d+[mt])">([A-Za-z0-9+/=]*)</script>', page))
+    inline = r'<script type="application/[a-z-]+" id="pr-(c\d+[mt])">(.*?)</script>'
+    blobs = dict(re.findall(inline, page))
     data = os.path.join(folder, DATA)
     for name in sorted(os.listdir(data)) if os.path.isdir(data) else ():
         with open(os.path.join(data, name), encoding="utf-8") as fh:
-            held = re.fullmatch(r'.*\["(c\d+[mt])"\]="([A-Za-z0-9+/=]*)";\n', fh.read(), re.S)
+            held = re.fullmatch(r'.*?\["(c\d+[mt])"\]=(".*");\n', fh.read(), re.S)
         if held:
-            blobs[held[1]] = held[2]
+            blobs[held[1]] = json.loads(held[2])
 
     def inflate(key: str) -> Any:
         return json.loads(zlib.decompress(base64.b64decode(blobs[key]), -15))
 
     keys = [c["key"] for c in manifest["chunks"]]
-    return manifest, [inflate(k + "m") for k in keys], [inflate(k + "t") for k in keys]
+    return manifest, [json.loads(blobs[k + "m"]) for k in keys], [inflate(k + "t") for k in keys]

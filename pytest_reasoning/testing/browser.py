@@ -194,7 +194,7 @@ class Browser:
 
     # -- pages ---------------------------------------------------------------------------------
     def open(self, url: str, *, ready: str | None = None, timeout: float = 60) -> Page:
-        """A new tab showing ``url``, once loaded (and, with ``ready``, once that JavaScript
+        """A new tab showing ``url``, once loaded (with ``ready``: once that JavaScript
         expression is truthy)."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
@@ -243,13 +243,16 @@ class Page:
         return self.browser.send(method, params, session=self.session, **kw)
 
     def goto(self, url: str, *, ready: str | None = None, timeout: float = 60) -> None:
+        """Navigate; return once the page has loaded, or with ``ready`` once that expression
+        is truthy (which may be before the load event: a page's script can be ready first)."""
         self.send("Page.navigate", {"url": url})
+        if ready:
+            self.wait_for(ready, timeout)
+            return
         self.browser.wait_event(
             lambda e: e.get("sessionId") == self.session and e["method"] == "Page.loadEventFired",
             timeout,
         )
-        if ready:
-            self.wait_for(ready, timeout)
 
     def evaluate(self, expression: str, *, timeout: float = 60) -> Any:
         """The value of a JavaScript expression (promises awaited), as JSON brings it back."""
@@ -265,13 +268,19 @@ class Page:
         return reply["result"].get("value")
 
     def wait_for(self, expression: str, timeout: float = 30) -> Any:
+        """The expression's value once truthy; until then an error counts as not yet (a page
+        still loading has no document element)."""
         deadline = time.monotonic() + timeout
+        last = ""
         while True:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except BrowserError as exc:
+                value, last = None, f" (last: {exc})"
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise BrowserError(f"still false after {timeout:g} s: {expression}")
+                raise BrowserError(f"still false after {timeout:g} s: {expression}{last}")
             time.sleep(0.05)
 
     def _center(self, selector: str) -> tuple[float, float]:

@@ -1,8 +1,10 @@
 // The report's sample viewer: every sample, filters, search, one sample's detail, candidate
-// beside baseline. Data comes in chunks (one per suite entry and level) of base64 raw-DEFLATE
-// JSON, inline in the page or in data/<key>.js files loaded by script tags (file:// forbids
-// fetch); nothing is ever requested from the network. Model text reaches the page only
-// through textContent, with control characters shown as symbols.
+// beside baseline. Data comes in chunks (one per suite entry and level): the samples' list as
+// JSON, their texts as base64 raw-DEFLATE JSON; inline in the page or in data/<key>.js files
+// loaded by script tags (file:// forbids fetch); nothing is ever requested from the network.
+// Inline, the first draw needs no macrotask (no inflating, no loading), so it is done before
+// the browser parses the rest of the page. Model text reaches the page only through
+// textContent, with control characters shown as symbols.
 (() => {
   "use strict";
   const M = JSON.parse(document.getElementById("pr-manifest").textContent);
@@ -11,7 +13,7 @@
   const FILTERS = ["model", "suite", "task", "level", "outcome", "mode"];
   const HASH_KEYS = ["view", ...FILTERS, "kind", "q", "sort", "sample"];
   const state = { view: "samples", model: "", suite: "", task: "", level: "", outcome: "",
-    mode: "", kind: "", q: "", sort: "level", sample: "", page: 0 };
+    mode: "", kind: "", q: "", sort: "", sample: "", page: 0 };
   const meta = new Map(); // chunk key → {samples, pairs}
   const text = new Map(); // chunk key → {prompts, replies, reasoning}
   const loading = new Map(); // blob key → Promise
@@ -77,7 +79,7 @@
   }
   async function loadMeta(chunk) {
     if (!meta.has(chunk.key)) {
-      const data = await inflate(await blob(chunk.key + "m"));
+      const data = JSON.parse(await blob(chunk.key + "m"));
       data.samples.forEach((s, i) => { s.chunk = chunk.key; s.pos = i; });
       meta.set(chunk.key, data);
     }
@@ -106,16 +108,15 @@
     return !state.q || haystack(s).includes(state.q.toLowerCase());
   }
   function haystack(s) {
-    if (s.hay === undefined) {
-      const t = text.get(s.chunk);
-      s.hay = [s.item, s.model, s.extracted, s.gold, s.detail, s.error, s.mode,
-        t && t.prompts[s.prompt], t && t.replies[s.pos], t && t.reasoning[s.pos]]
-        .filter((x) => x).join("\n").toLowerCase();
-    }
-    return s.hay;
+    if (s.hay !== undefined) return s.hay;
+    const t = text.get(s.chunk);
+    const hay = [s.item, s.model, s.extracted, s.gold, s.detail, s.error, s.mode,
+      t && t.prompts[s.prompt], t && t.replies[s.pos], t && t.reasoning[s.pos]]
+      .filter((x) => x).join("\n").toLowerCase();
+    if (t) s.hay = hay; // kept once the texts are in
+    return hay;
   }
-  const ORDERS = {
-    level: null,
+  const ORDERS = { // "": level order, as the chunks hold the samples
     slowest: (a, b) => (b.latency || 0) - (a.latency || 0),
     tokens: (a, b) => tokens(b) - tokens(a),
     cost: (a, b) => (b.cost || 0) - (a.cost || 0),
@@ -150,8 +151,8 @@
       timer = setTimeout(() => { state.q = e.target.value.trim(); state.page = 0; changed(); }, 150);
     });
     $("pr-reset").addEventListener("click", () => {
-      for (const k of [...FILTERS, "kind", "q"]) state[k] = "";
-      state.sort = "level"; state.page = 0; changed();
+      for (const k of [...FILTERS, "kind", "q", "sort"]) state[k] = "";
+      state.page = 0; changed();
     });
     for (const view of ["samples", "pairs"]) {
       $("pr-v-" + view).addEventListener("click", () => { state.view = view; state.page = 0; changed(); });
@@ -186,16 +187,14 @@
     const raw = location.hash.slice(1);
     if (!raw.includes("=")) return false; // a plain anchor (#levels): not a view
     const p = new URLSearchParams(raw);
-    for (const k of HASH_KEYS) state[k] = p.get(k) || (k === "view" ? "samples" : k === "sort" ? "level" : "");
+    for (const k of HASH_KEYS) state[k] = p.get(k) || (k === "view" ? "samples" : "");
     state.page = 0;
     return true;
   }
   function writeHash() {
     const p = new URLSearchParams();
     for (const k of HASH_KEYS) {
-      if (state[k] && !(k === "view" && state[k] === "samples") && !(k === "sort" && state[k] === "level")) {
-        p.set(k, state[k]);
-      }
+      if (state[k] && !(k === "view" && state[k] === "samples")) p.set(k, state[k]);
     }
     const hash = p.toString().replace(/\+/g, "%20");
     if (hash !== location.hash.slice(1)) history.replaceState(null, "", hash ? "#" + hash : location.pathname);
@@ -342,7 +341,7 @@
     const reasoning = t.reasoning[s.pos];
     const parts = [
       el("details", { open: open, class: "pr-prompt" }, el("summary", { text: "Prompt" }),
-        el("pre", { text: prompt === null ? "(not rebuilt here: the task is not installed, or its generator changed since the run)" : shown(prompt) })),
+        el("pre", { text: prompt === null ? "(not rebuilt: the task is not installed here, its generator changed since the run, or only a failed call asked it: such rows keep no item address)" : shown(prompt) })),
     ];
     if (reasoning !== null && reasoning !== undefined) {
       parts.push(el("details", { class: "pr-reasoning" },
