@@ -96,7 +96,7 @@ def test_every_sample_is_in_the_page_with_its_prompt(tmp_path: Path) -> None:
     for meta, text in zip(metas, texts, strict=True):
         for i, s in enumerate(meta["samples"]):
             row = by_id[s["id"]]
-            assert (s["model"], s["level"], s["gold"], s["extracted"]) == (
+            assert (s["model"], s["level"], s["gold"], s.get("extracted")) == (
                 row["model"], row["level"], row["gold"], row["extracted"])  # fmt: skip
             assert s["outcome"] == ("correct" if row["correct"] else "wrong")
             # The prompt, rebuilt from the row's address, is the one that was asked.
@@ -169,6 +169,27 @@ def test_hostile_text_is_data_not_markup(tmp_path: Path, monkeypatch: pytest.Mon
     assert {s["model"] for m in metas for s in m["samples"]} == {
         "evil<script>window.__pwned=4</script>", "base"}  # fmt: skip
     assert SECRET not in json.dumps(texts)
+
+
+def test_long_texts_are_cut_with_a_marker(tmp_path: Path) -> None:
+    """A reply past CLIP characters is cut with a marker; a long answer (a zebra grid) is
+    short in the list, whole in the texts the sample's view reads."""
+    from pytest_reasoning.report.samples import CLIP, SHORT
+
+    answer = "9" * 200
+    long = "x" * CLIP + f" <<<{answer}>>>"
+    rows, _, out = _report(tmp_path, n=1, reply=lambda item, model, a: long)
+    assert {r["extracted"] for r in rows} == {answer}
+    _, metas, texts = _data(out)
+    more = len(long) - CLIP
+    shown = {r for t in texts for r in t["replies"]}
+    assert shown == {
+        f"{long[:CLIP]}… [{more} more characters: the whole text is in the results file]"
+    }
+    for meta, text in zip(metas, texts, strict=True):
+        for i, s in enumerate(meta["samples"]):
+            assert s["extracted"] == answer[:SHORT] + "…"
+            assert text["answers"][str(i)] == [answer, s["gold"]]
 
 
 def test_suites_stay_apart(tmp_path: Path) -> None:

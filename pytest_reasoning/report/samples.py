@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 PART = 4000  # samples per chunk at most: a level larger than this is split (by item)
+CLIP = 100_000  # characters of a reply (or its reasoning) the page keeps; the results file all
 
 # Pair kinds in the order the page lists them: regressions first.
 PAIR_KINDS = (
@@ -99,6 +100,13 @@ def split_reasoning(response: str | None) -> tuple[str | None, str | None]:
     return response[:cut].rstrip(), answer
 
 
+def _clip(text: str | None) -> str | None:
+    if text is None or len(text) <= CLIP:
+        return text
+    more = len(text) - CLIP
+    return f"{text[:CLIP]}… [{more:,} more characters: the whole text is in the results file]"
+
+
 def outcome(row: Mapping[str, Any]) -> str:
     if row.get("error") is not None:
         return "error"
@@ -125,13 +133,14 @@ class Chunk:
     prompts: list[str] = field(default_factory=list)
     replies: list[str | None] = field(default_factory=list)
     reasoning: list[str | None] = field(default_factory=list)
+    answers: dict[int, list[str | None]] = field(default_factory=dict)  # whole, where cut
     pairs: list[list[int]] = field(default_factory=list)  # [comparison, cand, base, kind]
 
     def facets(self) -> dict[str, Any]:
         count: dict[str, dict[str, int]] = {"outcome": {}, "mode": {}}
         for s in self.samples:
             count["outcome"][s["outcome"]] = count["outcome"].get(s["outcome"], 0) + 1
-            if s["mode"]:
+            if s.get("mode"):
                 count["mode"][s["mode"]] = count["mode"].get(s["mode"], 0) + 1
         return {
             "key": self.key,
@@ -141,14 +150,18 @@ class Chunk:
             "n": len(self.samples),
             "models": sorted({s["model"] for s in self.samples}),
             "suites": sorted({s["suite"] for s in self.samples}),
-            "tasks": sorted({s["task"] for s in self.samples}),
             **count,
         }
 
     def blobs(self) -> tuple[str, str]:
         """(meta as JSON, texts as base64 of raw-DEFLATE JSON)."""
         meta = {"samples": self.samples, "pairs": self.pairs}
-        text = {"prompts": self.prompts, "replies": self.replies, "reasoning": self.reasoning}
+        text = {
+            "prompts": self.prompts,
+            "replies": self.replies,
+            "reasoning": self.reasoning,
+            "answers": self.answers,
+        }
         return script_json(meta), _pack(text)
 
 
@@ -256,9 +269,12 @@ def sample_data(
                 pi = -1 if p is None else seen.setdefault(p, len(seen))
                 if p is not None and pi == len(part.prompts):
                     part.prompts.append(p)
-                reasoning, reply = split_reasoning(_text(r.get("response")))
+                reasoning, reply = (_clip(t) for t in split_reasoning(_text(r.get("response"))))
                 where[k] = (len(chunks) - 1, len(part.samples))
                 part.samples.append(_record(r, k, pi, cost, _text))
+                whole = [_text(r.get("extracted")), _text(r.get("gold"))]
+                if any(a is not None and len(a) > SHORT for a in whole):
+                    part.answers[len(part.samples) - 1] = whole
                 part.replies.append(reply)
                 part.reasoning.append(reasoning)
     listed = _pairs(rows, comparisons, chunks, where, verdicts)
@@ -272,9 +288,11 @@ def _record(
     cost: Mapping[int, float],
     _text: Callable[[Any], str | None],
 ) -> dict[str, Any]:
+    """The sample as the list reads it: fields with nothing to say left out (the page reads a
+    missing field as empty), answers longer than :data:`SHORT` cut (whole in the texts)."""
     extra = r.get("extra") or {}
     suite, entry, level = _where(r)
-    return {
+    record = {
         "id": sample_id(r),
         "item": _text(r["item_id"]),
         "model": _text(r["model"]),
@@ -285,8 +303,8 @@ def _record(
         "outcome": outcome(r),
         "mode": mode(r),
         "detail": _text(extra.get("detail") or extra.get("scorer_error")),
-        "extracted": _text(r.get("extracted")),
-        "gold": _text(r.get("gold")),
+        "extracted": _short(_text(r.get("extracted"))),
+        "gold": _short(_text(r.get("gold"))),
         "score": _number(r.get("score")),
         "finish": _text(r.get("finish_reason")),
         "error": _text(r.get("error")),
@@ -302,6 +320,20 @@ def _record(
         "repeat": int(r.get("repeat") or 0),
         "prompt": pi,
     }
+    if record["task"] == record["entry"]:
+        del record["task"]
+    if not record["repeat"]:
+        del record["repeat"]
+    return {
+        k: v for k, v in record.items() if k == "suite" or not (v is None or v is False or v == "")
+    }
+
+
+SHORT = 120  # characters of an extracted or gold answer in the list (a zebra grid is long)
+
+
+def _short(text: str | None) -> str | None:
+    return text if text is None or len(text) <= SHORT else text[:SHORT] + "…"
 
 
 def _pairs(

@@ -78,7 +78,7 @@ def viewer_parts(data: SampleData, out: str) -> tuple[str, str, str, list[str]]:
         "suites": sorted({s["suite"] for s in samples}),
         "tasks": sorted({s["entry"] for s in samples}),
         "levels": sorted({s["level"] for s in samples}, key=level_key),
-        "modes": sorted({s["mode"] for s in samples if s["mode"]}),
+        "modes": sorted({s["mode"] for s in samples if s.get("mode")}),
     }
     scripts.insert(
         0, f'<script type="application/json" id="pr-manifest">{script_json(manifest)}</script>'

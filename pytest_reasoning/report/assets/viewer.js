@@ -110,8 +110,9 @@
   function haystack(s) {
     if (s.hay !== undefined) return s.hay;
     const t = text.get(s.chunk);
+    const whole = t && t.answers[s.pos];
     const hay = [s.item, s.model, s.extracted, s.gold, s.detail, s.error, s.mode,
-      t && t.prompts[s.prompt], t && t.replies[s.pos], t && t.reasoning[s.pos]]
+      t && t.prompts[s.prompt], t && t.replies[s.pos], t && t.reasoning[s.pos], ...(whole || [])]
       .filter((x) => x).join("\n").toLowerCase();
     if (t) s.hay = hay; // kept once the texts are in
     return hay;
@@ -317,11 +318,14 @@
     return el("table", { class: "pr-facts" }, el("tbody", {}, ...rows.filter((r) => r).map(
       ([k, v]) => el("tr", {}, el("th", { text: k }), el("td", { text: shown(v) })))));
   }
-  function sampleFacts(s) {
+  // The extracted and gold answers whole (the list holds them cut when long).
+  const answers = (s, t) => (t && t.answers[s.pos]) || [s.extracted, s.gold];
+  function sampleFacts(s, t) {
+    const [extracted, gold] = answers(s, t);
     return [
       ["outcome", s.outcome + (s.mode ? ` (${s.mode})` : "")],
       s.detail && ["detail", s.detail],
-      ["extracted", s.extracted ?? "(none)"], ["gold", s.gold ?? "-"],
+      ["extracted", extracted ?? "(none)"], ["gold", gold ?? "-"],
       s.score !== null && s.score !== undefined && ["score", String(s.score)],
       ["finish reason", s.finish || "-"],
       ["tokens", `${s.promptTokens ?? "-"} prompt + ${s.completionTokens ?? "-"} completion` +
@@ -330,7 +334,7 @@
       ["latency", (s.latency ? num(s.latency, 2) + " s" : "-") + (s.cached ? " (the original call's)" : "")],
       ["cache", s.cached ? "answered from the response cache" : "called in this run"],
       s.error && ["error", s.error],
-      ["model", s.model], ["suite", s.suite || "-"], ["task", s.entry === s.task ? s.task : `${s.entry} (${s.task})`],
+      ["model", s.model], ["suite", s.suite || "-"], ["task", s.task ? `${s.entry} (${s.task})` : s.entry],
       ["level", s.level], s.style && ["style", s.style], s.extraction && ["extraction", s.extraction],
       s.repeat && ["repeat", String(s.repeat)],
     ];
@@ -366,7 +370,7 @@
     const link = el("a", { href: "#sample=" + encodeURIComponent(s.id), text: "link to this sample" });
     $("pr-detail-title").textContent = `${s.item} · ${s.model}`;
     $("pr-detail-body").replaceChildren(el("p", { class: "muted" }, `id ${s.id} · `, link,
-      " · j / k: next / previous, Esc: close"), facts(sampleFacts(s)), ...texts(s, t, true));
+      " · j / k: next / previous, Esc: close"), facts(sampleFacts(s, t)), ...texts(s, t, true));
     if (!box.dataset.shown || box.dataset.shown !== id) {
       box.dataset.shown = id;
       box.scrollIntoView({ block: "start" });
@@ -412,7 +416,7 @@
       el("p", { class: "muted", text: "No answer of the baseline in these results (a stored baseline file is not part of the report)." }));
     return el("div", { class: "pr-side" },
       el("h4", {}, `${title}: ${s.model} `, el("span", { class: "o-" + s.outcome, text: s.outcome })),
-      facts([["extracted", s.extracted ?? "(none)"], s.mode && ["failure mode", s.mode + (s.detail ? ` — ${s.detail}` : "")],
+      facts([["extracted", answers(s, t)[0] ?? "(none)"], s.mode && ["failure mode", s.mode + (s.detail ? ` — ${s.detail}` : "")],
         ["finish reason", s.finish || "-"], ["tokens", String(tokens(s) || "-")],
         ["latency", s.latency ? num(s.latency, 2) + " s" + (s.cached ? " (cached)" : "") : "-"]]),
       ...texts(s, t, false).slice(1),
@@ -423,7 +427,7 @@
     const prompt = p.cand.prompt >= 0 ? t.prompts[p.cand.prompt] : null;
     return el("article", { class: "pr-pair k" + p.kind },
       el("h3", {}, el("span", { class: "pr-kind", text: M.kinds[p.kind] }), ` ${p.cand.item} `,
-        el("span", { class: "muted", text: `${p.cand.suite.split("/").pop()} · ${p.cand.entry} ${p.cand.level} · gold ${shown(p.cand.gold)}` })),
+        el("span", { class: "muted", text: `${p.cand.suite.split("/").pop()} · ${p.cand.entry} ${p.cand.level} · gold ${shown(answers(p.cand, t)[1])}` })),
       el("details", { class: "pr-prompt" }, el("summary", { text: "Prompt (the same for both)" }),
         el("pre", { text: prompt === null ? "(not rebuilt here)" : shown(prompt) })),
       el("div", { class: "pr-sides" }, side("Baseline", p.base, t), side("Candidate", p.cand, t)));
