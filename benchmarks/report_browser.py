@@ -76,7 +76,7 @@ def screenshot_samples(index: Path, shot: Path) -> None:
     """The viewer as a person triaging uses it: the candidate's wrong answers, one open."""
     from pytest_reasoning.testing.browser import Browser
 
-    with Browser(width=1280, height=1000) as browser:
+    with Browser(width=1280, height=1300) as browser:
         page = browser.open(index.resolve().as_uri(), ready=READY, timeout=120)
         n = int(page.evaluate("document.documentElement.dataset.rendered"))
         page.choose("#pr-f-model", "openai/candidate")

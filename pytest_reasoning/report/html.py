@@ -168,8 +168,8 @@ def build_report(
             level=row[3],
             outcome="not-correct" if wrong else None,
         )
-        links.append(("wrong samples" if wrong else "samples", f"#{view}"))
-    parts.append(html_table(table, links=links, abbreviate={"suite"}))
+        links.append(("failing" if wrong else "samples", f"#{view}"))
+    parts.append(html_table(table, links=links, paths={"suite"}))
     if comparisons:
         parts.append(
             f'<h2 id="baseline">Candidate against baseline ({html.escape(comparisons[0].baseline)})</h2>'
@@ -190,7 +190,7 @@ def build_report(
         ]
         parts.append(
             html_table(
-                comparisons_table(comparisons, suite=True), links=pair_links, abbreviate={"suite"}
+                comparisons_table(comparisons, suite=True), links=pair_links, paths={"suite"}
             )
         )
     parts.append(viewer)
@@ -335,8 +335,8 @@ CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;color:#222;padding:0 1em}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.5em 0;font-size:13px}
-th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top;white-space:nowrap}
-td.prose{white-space:normal;min-width:16em}
+th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap}
+th{white-space:normal}td.prose{white-space:normal;min-width:13em}
 th{background:#f4f4f4}.pass{color:#1a7f37;font-weight:600}.fail{color:#c62828;font-weight:600}
 td.abbr{max-width:14em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}

@@ -28,15 +28,15 @@ def html_table(
     table: Table,
     *,
     links: Sequence[tuple[str, str] | None] = (),
-    abbreviate: Collection[str] = (),
+    paths: Collection[str] = (),
     prose: Collection[str] = ("reason", "error"),
 ) -> str:
-    """``links``: per row, (text, href) of a last column; ``abbreviate``: the headers of
-    columns shown cut short (``…``), whole in a tooltip; ``prose``: the headers of columns
-    that wrap (the page keeps every other cell on one line)."""
+    """``links``: per row, (text, href) of a last column; ``paths``: the headers of columns
+    of file paths, shown by their file name, whole in a tooltip; ``prose``: the headers of
+    columns that wrap (the page keeps every other cell on one line)."""
     headers = [*table.headers, *(("",) if links else ())]
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    short = {i for i, h in enumerate(table.headers) if h in abbreviate}
+    short = {i for i, h in enumerate(table.headers) if h in paths}
     wraps = {i for i, h in enumerate(table.headers) if h in prose}
     body = []
     for k, r in enumerate(table.rows):
@@ -46,6 +46,7 @@ def html_table(
             attr = f' class="{cls}"' if cls else ""
             if i in short:
                 attr += f' title="{html.escape(v)}"'
+                v = v.replace("\\", "/").rsplit("/", 1)[-1]
             tds.append(f"<td{attr}>{html.escape(v)}</td>")
         if links:
             link = links[k] if k < len(links) else None

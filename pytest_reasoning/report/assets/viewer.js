@@ -279,13 +279,15 @@
     return el("td", { class: cls, title: t.length > 14 ? t : null, text: t });
   }
   function sampleRow(s) {
-    const link = el("a", { href: "#sample=" + encodeURIComponent(s.id), text: s.item,
+    // The item's own part ("[D2-s1-007]"): the task column names the entry.
+    const own = s.item.startsWith(s.entry + "[") ? s.item.slice(s.entry.length) : s.item;
+    const link = el("a", { href: "#sample=" + encodeURIComponent(s.id), text: own,
       onclick: (e) => { e.preventDefault(); state.sample = s.id; changed(); } });
     return el("tr", { "data-id": s.id, class: s.id === state.sample ? "sel" : null },
       el("td", { class: "wide", title: s.item }, link), cell(s.model), cell(s.suite.split("/").pop()),
       cell(s.entry), cell(s.level), el("td", { class: "o-" + s.outcome, text: s.outcome }),
       cell(s.mode || ""), cell(s.extracted ?? "-"), cell(s.gold ?? "-"), cell(s.finish || "-"),
-      cell(tokens(s) ? String(tokens(s)) : "-"), cell(s.cost ? "$" + num(s.cost, 5) : "-"),
+      cell(tokens(s) ? String(tokens(s)) : "-"), cell(s.cost ? "$" + Number(s.cost).toPrecision(2) : "-"),
       cell(s.latency ? num(s.latency, 2) + " s" : "-"), cell(s.cached ? "cached" : ""));
   }
   function pager(count, size) {
@@ -314,9 +316,9 @@
     }
     return null;
   }
-  function facts(rows) {
-    return el("table", { class: "pr-facts" }, el("tbody", {}, ...rows.filter((r) => r).map(
-      ([k, v]) => el("tr", {}, el("th", { text: k }), el("td", { text: shown(v) })))));
+  function facts(rows, narrow) {
+    return el("dl", { class: narrow ? "pr-facts narrow" : "pr-facts" }, ...rows.filter((r) => r)
+      .flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: shown(v) })]));
   }
   // The extracted and gold answers whole (the list holds them cut when long).
   const answers = (s, t) => (t && t.answers[s.pos]) || [s.extracted, s.gold];
@@ -418,7 +420,7 @@
       el("h4", {}, `${title}: ${s.model} `, el("span", { class: "o-" + s.outcome, text: s.outcome })),
       facts([["extracted", answers(s, t)[0] ?? "(none)"], s.mode && ["failure mode", s.mode + (s.detail ? ` — ${s.detail}` : "")],
         ["finish reason", s.finish || "-"], ["tokens", String(tokens(s) || "-")],
-        ["latency", s.latency ? num(s.latency, 2) + " s" + (s.cached ? " (cached)" : "") : "-"]]),
+        ["latency", s.latency ? num(s.latency, 2) + " s" + (s.cached ? " (cached)" : "") : "-"]], true),
       ...texts(s, t, false).slice(1),
       el("p", {}, el("a", { href: "#sample=" + encodeURIComponent(s.id), text: "this sample alone" })));
   }
