@@ -57,7 +57,8 @@ def _report(
                 wrong = model == models[0] and a.index % 2 == 1
                 content = reply(item, model, a) if reply else None
                 content = content or ("<<<-999>>>" if wrong else f"<<<{item.answer}>>>")
-                said = Reply(content, prompt_tokens=50, completion_tokens=5,
+                # A recorded cost: no price map to load (LiteLLM's import is slow).
+                said = Reply(content, prompt_tokens=50, completion_tokens=5, cost_usd=2e-5,
                              latency_s=0.5 + a.index, finish_reason="stop")  # fmt: skip
                 if content == "<fail>":
                     said = Reply(None, error="HTTP 500: boom", error_kind="transient")
@@ -83,8 +84,14 @@ def _data(out: Path) -> tuple[dict[str, Any], list[Any], list[Any]]:
     return page_data(out)
 
 
-def test_every_sample_is_in_the_page_with_its_prompt(tmp_path: Path) -> None:
-    rows, report, out = _report(tmp_path)
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any]], Any, Path]:
+    """The report most tests read (built once: a report costs a second or two of plots)."""
+    return _report(tmp_path_factory.mktemp("built"))
+
+
+def test_every_sample_is_in_the_page_with_its_prompt(built: Any) -> None:
+    rows, report, out = built
     manifest, metas, texts = _data(out)
     samples = [s for m in metas for s in m["samples"]]
     assert len(samples) == len(rows) == manifest["total"] == 16
@@ -127,15 +134,14 @@ def test_a_failed_call_shows_its_prompt_and_no_pair_verdict(tmp_path: Path) -> N
     assert "without their prompt" not in (out / "index.html").read_text()
 
 
-def test_the_page_is_the_same_bytes_twice(tmp_path: Path) -> None:
-    _, _, out = _report(tmp_path)
-    first = (out / "index.html").read_bytes()
+def test_the_page_is_the_same_bytes_twice(built: Any, tmp_path: Path) -> None:
+    """The same rows give the same page, wherever it is written."""
     _, _, again = _report(tmp_path)
-    assert (again / "index.html").read_bytes() == first
+    assert (again / "index.html").read_bytes() == (built[2] / "index.html").read_bytes()
 
 
-def test_pairs_list_regressions_first(tmp_path: Path) -> None:
-    _, _, out = _report(tmp_path)
+def test_pairs_list_regressions_first(built: Any) -> None:
+    _, _, out = built
     manifest, metas, _ = _data(out)
     kinds = {c["level"]: c["kinds"] for c in manifest["comparisons"]}
     # Odd items: the baseline right, the candidate wrong; even ones: both right.
@@ -222,8 +228,8 @@ def test_a_level_past_the_page_budget_goes_to_data_files(
     assert list((out / "data").iterdir()) == []
 
 
-def test_links(tmp_path: Path) -> None:
-    rows, _, out = _report(tmp_path)
+def test_links(built: Any) -> None:
+    rows, _, out = built
     index = out / "index.html"
     assert report_url(out) == index.resolve().as_uri() == report_url(str(out) + "/")
     assert report_url("https://o.github.io/r/") == "https://o.github.io/r/"
@@ -232,8 +238,7 @@ def test_links(tmp_path: Path) -> None:
     )
     assert sample_link(index, rows[0]).endswith(f"#sample={sample_id(rows[0])}")
     store = ResultStore()
-    path = tmp_path / "s.yaml"
-    for a in addresses(load_suite(path, display="s.yaml")):
+    for a in addresses(load_suite(out.parent / "s.yaml", display="s.yaml")):
         item = a.make_item()
         store.add(score_reply(item, "m", Reply("<<<-999>>>", latency_s=0.1)), a.gate)
     gate = decide_gates(store.levels.values())[0]
@@ -244,11 +249,13 @@ def test_links(tmp_path: Path) -> None:
     )
 
 
-def test_report_command_reads_shards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_command_reads_shards(
+    built: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``pytest-reasoning report FOLDER``: every shard's file, a sample in two files once."""
     from pytest_reasoning.cli import main
 
-    rows, _, _ = _report(tmp_path)
+    rows = built[0]
     shards = tmp_path / "results"
     (shards / "a").mkdir(parents=True)
     half = len(rows) // 2
