@@ -189,28 +189,28 @@ def synthetic_rows(n: int, repeats: int = 1, seed: int = 1) -> tuple[list[Any], 
 
 
 def scale(args: argparse.Namespace) -> int:
-    from pytest_reasoning.gates import ResultStore, baseline_answers, compare, decide_gates
+    from pytest_reasoning.gates import Ledger, baseline_answers, compare, decide_gates
     from pytest_reasoning.report import build_report
 
     t = time.perf_counter()
     outcomes, specs = synthetic_rows(args.samples, args.repeats)
     made = time.perf_counter() - t
-    store = ResultStore()
+    ledger = Ledger(hint="-")
     for o, s in zip(outcomes, specs, strict=True):
-        store.add(o, s)
+        ledger.add(o, s)
     base = baseline_answers(o for o in outcomes if o.model == "openai/baseline")
     pairs = [(o, s) for o, s in zip(outcomes, specs, strict=True) if o.model != "openai/baseline"]
     comparisons = compare(pairs, base, "openai/baseline")
-    levels = list(store.levels.values())
+    levels = list(ledger.levels.values())
     gates = decide_gates(levels)
     rows = [o.to_dict() for o in outcomes]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.keep or tmp) / "report"
         t, cpu = time.perf_counter(), time.process_time()
-        report = build_report(rows, str(out), levels=levels, gates=gates, comparisons=comparisons)
+        build_report(rows, str(out), levels=levels, gates=gates, comparisons=comparisons)
         built, built_cpu = time.perf_counter() - t, time.process_time() - cpu
         page_mb = (out / "index.html").stat().st_size / 1e6
-        data = [Path(p) for p in report.files if f"{os.sep}data{os.sep}" in p]
+        data = sorted((out / "data").glob("*.js"))
         data_mb = sum(p.stat().st_size for p in data) / 1e6
         seen = [render(out / "index.html", None, height=1400) for _ in range(args.rounds)]
         if args.screenshot:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import functools
+import dataclasses
 import os
+import sqlite3
 import threading
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,10 +23,15 @@ from .answers import lenient_answer, strip_think
 from .core import Item, Outcome, Reply
 from .errors import ReasoningError, StorageFailed
 from .models.base import ChatRequest, ModelClient, error_text
-from .models.cache import ResponseCache, ResponseStore, new_owner
+from .models.cache import CACHE_FILE, ResponseCache, ResponseStore, new_owner, storage_failure
 from .models.endpoints import ModelSpec
 from .models.kinds import model_kind
-from .models.litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
+from .models.litellm_client import (
+    CapabilityCache,
+    LiteLLMClient,
+    RetryPolicy,
+    check_installed_litellm,
+)
 from .models.router import RouterGroup
 from .models.shared_cache import AsyncResponseStore, LayeredStore, RedisStore
 from .registry import get_task
@@ -38,8 +44,6 @@ T = TypeVar("T")
 # then doubling up to a second.
 _POLL_FIRST_S = 0.05
 _POLL_MAX_S = 1.0
-# Calls a call process may hold queued per slot of the window it keeps in flight.
-_QUEUED_PER_SLOT = 4
 _CLAIMED = Reply(content=None, error="claimed by another run")  # a sentinel, never returned
 
 
@@ -61,9 +65,6 @@ class EvalConfig:
     models: Mapping[str, ModelSpec | RouterGroup] = field(default_factory=dict)
     # Also accept \boxed{…} and "the answer is …" when the strict format is missing.
     lenient: bool = False
-    # LiteLLM's calls from this many helper processes (models/call_process.py); 0: from this
-    # process's own thread.
-    call_processes: int = 0
 
 
 # Failure modes that mean "no answer could be read" (the lenient reader may find one).
@@ -104,6 +105,9 @@ def score_reply(
         reasoning_tokens=reply.reasoning_tokens,
         cost_usd=reply.cost_usd,
     )
+    # Every row carries its item's address, whatever the outcome: enough to rebuild the prompt
+    # later (report drill-downs) and the item's knobs for every table (FLenQA's lengths).
+    address = {"index": item.index, "style": item.style, "params": item.params}
     if reply.error is not None or reply.content is None:
         return Outcome(
             response=None,
@@ -112,10 +116,9 @@ def score_reply(
             failure_mode=None,
             error=error_text(reply.error or "no content", limit=1000),
             error_kind=reply.error_kind or "transient",
+            extra={"address": address},
             **common,
         )
-    # Enough to rebuild the prompt later (report drill-downs) without storing it.
-    address = {"index": item.index, "style": item.style, "params": item.params}
     text, think = strip_think(reply.content)
     reasoning = "separate" if reply.reasoning_chars else "tags" if think else None
     if reply.finish_reason == "length" or think == "unclosed" or (not text.strip() and reasoning):
@@ -209,6 +212,29 @@ class Evaluator:
                 self._cache = local
         return self._cache
 
+    def verify(self, models: Sequence[str], *, deep: bool = True) -> None:
+        """Before any (paid) call, for the ``models`` that call: the installed litellm (from
+        its metadata: a compromised release is refused before it is imported), the cache
+        folder and file (``deep``: every page read once), a shared cache reached and written.
+        Raises ReasoningError (StorageFailed for the cache) in one line: answers that cannot
+        be kept would be paid for twice."""
+        if not any(model_kind(m, self.config.models).calls_model for m in models):
+            return
+        check_installed_litellm()
+        folder = self.config.cache_dir
+        try:
+            self.cache  # noqa: B018 - opening the cache is the check
+        except (OSError, sqlite3.Error) as exc:
+            file = Path(folder or ".") / CACHE_FILE
+            if isinstance(exc, sqlite3.DatabaseError) and file.is_file():
+                raise StorageFailed(storage_failure(file, exc, "read")) from None
+            raise StorageFailed(
+                f"cannot use {folder} ({type(exc).__name__}: {exc}); give a writable folder, "
+                "or 'off' to run without a cache"
+            ) from None
+        if deep:
+            self.verify_cache()
+
     def verify_cache(self) -> None:
         """Before any call: a damaged cache file, or a shared cache that cannot be reached or
         written, raises StorageFailed in one line."""
@@ -218,9 +244,9 @@ class Evaluator:
         elif isinstance(cache, LayeredStore):
             cache.local.verify()
             if cache.shared is not None:
-                cache.shared.ping()
+                _ping(cache.shared)
         elif isinstance(cache, RedisStore):
-            cache.ping()
+            _ping(cache)
 
     @property
     def notices(self) -> dict[str, str]:
@@ -273,7 +299,7 @@ class Evaluator:
         elif kind.configured:
             spec = cfg.models[model]
             assert isinstance(spec, ModelSpec)
-            client = self._litellm_class()(
+            client = LiteLLMClient(
                 spec.model,
                 api_base=spec.api_base,
                 api_key=_placeholder_key(spec.model, spec.api_base, spec.api_key_env),
@@ -296,7 +322,7 @@ class Evaluator:
                 and not os.environ.get("OPENAI_API_KEY")
             ):
                 api_key = "EMPTY"  # keyless OpenAI-compatible servers (vLLM, llama.cpp)
-            client = self._litellm_class()(
+            client = LiteLLMClient(
                 model,
                 api_base=cfg.api_base,
                 api_key=api_key,
@@ -309,12 +335,9 @@ class Evaluator:
         self._clients[model] = client
         return client
 
-    def _litellm_class(self) -> Callable[..., LiteLLMClient]:
-        if self.config.call_processes:
-            from .models.call_process import ProcessClient
-
-            return functools.partial(ProcessClient, processes=self.config.call_processes)
-        return LiteLLMClient
+    def client(self, model: str) -> ModelClient:
+        """The client that answers ``model`` (the batch phase sends its requests through it)."""
+        return self._client(model)
 
     def model_id(self, model: str) -> str:
         """How results rows name ``model`` precisely (alias, model string, endpoint)."""
@@ -359,13 +382,6 @@ class Evaluator:
             if client.max_concurrency:
                 limit = min(limit, client.max_concurrency)
             limit = max(1, limit)
-            queue = getattr(client, "queue_in_child", None)
-            if queue is not None:
-                # A call process keeps the window of calls in flight itself: this side hands
-                # it a few windows' worth, so that replies coming back through this busy
-                # process never leave the child idle (the handoff costs milliseconds here).
-                queue(limit)
-                limit *= _QUEUED_PER_SLOT
             sem = self._semaphores[model] = asyncio.Semaphore(limit)
         first = self._first_calls.get(model)
         if first is None:  # this call goes alone; the others wait for its outcome
@@ -395,13 +411,13 @@ class Evaluator:
                     return self._not_asked(model)
                 if cache is None:
                     return self._note_stop(
-                        model, self._dropped(model, await client.acomplete(request))
+                        model, await client.acomplete(request)
                     )
                 found = await self._claim(cache, request, client)
                 if found is None:  # ours to ask
                     try:
                         reply = self._note_stop(
-                            model, self._dropped(model, await client.acomplete(request))
+                            model, await client.acomplete(request)
                         )
                     except BaseException:
                         self._store(cache.release, request.key, self._owner)
@@ -430,25 +446,7 @@ class Evaluator:
         """An error retrying cannot fix stops the model: no further calls to it."""
         if reply.error_kind == "stop":
             self.stopped.setdefault(model, reply.error or "stopped")
-            self._drop_queued(model)
         return reply
-
-    def _dropped(self, model: str, reply: Reply) -> Reply:
-        """A call a call process dropped unsent (the model stopped, or the cache failed,
-        while it queued there) reads as if it had never left this process."""
-        if reply.error_kind != "not_asked":
-            return reply
-        if self.storage_error is not None:
-            return self._not_stored()
-        return self._not_asked(model) if model in self.stopped else reply
-
-    def _drop_queued(self, model: str | None = None) -> None:
-        """Calls handed to a call process and not yet sent are not sent (``model``'s, or
-        every model's)."""
-        for name, client in list(self._clients.items()):  # the main thread may add one
-            drop = getattr(client, "drop_queued", None)
-            if drop is not None and model in (None, name):
-                drop()
 
     async def _claim(
         self, cache: ResponseStore, request: ChatRequest, client: ModelClient
@@ -458,8 +456,6 @@ class Evaluator:
         not-asked reply when the cache failed. A store that can be awaited (Redis) is: its
         round trips never hold up the other calls on this loop."""
         ttl = self._claim_ttl_s() + float(getattr(client, "free_wait_s", 0.0))
-        if getattr(client, "queue_in_child", None) is not None:
-            ttl *= _QUEUED_PER_SLOT  # the call may wait behind that many windows there
         try:
             if isinstance(cache, AsyncResponseStore):
                 won = await cache.aclaim(request.key, self._owner, ttl)
@@ -510,7 +506,6 @@ class Evaluator:
     def _fail(self, message: str) -> None:
         if self.storage_error is None:
             self.storage_error = message
-            self._drop_queued()
 
     def _not_stored(self) -> Reply:
         """A call not made: its answer could not be kept (the cache failed)."""
@@ -606,7 +601,7 @@ class Evaluator:
         fut = self.submit(item, model, repeat)
         reply = fut.result()
         self._futures.pop((item.id, model), None)
-        return score_reply(
+        outcome = score_reply(
             item,
             model,
             reply,
@@ -614,6 +609,15 @@ class Evaluator:
             model_id=self.model_id(model),
             lenient=self.config.lenient,
         )
+        if outcome.failure_mode == "truncated":  # the limit it was cut at: the remedy names it
+            params = self._client(model).params_for(item.style, len(item.answer))
+            for name in ("max_completion_tokens", "max_tokens"):
+                if isinstance(params.get(name), int):
+                    limit = [name, params[name]]
+                    return dataclasses.replace(
+                        outcome, extra={**outcome.extra, "token_limit": limit}
+                    )
+        return outcome
 
     def pending(self, item_id: str, model: str) -> bool:
         return (item_id, model) in self._futures
@@ -638,14 +642,23 @@ class Evaluator:
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=5)
-        if self.config.call_processes:
-            from .models.call_process import shutdown
-
-            shutdown()
         if self._cache is not None:
             with contextlib.suppress(StorageFailed):  # claims expire anyway
                 self._cache.forget(self._owner)
             self._cache.close()
+
+
+def _ping(store: RedisStore) -> None:
+    """A shared cache that cannot be reached or written stops the run before any call: it
+    would pay for prompts other jobs are asking (mid-run, a lost Redis is different: the run
+    goes on with its local cache, docs/models.md)."""
+    try:
+        store.ping()
+    except StorageFailed as exc:
+        raise StorageFailed(
+            f"{exc} (start Redis or fix the URL; a folder, or 'off', runs without sharing "
+            "answers)"
+        ) from None
 
 
 async def _aget(cache: ResponseStore, request: ChatRequest) -> Reply | None:

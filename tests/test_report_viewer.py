@@ -15,7 +15,7 @@ import pytest
 from pytest_reasoning.config import addresses, load_suite
 from pytest_reasoning.core import Reply
 from pytest_reasoning.evaluate import score_reply
-from pytest_reasoning.gates import ResultStore, baseline_answers, compare, decide_gates
+from pytest_reasoning.gates import Ledger, baseline_answers, compare, decide_gates
 from pytest_reasoning.report import build_report
 from pytest_reasoning.report.links import gate_link, report_url, sample_link, samples_link
 from pytest_reasoning.report.samples import PAIR_KINDS, sample_id
@@ -47,7 +47,8 @@ def _report(
 ) -> tuple[list[dict[str, Any]], Any, Path]:
     """Rows of two models over a small suite (the candidate wrong on odd items, the baseline
     always right), gated and compared as a run does, and the report built from them."""
-    store = ResultStore()
+    ledger = Ledger(hint="-")
+    outcomes, specs = [], []
     for name in suites:
         path = tmp_path / name
         path.write_text(SUITE.format(n=n))
@@ -63,13 +64,15 @@ def _report(
                 if content == "<fail>":
                     said = Reply(None, error="HTTP 500: boom", error_kind="transient")
                 o = score_reply(item, model, said)
-                store.add(dataclasses.replace(o, suite=a.suite, entry=a.entry.id), a.gate)
-    base = baseline_answers(o for o in store.outcomes if o.model == models[1])
-    pairs = [(o, s) for o, s in zip(store.outcomes, store.specs, strict=True)
+                outcomes.append(dataclasses.replace(o, suite=a.suite, entry=a.entry.id))
+                specs.append(a.gate)
+                ledger.add(outcomes[-1], a.gate)
+    base = baseline_answers(o for o in outcomes if o.model == models[1])
+    pairs = [(o, s) for o, s in zip(outcomes, specs, strict=True)
              if o.model == models[0]]  # fmt: skip
     comparisons = compare(pairs, base, models[1])
-    levels = list(store.levels.values())
-    rows = [o.to_dict() for o in store.outcomes]
+    levels = list(ledger.levels.values())
+    rows = [o.to_dict() for o in outcomes]
     out = tmp_path / "rep"
     report = build_report(
         rows, str(out), levels=levels, gates=decide_gates(levels), comparisons=comparisons
@@ -237,11 +240,11 @@ def test_links(built: Any) -> None:
         "https://x/#model=a%20b&level=D1&outcome=wrong"
     )
     assert sample_link(index, rows[0]).endswith(f"#sample={sample_id(rows[0])}")
-    store = ResultStore()
+    ledger = Ledger(hint="-")
     for a in addresses(load_suite(out.parent / "s.yaml", display="s.yaml")):
         item = a.make_item()
-        store.add(score_reply(item, "m", Reply("<<<-999>>>", latency_s=0.1)), a.gate)
-    gate = decide_gates(store.levels.values())[0]
+        ledger.add(score_reply(item, "m", Reply("<<<-999>>>", latency_s=0.1)), a.gate)
+    gate = decide_gates(ledger.levels.values())[0]
     assert gate.passed is False
     assert gate_link("r/index.html", gate) == (
         f"{report_url('r/index.html')}#model=m&suite=s.yaml&task=dyval.arithmetic&level=D1"
@@ -338,12 +341,12 @@ def _gates(rows: list[dict[str, Any]]) -> Any:
     from pytest_reasoning.core import Outcome
     from pytest_reasoning.gates import GateRule, GateSpec
 
-    store = ResultStore()
+    ledger = Ledger(hint="-")
     for r in rows:
         if r["model"] == "cand":
             rule = GateRule(min_accuracy=0.9)
-            store.add(Outcome.from_dict(r), GateSpec("s.yaml", r["entry"], r["level"], rule))
-    return decide_gates(store.levels.values())
+            ledger.add(Outcome.from_dict(r), GateSpec("s.yaml", r["entry"], r["level"], rule))
+    return decide_gates(ledger.levels.values())
 
 
 @needs_chromium

@@ -165,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="levels with missing rows are not decided, without failing the merge (default: "
         "they fail it as infrastructure, exit status 6)",
     )
+    gt.add_argument(
+        "--reasoning-sequential",
+        action="store_true",
+        help="every level sequential, as the shards ran it (--reasoning-sequential)",
+    )
     gt.add_argument("--junitxml", metavar="PATH", help="write JUnit XML: one testcase per verdict")
     gt.add_argument("--report", metavar="DIR", help="write the HTML report to DIR")
     gt.add_argument(

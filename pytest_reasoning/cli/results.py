@@ -61,7 +61,7 @@ def _read_report_rows(paths: Sequence[str]) -> list[dict[str, Any]]:
     per sample (the last file given wins, as ``pytest-reasoning gate`` counts them)."""
     from pathlib import Path
 
-    from ..gates.store import row_key
+    from ..gates.rows import row_key
     from ..merge import disambiguate, read_all
 
     files: list[str] = []
@@ -106,7 +106,8 @@ def _gate(args: argparse.Namespace) -> int:
     import time
 
     from ..merge import junit_xml, merge
-    from ..report import build_report, closing_lines, markdown_summary, summary_lines
+    from ..report import closing_lines, summary_lines
+    from ..report.publish import check_output_dir, publish
 
     start = time.perf_counter()
     for option, value, low in (
@@ -128,8 +129,9 @@ def _gate(args: argparse.Namespace) -> int:
             ) from None
     if args.junitxml:  # before the work, not after
         _check_writable("--junitxml", os.path.dirname(os.path.abspath(args.junitxml)))
-    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
-        raise ReasoningError(f"--report: {args.report} exists and is not a folder")
+    problem = check_output_dir("--report", args.report) if args.report else None
+    if problem:
+        raise ReasoningError(problem)
     result = merge(
         args.suites,
         args.results,
@@ -141,6 +143,7 @@ def _gate(args: argparse.Namespace) -> int:
         repeats=args.reasoning_repeats,
         max_errors=args.reasoning_max_errors,
         allow_partial=args.allow_partial,
+        sequential=args.reasoning_sequential,
     )
     run = result.summary
     gated = len(run.levels)
@@ -156,39 +159,14 @@ def _gate(args: argparse.Namespace) -> int:
             continue
         tail = "" if v.outcome == "passed" else f" - {v.message}"
         print(f"{v.nodeid} {shown[v.outcome]}{tail}")
+    published = None
     if run.levels:
         print(" reasoning summary ".center(80, "-"))
         for line in summary_lines(run):
             print(f" {line.text} ".center(80, "-") if line.sep else line.text)
-        report_lines: list[str] = []
-        if args.report:
-            try:
-                report = build_report(
-                    run.rows,
-                    args.report,
-                    levels=run.levels,
-                    gates=run.gates,
-                    comparisons=run.comparisons,
-                    partial=run.partial,
-                )
-            except OSError as exc:
-                raise ReasoningError(
-                    f"--report: cannot write {exc.filename or args.report}: {exc.strerror}"
-                ) from None
-            report_lines.append(f"reasoning: report {os.path.join(report.out, 'index.html')}")
-            if report.note:
-                report_lines.append(f"reasoning: report: {report.note}")
-        for text in report_lines:
-            print(text)
-        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if step_summary:  # GitHub Actions renders this file on the run's page
-            try:
-                with open(step_summary, "a", encoding="utf-8") as fh:
-                    fh.write(markdown_summary(run))
-            except OSError as exc:
-                print(f"reasoning: could not write GITHUB_STEP_SUMMARY: {exc}")
-        for line in closing_lines(run):
-            print(line.text)
+        published = publish(run, report_dir=args.report)
+        for line in [*published, *closing_lines(run)]:
+            print(f" {line.text} ".center(80, "-") if line.sep else line.text)
     seconds = time.perf_counter() - start
     if args.junitxml:
         try:
@@ -208,8 +186,11 @@ def _gate(args: argparse.Namespace) -> int:
         )
         if n
     ]
-    print(f"{', '.join(counts) or 'no verdicts'} in {seconds:.2f}s (exit status {result.status})")
-    return result.status
+    status = result.status
+    if published is not None and published.failed and status == 0:
+        status = GATE_USAGE  # an output asked for was not written (docs/verdicts.md)
+    print(f"{', '.join(counts) or 'no verdicts'} in {seconds:.2f}s (exit status {status})")
+    return status
 
 
 def robustness_command(args: argparse.Namespace) -> int:

@@ -30,6 +30,8 @@ class LevelStats:
     # Per item (repeats of one item form a cluster): (extracted, correct, score) per sample.
     clusters: dict[str, list[tuple[str | None, bool, float]]] = field(default_factory=dict)
     reasoning_tokens: int = 0
+    # Truncated samples by the token limit they were cut at: (parameter, value) → count.
+    token_limits: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def add(self, o: Outcome) -> None:
         self.prompt_tokens += o.prompt_tokens or 0
@@ -47,6 +49,11 @@ class LevelStats:
         self.score_sum += value
         if o.failure_mode:
             self.failure_modes[o.failure_mode] = self.failure_modes.get(o.failure_mode, 0) + 1
+            limit = o.extra.get("token_limit") if o.failure_mode == "truncated" else None
+            if isinstance(limit, list) and len(limit) == 2:
+                name, value = limit
+                if isinstance(name, str) and isinstance(value, int):
+                    self.token_limits[(name, value)] = self.token_limits.get((name, value), 0) + 1
         self.clusters.setdefault(o.cluster, []).append((o.extracted, bool(o.correct), value))
 
     @property

@@ -353,6 +353,47 @@ def _message(exc: BaseException) -> str:
 
 
 # -- the client ----------------------------------------------------------------------------------
+def reply_from(resp: Any, latency_s: float) -> Reply:
+    """A chat completion (LiteLLM's ModelResponse, a live call's or a batch line's) as a Reply,
+    checked: an empty reply raises ``_EmptyReply`` (malformed: retried), one over
+    MAX_RESPONSE_CHARS ``_TooLarge`` (not retried)."""
+    choice = resp.choices[0] if resp.choices else None
+    message = getattr(choice, "message", None)
+    content = getattr(message, "content", None)
+    finish = getattr(choice, "finish_reason", None)
+    reasoning_text = getattr(message, "reasoning_content", None)
+    reasoning_chars = len(reasoning_text) if isinstance(reasoning_text, str) else None
+    if not content:
+        # A reasoning model cut off while thinking, or one that thought and never answered,
+        # did reply: that is scored (truncated), not retried as an empty body.
+        if finish != "length" and not reasoning_chars:
+            raise _EmptyReply("endpoint returned an empty completion")
+        content = ""
+    if not isinstance(content, str):
+        raise _EmptyReply(f"endpoint returned {type(content).__name__} content, not text")
+    if len(content) > MAX_RESPONSE_CHARS:
+        raise _TooLarge(
+            f"response too large: {len(content):,} characters (limit {MAX_RESPONSE_CHARS:,})"
+        )
+    usage = getattr(resp, "usage", None)
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning_tokens = getattr(details, "reasoning_tokens", None)
+    hidden = getattr(resp, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    prompt_tokens = getattr(usage, "prompt_tokens", None)
+    completion_tokens = getattr(usage, "completion_tokens", None)
+    return Reply(
+        content=content,
+        prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else None,
+        completion_tokens=completion_tokens if isinstance(completion_tokens, int) else None,
+        latency_s=latency_s,
+        finish_reason=str(finish) if finish is not None else None,
+        reasoning_tokens=reasoning_tokens if isinstance(reasoning_tokens, int) else None,
+        reasoning_chars=reasoning_chars or None,
+        cost_usd=float(cost) if isinstance(cost, int | float) and cost > 0 else None,
+    )
+
+
 class LiteLLMClient:
     """One model string (+ api_base, key, parameters) through ``litellm.acompletion``."""
 
@@ -476,6 +517,13 @@ class LiteLLMClient:
             kwargs[param] = value
         return kwargs
 
+    def connection(self) -> dict[str, Any]:
+        """Where and as whom to call (``api_base``, a key read from the environment now),
+        for calls that are not chat requests (the batch API, models/batch.py)."""
+        kwargs: dict[str, Any] = {"api_base": self.api_base} if self.api_base else {}
+        kwargs.update(self._credentials())
+        return kwargs
+
     def _request_kwargs(self, request: ChatRequest) -> dict[str, Any]:
         kwargs: dict[str, Any] = dict(request.params)
         if request.api_base:
@@ -503,38 +551,7 @@ class LiteLLMClient:
         kwargs = self._request_kwargs(request)
         started = time.perf_counter()
         resp = await self._send(lib, request, kwargs)
-        latency = time.perf_counter() - started
-        choice = resp.choices[0] if resp.choices else None
-        message = getattr(choice, "message", None)
-        content = getattr(message, "content", None)
-        finish = getattr(choice, "finish_reason", None)
-        reasoning_text = getattr(message, "reasoning_content", None)
-        reasoning_chars = len(reasoning_text) if isinstance(reasoning_text, str) else None
-        if not content:
-            # A reasoning model cut off while thinking, or one that thought and never answered,
-            # did reply: that is scored (truncated), not retried as an empty body.
-            if finish != "length" and not reasoning_chars:
-                raise _EmptyReply("endpoint returned an empty completion")
-            content = ""
-        if len(content) > MAX_RESPONSE_CHARS:
-            raise _TooLarge(
-                f"response too large: {len(content):,} characters (limit {MAX_RESPONSE_CHARS:,})"
-            )
-        usage = getattr(resp, "usage", None)
-        details = getattr(usage, "completion_tokens_details", None)
-        reasoning_tokens = getattr(details, "reasoning_tokens", None)
-        hidden = getattr(resp, "_hidden_params", None) or {}
-        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-        return Reply(
-            content=content,
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            latency_s=latency,
-            finish_reason=str(finish) if finish is not None else None,
-            reasoning_tokens=reasoning_tokens if isinstance(reasoning_tokens, int) else None,
-            reasoning_chars=reasoning_chars or None,
-            cost_usd=float(cost) if isinstance(cost, int | float) and cost > 0 else None,
-        )
+        return reply_from(resp, time.perf_counter() - started)
 
     async def acomplete(self, request: ChatRequest) -> Reply:
         last = ""

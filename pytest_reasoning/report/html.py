@@ -322,7 +322,9 @@ def build_report(
     write_file(
         os.path.join(out, "summary.json"), json.dumps(summary, indent=1, sort_keys=True) + "\n"
     )
-    files = [index, os.path.join(out, "summary.json"), *(p for _, p in written), *data_files]
+    # The data folder as one entry: a large report holds hundreds of files there.
+    folder = [os.path.join(out, "data")] if data_files else []
+    files = [index, os.path.join(out, "summary.json"), *(p for _, p in written), *folder]
     return Report(out, files, summary, note)
 
 

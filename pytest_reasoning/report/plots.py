@@ -19,6 +19,7 @@ from typing import Any
 from ..core import level_key
 from ..gates import Comparison
 from .cells import Cell, CellKey
+from .tables import length_key
 
 __all__ = ["plots", "plots_unavailable"]
 
@@ -43,20 +44,6 @@ def _wrap(text: str, width: int = WRAP) -> str:
 
 def _suite(name: str) -> str:
     return os.path.basename(name) or "(no suite)"
-
-
-def flenqa_point(row: Mapping[str, Any]) -> tuple[str, str, int] | None:
-    """(padding, position, target length) of a FLenQA row: from the scorer's facts, else from
-    the item's address (a truncated reply is never scored, but counts as wrong)."""
-    extra = row.get("extra") or {}
-    if "padding" in extra:
-        return str(extra["padding"]), str(extra["position"]), int(extra["target_tokens"])
-    params = (extra.get("address") or {}).get("params") or {}
-    if "padding" not in params or "target_tokens" not in params:
-        return None
-    padding = str(params["padding"])
-    position = "first" if padding == "duplicate" else str(params.get("position"))
-    return padding, position, int(params["target_tokens"])
 
 
 def plots(
@@ -150,9 +137,7 @@ def _flenqa(plt: Any, rows: Sequence[Mapping[str, Any]], several: bool, save: An
         lambda: defaultdict(list)
     )
     for r in rows:
-        if not str(r["task"]).startswith("flenqa.") or r.get("error") is not None:
-            continue
-        point = flenqa_point(r)
+        point = length_key(r)  # None for other tasks and failed calls
         if point is None:
             continue
         padding, position, length = point

@@ -26,7 +26,7 @@ from typing import Any
 from ..answers import strip_think
 from ..core import clean_text, cluster_id, level_key
 from ..gates import Comparison, baseline_answers
-from ..gates.store import row_key
+from ..gates.rows import row_key
 from ..models.base import redactor
 
 __all__ = [

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..gates import Comparison, GateResult, LevelStats
+from ..gates.verdicts import failure_cause
 from . import render
 from .tables import (
     LENGTH_TASKS,
@@ -67,6 +68,9 @@ class RunSummary:
     undecided: int = 0  # selected gates left undecided by the stop
     deferred: int = 0  # verdicts left to ``pytest-reasoning gate`` (shards, defer mode)
     merged: bool = False  # decided by ``pytest-reasoning gate`` from results files
+    # Sequential levels that settled early: (model, where) → (samples needed, samples of the
+    # level, answers paid for after it settled).
+    sequential: Mapping[Any, tuple[int, int, int]] = field(default_factory=dict)
 
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
@@ -130,14 +134,33 @@ def summary_lines(run: RunSummary) -> list[Line]:
                 "yellow",
             )
         )
+    if run.sequential:
+        needed = sum(n for n, _, _ in run.sequential.values())
+        size = sum(s for _, s, _ in run.sequential.values())
+        late = sum(x for _, _, x in run.sequential.values())
+        lines.append(
+            Line(
+                f"reasoning: {len(run.sequential)} sequential level(s) settled early: "
+                f"{needed} of {size} samples needed, {size - needed} not needed"
+                + (f"; {late} answer(s) paid for after their level settled" if late else ""),
+                "green",
+            )
+        )
     failed = [g for g in run.gates if g.passed is False]
     if failed:
         decided = sum(g.passed is not None for g in run.gates)
         lines.append(Line(f"reasoning: {len(failed)} of {decided} gates FAILED", "red bold"))
+        suites = len({g.stats.spec.suite for g in run.gates}) > 1
         for g in failed:
             s = g.stats
+            where = f"{s.spec.suite} " if suites else ""
+            cause = failure_cause(s)
             lines.append(
-                Line(f"  FAILED {s.model} {s.spec.entry} {s.spec.level}: {g.reason}", "red")
+                Line(
+                    f"  FAILED {s.model} {where}{s.spec.entry} {s.spec.level}: {g.reason}"
+                    + (f"; {cause}" if cause else ""),
+                    "red",
+                )
             )
     lengths = length_table(run.rows)
     if lengths:

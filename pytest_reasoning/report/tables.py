@@ -10,14 +10,18 @@ from typing import Any
 
 from ..core import level_key
 from ..gates import Comparison, GateResult, LevelStats
+from ..gates.verdicts import UNANSWERED
 
 __all__ = [
     "Table",
     "comparisons_table",
+    "failure_modes",
     "fmt",
+    "length_key",
     "length_table",
     "levels_table",
     "models_table",
+    "unanswered",
     "underpowered",
     "verdict",
 ]
@@ -50,6 +54,8 @@ LEVEL_HEADERS = (
     "95% CI",
     "threshold",
     "gate",
+    "unanswered",
+    "failure modes",
     "errors",
     "tokens",
     "mean latency",
@@ -70,9 +76,13 @@ def levels_table(
     """One row per (model, suite entry, level): the gated measure, its interval, the verdict
     (``partial k/n`` where a selection ran part of the level: not decided; ``INFRA`` where
     every sample failed for infrastructure). With ``reasons``, the gate's one-line reason is a
-    last column; with ``suite``, the suite file is the second (the HTML report)."""
+    last column; with ``suite``, the suite column is there even for one suite (the HTML
+    report)."""
     levels = list(levels)
     partial = partial or {}
+    # Two suites may gate the same task and level differently: their rows stay apart, and
+    # the suite is shown whenever more than one ran.
+    suites = suite or len({s.spec.suite for s in levels}) > 1
     by_stats = {id(g.stats): g for g in gates}
     # Repeats add pass@k and majority vote (and only then: tables without repeats keep
     # their columns).
@@ -99,6 +109,7 @@ def levels_table(
             decided = f"partial {part[0]}/{part[1]}"
         row = [
             s.model,
+            *([s.spec.suite] if suites else []),
             s.spec.entry,
             s.spec.level,
             str(s.n),
@@ -107,6 +118,8 @@ def levels_table(
             f"[{lo:.2f}, {hi:.2f}]" if s.n else "-",
             threshold,
             decided,
+            unanswered(s),
+            failure_modes(s),
             str(s.errors),
             str(s.prompt_tokens + s.completion_tokens),
             _latency(s),
@@ -121,13 +134,27 @@ def levels_table(
                 if part is not None
                 else "-"
             )
-        if suite:
-            row.insert(1, s.spec.suite)
         rows.append(row)
     headers = LEVEL_HEADERS + (REPEAT_HEADERS if repeated else ())
-    if suite:
+    if suites:
         headers = (headers[0], "suite", *headers[1:])
     return Table(headers + (("reason",) if reasons else ()), rows)
+
+
+def unanswered(s: LevelStats) -> str:
+    """The share of answered samples with no readable answer (truncated, none in the asked
+    format, unreadable: NPHardEval's "failure rate"), of the gate's own n."""
+    if not s.n:
+        return "-"
+    count = sum(s.failure_modes.get(mode, 0) for mode in UNANSWERED)
+    return f"{count / s.n:.2f}" if count else "0"
+
+
+def failure_modes(s: LevelStats, shown: int = 3) -> str:
+    """The level's failure modes with their counts, most frequent first."""
+    modes = sorted(s.failure_modes.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{mode} {count}" for mode, count in modes[:shown])
+    return text + (f", +{len(modes) - shown} more" if len(modes) > shown else "") or "-"
 
 
 def _latency(s: LevelStats) -> str:
@@ -228,6 +255,24 @@ def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False)
 LENGTH_TASKS = "flenqa."  # the tasks whose rows the length table reads
 
 
+def length_key(row: Mapping[str, Any]) -> tuple[str, str, int] | None:
+    """An answered FLenQA row's (padding, position, target length): from the item's own
+    knobs, which every row carries whatever its outcome (a truncated reply has no scorer
+    facts), else from the scorer's facts of older rows. None for other rows and for calls
+    that failed (infrastructure: outside the gate's denominator, so outside every figure)."""
+    if not str(row.get("task", "")).startswith(LENGTH_TASKS) or row.get("error") is not None:
+        return None
+    extra = row.get("extra") or {}
+    address = extra.get("address") if isinstance(extra, Mapping) else None
+    params = address.get("params") if isinstance(address, Mapping) else None
+    source = params if isinstance(params, Mapping) and "padding" in params else extra
+    try:
+        position = "first" if source["padding"] == "duplicate" else source["position"]
+        return str(source["padding"]), str(position), int(source["target_tokens"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def length_table(rows: Iterable[Mapping[str, Any]]) -> Table:
     """FLenQA's figure 1 as a table: accuracy per target length for each (model, task,
     padding, position), then the label bias (share of False answers against the balanced
@@ -239,16 +284,11 @@ def length_table(rows: Iterable[Mapping[str, Any]]) -> Table:
     flags: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
     lengths: set[int] = set()
     for r in rows:
-        extra = r.get("extra") or {}
-        task = str(r["task"])
-        if (
-            not task.startswith(LENGTH_TASKS)
-            or r.get("error") is not None
-            or "padding" not in extra
-        ):
+        found = length_key(r)
+        if found is None:
             continue
-        key = (str(r["model"]), task, str(extra["padding"]), str(extra["position"]))
-        length = int(extra["target_tokens"])
+        padding, position, length = found
+        key = (str(r["model"]), str(r["task"]), padding, position)
         lengths.add(length)
         cells[key][length].append(bool(r.get("correct")))
         flags[key].append(r)
