@@ -338,7 +338,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;color:
 h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.5em 0;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap}
-th{white-space:normal}td.prose{white-space:normal;min-width:13em}
+th{white-space:normal}td.prose{white-space:normal;min-width:10em}
 th{background:#f4f4f4}.pass{color:#1a7f37;font-weight:600}.fail{color:#c62828;font-weight:600}
 td.abbr{max-width:14em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}

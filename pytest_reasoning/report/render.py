@@ -29,7 +29,7 @@ def html_table(
     *,
     links: Sequence[tuple[str, str] | None] = (),
     paths: Collection[str] = (),
-    prose: Collection[str] = ("reason", "error"),
+    prose: Collection[str] = ("reason", "error", "failure modes"),
 ) -> str:
     """``links``: per row, (text, href) of a last column; ``paths``: the headers of columns
     of file paths, shown by their file name, whole in a tooltip; ``prose``: the headers of
