@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from pytest_reasoning.report.viewer import page_data
+
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = """\
 seed: 3
@@ -56,9 +58,12 @@ def test_report_from_a_run(pytester: pytest.Pytester, fake_server: Any) -> None:
     assert "Robustness: win probability" in page
     assert "Candidate against baseline (reference)" in page
     assert "FAIL" in page  # the D3 arithmetic gate
-    # Failing samples: the prompt rebuilt from the row's address, the zebra clue named.
-    assert "description of an arithmetic problem" in page
-    assert "breaks clue" in page or "partial_grid" in page
+    # Every sample in the viewer: prompts rebuilt from the rows' addresses, the zebra clue named.
+    manifest, metas, texts = page_data(out)
+    assert manifest["total"] == 72  # 2 models x 6 levels x 6 samples
+    assert any("description of an arithmetic problem" in p for t in texts for p in t["prompts"])
+    details = {s.get("detail", "") for m in metas for s in m["samples"]}
+    assert any("breaks clue" in d for d in details) or "partial_grid" in str(metas)
     summary = json.loads((out / "summary.json").read_text())
     d3 = next(c for c in summary["levels"] if c["task"] == "dyval.arithmetic" and c["level"] == "D3"
               and c["model"] == "openai/shallow:2")  # fmt: skip
@@ -79,9 +84,9 @@ def test_report_command(pytester: pytest.Pytester, fake_server: Any, tmp_path: P
                           capture_output=True, text=True, check=True)  # fmt: skip
     assert f"wrote {out}/index.html" in done.stdout
     page = _self_contained(out / "index.html")
-    assert (
-        "Candidate against baseline (reference)" in page and "description of an arithmetic" in page
-    )
+    assert "Candidate against baseline (reference)" in page
+    _, _, texts = page_data(out)
+    assert any("description of an arithmetic problem" in p for t in texts for p in t["prompts"])
     bad = subprocess.run(
         [*cmd, "--out", str(out), "--baseline", "gpt-9"], capture_output=True, text=True
     )

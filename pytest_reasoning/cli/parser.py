@@ -126,8 +126,14 @@ def build_parser() -> argparse.ArgumentParser:
     rb.add_argument("--samples", type=int, default=100_000, help="random weightings")
     rb.add_argument("--seed", type=int, default=0)
     _narrate_parser(sub)
-    rp = sub.add_parser("report", help="an HTML report (plots, tables, failing samples)")
-    rp.add_argument("results", nargs="+", help="results files (JSONL)")
+    rp = sub.add_parser(
+        "report",
+        help="the HTML report from results files: tables, plots, every sample with filters "
+        "and search, candidate beside baseline (a static page: open it, or publish it)",
+    )
+    rp.add_argument(
+        "results", nargs="+", help="results files (JSONL), or folders of *.jsonl (merged shards)"
+    )
     rp.add_argument("--out", required=True, help="folder for index.html, summary.json, PNGs")
     rp.add_argument("--baseline", help="a model in the files to compare the others against")
     gt = sub.add_parser(

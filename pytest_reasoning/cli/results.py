@@ -22,7 +22,7 @@ def report_command(args: argparse.Namespace) -> int:
     from ..gates import GateSpec, baseline_answers, compare
     from ..report import build_report
 
-    rows = _read_all(args.results)
+    rows = _read_report_rows(args.results)
     comparisons = []
     if args.baseline:
         models = {r["model"] for r in rows}
@@ -34,7 +34,11 @@ def report_command(args: argparse.Namespace) -> int:
         outcomes = [Outcome.from_dict(r) for r in rows]
         base = baseline_answers(o for o in outcomes if o.model == args.baseline)
         comparisons = compare(
-            ((o, GateSpec("", o.task, o.level)) for o in outcomes if o.model != args.baseline),
+            (
+                (o, GateSpec(o.suite or "", o.entry or o.task, o.level))
+                for o in outcomes
+                if o.model != args.baseline
+            ),
             base,
             args.baseline,
         )
@@ -51,6 +55,30 @@ def report_command(args: argparse.Namespace) -> int:
     if report.note:
         sys.stderr.write(f"pytest-reasoning: note: {report.note}\n")
     return 0
+
+
+def _read_report_rows(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of results files and folders of them (a CI merge job's downloaded shards), one
+    per sample (the last file given wins, as ``pytest-reasoning gate`` counts them)."""
+    from pathlib import Path
+
+    from ..gates.rows import row_key
+    from ..merge import disambiguate, read_all
+
+    files: list[str] = []
+    for raw in paths:
+        if os.path.isdir(raw):
+            found = sorted(str(p) for p in Path(raw).rglob("*.jsonl") if p.is_file())
+            if not found:
+                raise ReasoningError(f"{raw}: no *.jsonl file in this folder")
+            files += found
+        else:
+            files.append(raw)
+    kept: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in disambiguate(read_all(files)):
+        kept.pop(row_key(row), None)
+        kept[row_key(row)] = row
+    return list(kept.values())
 
 
 def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:

@@ -71,16 +71,18 @@ def levels_table(
     *,
     reasons: bool = False,
     partial: Partial | None = None,
+    suite: bool = False,
 ) -> Table:
     """One row per (model, suite entry, level): the gated measure, its interval, the verdict
     (``partial k/n`` where a selection ran part of the level: not decided; ``INFRA`` where
     every sample failed for infrastructure). With ``reasons``, the gate's one-line reason is a
-    last column (the HTML report)."""
+    last column; with ``suite``, the suite column is there even for one suite (the HTML
+    report)."""
     levels = list(levels)
     partial = partial or {}
     # Two suites may gate the same task and level differently: their rows stay apart, and
     # the suite is shown whenever more than one ran.
-    suites = len({s.spec.suite for s in levels}) > 1
+    suites = suite or len({s.spec.suite for s in levels}) > 1
     by_stats = {id(g.stats): g for g in gates}
     # Repeats add pass@k and majority vote (and only then: tables without repeats keep
     # their columns).
@@ -232,7 +234,8 @@ COMPARISON_HEADERS = (
 )
 
 
-def comparisons_table(comparisons: Sequence[Comparison]) -> Table:
+def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False) -> Table:
+    """One row per comparison; with ``suite``, the suite file is the second column."""
     rows = []
     for c in comparisons:
         t = c.table
@@ -251,7 +254,10 @@ def comparisons_table(comparisons: Sequence[Comparison]) -> Table:
                 verdict(c),
             ]
         )
-    return Table(COMPARISON_HEADERS, rows)
+        if suite:
+            rows[-1].insert(1, c.spec.suite)
+    headers = COMPARISON_HEADERS
+    return Table((headers[0], "suite", *headers[1:]) if suite else headers, rows)
 
 
 LENGTH_TASKS = "flenqa."  # the tasks whose rows the length table reads
