@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core import level_key
+from ..files import write_output_bytes
 from ..gates import Comparison
 from .cells import Cell, CellKey
 from .tables import length_key
@@ -66,7 +67,8 @@ def plots(
     def save(fig: Any, name: str, title: str) -> None:
         path = os.path.join(out, name)
         fig.tight_layout()
-        fig.savefig(path, dpi=110, bbox_inches="tight")  # never cut a label off
+        with write_output_bytes(path) as fh:  # the one writer: whole or not at all
+            fig.savefig(fh, format="png", dpi=110, bbox_inches="tight")  # no label cut off
         plt.close(fig)
         written.append((title, path))
 

@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any
 
 from ..core import level_key
+from ..files import write_output
 from .samples import PAIR_KINDS, SampleData, script_json
 
 __all__ = ["INLINE_MAX", "LOAD_LIMIT", "asset", "page_data", "viewer_parts", "write_file"]
@@ -33,11 +34,9 @@ def asset(name: str) -> str:
 
 
 def write_file(path: str, text: str) -> None:
-    """Replace ``path`` only once the new file is whole."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    """Replace ``path`` only once the new file is whole (the project's one writer)."""
+    with write_output(path) as fh:
         fh.write(text)
-    os.replace(tmp, path)
 
 
 def viewer_parts(data: SampleData, out: str) -> tuple[str, str, str, list[str]]:
