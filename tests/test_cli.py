@@ -179,7 +179,7 @@ BAD = [
         ["export", "dyval.arithmetic", "--level", "D1", "--output", "{tmp}/afile/x.jsonl"],
         "--output: cannot write {tmp}/afile/x.jsonl: Not a directory",
     ),
-    (["plan", "--drop", "0.05"], "required: --baseline-accuracy"),
+    (["plan", "--drop", "0.05"], "give --drop and --baseline-accuracy (a comparison)"),
     (["plan", "--drop", "2", "--baseline-accuracy", "0.8"], "0 < drop < baseline accuracy"),
     (["plan", "--drop", "0.05", "--baseline-accuracy", "0.8", "--power", "0"], "--power"),
     (["plan", "--drop", "0.05", "--baseline-accuracy", "0.8", "--levels", "0"], "--levels"),

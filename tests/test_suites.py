@@ -50,11 +50,11 @@ CASES = [
     ),
     (
         "colour: red\ntasks:\n" + GOOD_ENTRY,
-        "s.yaml: colour: unknown key; expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, repeats, samples, seed, seeds, style, tasks",
+        "s.yaml: colour: unknown key; expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, repeats, samples, seed, seeds, sequential, style, tasks",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels:\n      D1: {min_acuracy: 0.5}\n",
-        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key (did you mean 'min_accuracy'?); expected one of alpha, confidence, max_drop, metric, min_accuracy, params, repeats, samples, seed, seeds, style",
+        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key (did you mean 'min_accuracy'?); expected one of alpha, confidence, max_drop, metric, min_accuracy, params, repeats, samples, seed, seeds, sequential, style",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n    params: {depth: 0}\n",
@@ -106,7 +106,7 @@ def test_every_mistake_at_once_with_suggestions(tmp_path: Path) -> None:
     with pytest.raises(InvalidSuite) as exc:
         load_suite(p, display="s.yaml")
     assert str(exc.value).split("\n") == [
-        "s.yaml: samles: unknown key (did you mean 'samples'?); expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, repeats, samples, seed, seeds, style, tasks",
+        "s.yaml: samles: unknown key (did you mean 'samples'?); expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, repeats, samples, seed, seeds, sequential, style, tasks",
         "s.yaml: tasks[0].task: unknown task 'dyval.reachabilty' (did you mean 'dyval.reachability'?); expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability, flenqa.monorel, flenqa.people_in_rooms, flenqa.ruletaker"
         + GYM
         + ", musr.murder_mystery, musr.object_placement, musr.team_allocation, zebra.grid",
