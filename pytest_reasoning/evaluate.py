@@ -11,7 +11,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
@@ -25,16 +24,15 @@ from .errors import ReasoningError, StorageFailed
 from .models.base import ChatRequest, ModelClient, error_text
 from .models.cache import CACHE_FILE, ResponseCache, ResponseStore, new_owner, storage_failure
 from .models.endpoints import ModelSpec
-from .models.kinds import model_kind
+from .models.kinds import ClientContext, model_kind
 from .models.litellm_client import (
     CapabilityCache,
-    LiteLLMClient,
     RetryPolicy,
     check_installed_litellm,
     cost_usd,
 )
 from .models.router import RouterGroup
-from .models.shared_cache import AsyncResponseStore, LayeredStore, RedisStore
+from .models.shared_cache import LayeredStore, RedisStore
 from .registry import get_task
 
 __all__ = ["EvalConfig", "Evaluator", "score_reply"]
@@ -248,15 +246,10 @@ class Evaluator:
             kind = model_kind(model, self.config.models)
             if not kind.calls_model or kind.needs_local_server:
                 continue
-            spec = self.config.models.get(model)
-            if isinstance(spec, ModelSpec):
-                names = [spec.model]
-                if {"input_cost_per_token", "output_cost_per_token"} <= set(spec.params):
-                    continue
-            elif isinstance(spec, RouterGroup):
-                names = list(spec.models)
-            else:
-                names = [model]
+            entry = self.config.models.get(model)
+            if entry is not None and entry.has_prices:
+                continue
+            names = list(entry.models) if entry is not None else [model]
             if any(cost_usd(name, 1000, 1000) is None for name in names):
                 out.append(model)
         return out
@@ -264,100 +257,39 @@ class Evaluator:
     def verify_cache(self) -> None:
         """Before any call: a damaged cache file, or a shared cache that cannot be reached or
         written, raises StorageFailed in one line."""
-        cache = self.cache
-        if isinstance(cache, ResponseCache):
-            cache.verify()
-        elif isinstance(cache, LayeredStore):
-            cache.local.verify()
-            if cache.shared is not None:
-                _ping(cache.shared)
-        elif isinstance(cache, RedisStore):
-            _ping(cache)
+        if self.cache is not None:
+            self.cache.verify()
 
     @property
     def notices(self) -> dict[str, str]:
         """One-line notices of this evaluator's cache, by kind, shown once each: the shared
         cache lost mid-run, an invalid cached answer asked again, a claim waited on."""
-        return dict(getattr(self._cache, "notices", None) or {})
+        return dict(self._cache.notices) if self._cache is not None else {}
 
     # -- model resolution --------------------------------------------------------------------
     def _client(self, model: str) -> ModelClient:
+        """The model's client, built once by its kind (models/kinds.py)."""
         client = self._clients.get(model)
         if client is not None:
             return client
         cfg = self.config
-        retry = RetryPolicy(attempts=cfg.attempts)
         kind = model_kind(model, cfg.models)
-        if kind.needs_local_server:
-            if not cfg.local_url:
-                raise ReasoningError("model 'local' requested but the local server is not running")
-            from .models.local import ALIAS
-
-            client = LiteLLMClient(
-                f"openai/{ALIAS}",
-                api_base=cfg.local_url,
-                api_key="local",
-                timeout_s=cfg.timeout_s,
-                retry=retry,
-                max_concurrency=1,
-                default_params=dict(cfg.params),
-                identity=cfg.local_identity,
-                kind=kind,
-                label=model,
-            )
-        elif kind.routed:
-            from .models.router import RouterClient, RouterHandle
-
-            group = cfg.models[model]
-            assert isinstance(group, RouterGroup)
-            handle = self._routers.get(group.file.path)
-            if handle is None:  # one Router per file: fallbacks between its groups
-                handle = self._routers[group.file.path] = RouterHandle(group.file)
-            client = RouterClient(
-                group,
-                handle,
-                timeout_s=cfg.timeout_s,
-                retry=retry,
-                default_params=dict(cfg.params),
-                capability_cache=self._capabilities,
-            )
-        elif kind.configured:
-            spec = cfg.models[model]
-            assert isinstance(spec, ModelSpec)
-            client = LiteLLMClient(
-                spec.model,
-                api_base=spec.api_base,
-                api_key=_placeholder_key(spec.model, spec.api_base, spec.api_key_env),
-                api_key_env=spec.api_key_env,
-                timeout_s=spec.timeout_s or cfg.timeout_s,
-                retry=retry,
-                max_concurrency=spec.max_concurrency,
-                # The run's --llm-param values, then the entry's own (it knows its model).
-                default_params={**cfg.params, **spec.params},
-                kind=kind,
-                label=model,
-                env_params=spec.env_params,
-                capability_cache=self._capabilities,
-            )
-        else:
-            api_key = None
-            if (
-                cfg.api_base
-                and model.startswith("openai/")
-                and not os.environ.get("OPENAI_API_KEY")
-            ):
-                api_key = "EMPTY"  # keyless OpenAI-compatible servers (vLLM, llama.cpp)
-            client = LiteLLMClient(
+        if kind.build is None:
+            raise ReasoningError(f"{model!r} is not a language model: it makes no calls")
+        client = self._clients[model] = kind.build(
+            ClientContext(
                 model,
+                entry=cfg.models.get(model),
                 api_base=cfg.api_base,
-                api_key=api_key,
+                params=cfg.params,
                 timeout_s=cfg.timeout_s,
-                retry=retry,
-                default_params=dict(cfg.params),
-                kind=kind,
-                capability_cache=self._capabilities,
+                attempts=cfg.attempts,
+                local_url=cfg.local_url,
+                local_identity=cfg.local_identity,
+                capabilities=self._capabilities,
+                routers=self._routers,
             )
-        self._clients[model] = client
+        )
         return client
 
     def client(self, model: str) -> ModelClient:
@@ -462,7 +394,7 @@ class Evaluator:
             await asyncio.sleep(wait)
             wait = min(wait * 2, _POLL_MAX_S)
             try:
-                cached = await _aget(cache, request)
+                cached = await cache.aget(request)
             except StorageFailed as exc:
                 self._fail(str(exc))
                 return self._not_stored()
@@ -482,32 +414,22 @@ class Evaluator:
         answer when it landed meanwhile; ``_CLAIMED`` when another holds the claim; a
         not-asked reply when the cache failed. A store that can be awaited (Redis) is: its
         round trips never hold up the other calls on this loop."""
-        ttl = self._claim_ttl_s() + float(getattr(client, "free_wait_s", 0.0))
+        ttl = self._claim_ttl_s() + client.free_wait_s
         try:
-            if isinstance(cache, AsyncResponseStore):
-                won = await cache.aclaim(request.key, self._owner, ttl)
-            else:
-                won = cache.claim(request.key, self._owner, ttl)
-            if not won:
+            if not await cache.aclaim(request.key, self._owner, ttl):
                 return _CLAIMED
             # Answered between our miss and our claim? (Without this re-read, concurrent
             # runs pay twice for prompts whose claim was released in between.)
-            cached = await _aget(cache, request)
+            cached = await cache.aget(request)
             if cached is not None:
-                if isinstance(cache, AsyncResponseStore):
-                    await cache.arelease(request.key, self._owner)
-                else:
-                    cache.release(request.key, self._owner)
+                await cache.arelease(request.key, self._owner)
             return cached
         except StorageFailed as exc:
             self._fail(str(exc))
             return self._not_stored()
 
     async def _awrite(self, cache: ResponseStore, op: str, *args: Any) -> bool:
-        """``put`` or ``release``, awaited where the store can be; False (and the run's
-        storage error set) when it failed."""
-        if not isinstance(cache, AsyncResponseStore):
-            return self._store(getattr(cache, op), *args)
+        """``put`` or ``release``; False (and the run's storage error set) when it failed."""
         try:
             await (cache.aput(*args) if op == "put" else cache.arelease(*args))
         except StorageFailed as exc:
@@ -671,7 +593,7 @@ class Evaluator:
             async def _close_all() -> None:
                 for c in self._clients.values():
                     await c.aclose()
-                if isinstance(self._cache, AsyncResponseStore):
+                if self._cache is not None:
                     await self._cache.aclose()
 
             with contextlib.suppress(Exception):  # closing is best effort
@@ -683,31 +605,3 @@ class Evaluator:
             with contextlib.suppress(StorageFailed):  # claims expire anyway
                 self._cache.forget(self._owner)
             self._cache.close()
-
-
-def _ping(store: RedisStore) -> None:
-    """A shared cache that cannot be reached or written stops the run before any call: it
-    would pay for prompts other jobs are asking (mid-run, a lost Redis is different: the run
-    goes on with its local cache, docs/models.md)."""
-    try:
-        store.ping()
-    except StorageFailed as exc:
-        raise StorageFailed(
-            f"{exc} (start Redis or fix the URL; a folder, or 'off', runs without sharing "
-            "answers)"
-        ) from None
-
-
-async def _aget(cache: ResponseStore, request: ChatRequest) -> Reply | None:
-    if isinstance(cache, AsyncResponseStore):
-        return await cache.aget(request)
-    return cache.get(request)
-
-
-def _placeholder_key(model: str, api_base: str | None, key_env: str | None) -> str | None:
-    """A configured OpenAI-compatible endpoint without a key gets the placeholder ``EMPTY``
-    (vLLM and llama.cpp accept any), never the ambient OPENAI_API_KEY: a key goes only where
-    the configuration sends it."""
-    if api_base and not key_env and model.startswith("openai/"):
-        return "EMPTY"
-    return None

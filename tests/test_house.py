@@ -111,3 +111,21 @@ def test_a_fifo_named_like_a_suite_never_hangs_a_plain_run(pytester: pytest.Pyte
     pytester.makepyfile(test_plain="def test_one():\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly")
     result.assert_outcomes(passed=1)
+
+
+def test_the_evaluator_never_sniffs_stores_or_clients() -> None:
+    """Each model kind builds its client and every cache is one ResponseStore: the evaluator
+    asks them, never which class they are (issue 30: it did 13 times)."""
+    import ast
+
+    tree = ast.parse((ROOT / "pytest_reasoning" / "evaluate.py").read_text())
+    sniffs = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "getattr":
+                sniffs.append(ast.unparse(node))
+            if node.func.id == "isinstance":
+                kinds = ast.unparse(node.args[1])
+                if not re.fullmatch(r"int|str|float|sqlite3\.\w+", kinds):
+                    sniffs.append(ast.unparse(node))
+    assert sniffs == []

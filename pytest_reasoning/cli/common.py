@@ -132,9 +132,6 @@ def _open_evaluator(
     silent = [m for m, k in zip(models, kinds, strict=True) if not k.calls_model]
     if silent:
         raise ReasoningError(f"--llm: {silent[0]!r} writes no text; name a language model")
-    from ..models.litellm_client import check_installed_litellm
-
-    check_installed_litellm()
     local_url = local_identity = None
     if any(k.needs_local_server for k in kinds):
         from ..models.local import LocalServer
@@ -154,4 +151,5 @@ def _open_evaluator(
         )
     )
     stack.callback(evaluator.close)
+    evaluator.verify(models)  # litellm, the cache: one line before any call (as the plugin)
     return evaluator

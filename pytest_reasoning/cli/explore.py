@@ -236,7 +236,7 @@ def frontier_command(args: argparse.Namespace) -> int:
         )
         stack.callback(evaluator.close)
         answer = _answering(evaluator, args, stack) if progress else None
-        evaluator.verify_cache()  # a damaged cache or no Redis: one line, before any call
+        evaluator.verify([args.llm])  # litellm, the cache, Redis: one line, before any call
         result = find_frontier(
             args.task,
             args.knob,

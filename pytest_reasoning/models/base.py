@@ -79,6 +79,9 @@ class ModelClient(Protocol):
     api_base: str | None
     identity: str | None  # cache identity when api_base is ephemeral (the local server)
     max_concurrency: int | None
+    # Seconds a call may wait on refusals that sent nothing (a Router's cooldown): a claim on
+    # its prompt must outlive them.
+    free_wait_s: float
 
     @property
     def model_id(self) -> str:

@@ -94,6 +94,11 @@ class ResponseStore(Protocol):
       ends). A claim on an answered prompt is harmless meanwhile, since readers look for the
       answer first; Redis lets them expire and needs no more.
     - ``close()``; ``notices``: one-line texts by kind, for the run's summary.
+    - ``verify()``: before any call, that the store can be read and written (SQLite: every
+      page read once; Redis: reached and written).
+    - ``aget``, ``aput``, ``aclaim``, ``arelease``, ``aclose``: the same, awaited on the
+      evaluator's event loop (Redis's round trips never hold up other calls; SQLite's local
+      reads and writes just run).
 
     Every method raises :class:`~pytest_reasoning.errors.StorageFailed` (one line naming the
     store and what to do) for a store it cannot read or write.
@@ -115,8 +120,20 @@ class ResponseStore(Protocol):
 
     def close(self) -> None: ...
 
+    def verify(self) -> None: ...
+
     @property
     def notices(self) -> dict[str, str]: ...
+
+    async def aget(self, request: ChatRequest) -> Reply | None: ...
+
+    async def aput(self, request: ChatRequest, reply: Reply) -> None: ...
+
+    async def aclaim(self, key: str, owner: str, ttl_s: float) -> bool: ...
+
+    async def arelease(self, key: str, owner: str) -> None: ...
+
+    async def aclose(self) -> None: ...
 
 
 # The integrity check at start-up costs about 1 ms per 1,000 cached answers (47 ms for
@@ -469,6 +486,22 @@ class ResponseCache:
 
     def __len__(self) -> int:
         return int(self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    # The awaited forms (ResponseStore): local SQLite reads and writes take microseconds.
+    async def aget(self, request: ChatRequest) -> Reply | None:
+        return self.get(request)
+
+    async def aput(self, request: ChatRequest, reply: Reply) -> None:
+        self.put(request, reply)
+
+    async def aclaim(self, key: str, owner: str, ttl_s: float) -> bool:
+        return self.claim(key, owner, ttl_s)
+
+    async def arelease(self, key: str, owner: str) -> None:
+        self.release(key, owner)
+
+    async def aclose(self) -> None:
+        """Nothing to close on the loop: ``close`` closes every thread's connection."""
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

@@ -94,6 +94,17 @@ class ModelSpec:
     where: str = ""  # "FILE: model_list[i]" for messages
 
     @property
+    def models(self) -> tuple[str, ...]:
+        """The LiteLLM model strings behind the alias (one)."""
+        return (self.model,)
+
+    @property
+    def has_prices(self) -> bool:
+        """Whether the entry prices its own calls (``input_cost_per_token`` and
+        ``output_cost_per_token``, passed to LiteLLM with each call)."""
+        return {"input_cost_per_token", "output_cost_per_token"} <= set(self.params)
+
+    @property
     def model_id(self) -> str:
         """``alias=model@api_base``: what a results row calls this model."""
         base = normalise_api_base(self.api_base)

@@ -167,6 +167,12 @@ class RouterGroup:
     kind: str = "router"  # kinds.model_kind reads this
 
     @property
+    def has_prices(self) -> bool:
+        """Whether the group's shared parameters price its calls (a deployment's own prices
+        vary with the deployment that answers)."""
+        return {"input_cost_per_token", "output_cost_per_token"} <= set(self.params)
+
+    @property
     def identity(self) -> str:
         """What the cache key knows of the group besides its name: the model strings and the
         shared generation parameters, not the endpoints, keys or limits."""

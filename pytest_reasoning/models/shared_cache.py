@@ -33,7 +33,7 @@ import json
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from ..core import Reply
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 __all__ = [
     "PASSWORD_ENV",
     "PREFIX",
-    "AsyncResponseStore",
     "LayeredStore",
     "RedisStore",
     "check_redis_url",
@@ -82,22 +81,6 @@ _HOLDER = (
     "t = tonumber(ARGV[1]) end return {h, t}"
 )
 _MAX_CLAIM_TTL_MS = int(MAX_CLAIM_TTL_S * 1000)
-
-
-@runtime_checkable
-class AsyncResponseStore(Protocol):
-    """A store the evaluator awaits on its event loop for the calls of the claim loop (the
-    same operations as :class:`~pytest_reasoning.models.cache.ResponseStore`)."""
-
-    async def aget(self, request: ChatRequest) -> Reply | None: ...
-
-    async def aput(self, request: ChatRequest, reply: Reply) -> None: ...
-
-    async def aclaim(self, key: str, owner: str, ttl_s: float) -> bool: ...
-
-    async def arelease(self, key: str, owner: str) -> None: ...
-
-    async def aclose(self) -> None: ...
 
 
 def is_redis_url(value: str) -> bool:
@@ -254,6 +237,18 @@ class RedisStore:
         return True
 
     # -- the ResponseStore interface (sync) --------------------------------------------------
+    def verify(self) -> None:
+        """Reached and written before any call: a shared cache that cannot be would have the
+        run pay for prompts other jobs are asking (mid-run, a lost Redis is different: the
+        run goes on with its local cache, docs/models.md)."""
+        try:
+            self.ping()
+        except StorageFailed as exc:
+            raise StorageFailed(
+                f"{exc} (start Redis or fix the URL; a folder, or 'off', runs without sharing "
+                "answers)"
+            ) from None
+
     def ping(self) -> None:
         """Reach Redis and write to it (a read-only replica would accept reads only)."""
         try:
@@ -496,6 +491,11 @@ class LayeredStore:
                 self.shared.forget(owner)
             except StorageFailed as exc:
                 self._lose(exc)
+
+    def verify(self) -> None:
+        self.local.verify()
+        if self.shared is not None:
+            self.shared.verify()
 
     def close(self) -> None:
         self.local.close()
