@@ -23,8 +23,9 @@ from .core import Item, Outcome, Reply
 from .errors import ReasoningError, StorageFailed
 from .models.base import ChatRequest, ModelClient, error_text
 from .models.cache import CACHE_FILE, ResponseCache, ResponseStore, new_owner, storage_failure
+from .models.clients import ClientContext, build_client
 from .models.endpoints import ModelSpec
-from .models.kinds import ClientContext, model_kind
+from .models.kinds import model_kind
 from .models.litellm_client import (
     CapabilityCache,
     RetryPolicy,
@@ -268,15 +269,13 @@ class Evaluator:
 
     # -- model resolution --------------------------------------------------------------------
     def _client(self, model: str) -> ModelClient:
-        """The model's client, built once by its kind (models/kinds.py)."""
+        """The model's client, built once by its kind's factory (models/clients.py)."""
         client = self._clients.get(model)
         if client is not None:
             return client
         cfg = self.config
-        kind = model_kind(model, cfg.models)
-        if kind.build is None:
-            raise ReasoningError(f"{model!r} is not a language model: it makes no calls")
-        client = self._clients[model] = kind.build(
+        client = self._clients[model] = build_client(
+            model_kind(model, cfg.models),
             ClientContext(
                 model,
                 entry=cfg.models.get(model),
@@ -288,7 +287,7 @@ class Evaluator:
                 local_identity=cfg.local_identity,
                 capabilities=self._capabilities,
                 routers=self._routers,
-            )
+            ),
         )
         return client
 

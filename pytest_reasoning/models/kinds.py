@@ -1,22 +1,13 @@
-"""The kinds of model a run can name, as one table: each kind's capabilities (the plugin, the
-evaluator and the report ask this table instead of comparing model names) and its factory,
-which builds the kind's client (as inspect_ai's ``@modelapi`` providers do): the evaluator asks
-the kind for a client and never looks at which kind it is."""
+"""The kinds of model a run can name, as one table of capabilities: the plugin, the evaluator
+and the report ask this table instead of comparing model names. Each kind's client is built by
+its factory in ``models.clients``."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Container, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Container, Mapping
+from dataclasses import dataclass
 
-from ..errors import ReasoningError
-
-if TYPE_CHECKING:
-    from .base import ModelClient
-    from .litellm_client import CapabilityCache
-
-__all__ = ["KINDS", "ClientContext", "ModelKind", "TokenBudget", "model_kind"]
+__all__ = ["KINDS", "ModelKind", "TokenBudget", "model_kind"]
 
 
 @dataclass(frozen=True)
@@ -62,115 +53,6 @@ class ModelKind:
     configured: bool = False
     # A model group of --llm-router: LiteLLM's Router picks a deployment per call.
     routed: bool = False
-    # Builds the kind's client (None: no model is called, e.g. the reference solvers).
-    build: Callable[[ClientContext], ModelClient] | None = None
-
-
-@dataclass
-class ClientContext:
-    """What a kind's factory builds a client from: the model as named and its entry (a
-    ``--llm-config`` ModelSpec or a ``--llm-router`` RouterGroup), the run's settings, and
-    what the clients of one run share (LiteLLM's capabilities, one Router per file)."""
-
-    model: str
-    entry: Any = None
-    api_base: str | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    timeout_s: float = 120.0
-    attempts: int = 5
-    local_url: str | None = None
-    local_identity: str | None = None
-    capabilities: CapabilityCache | None = None
-    routers: dict[str, Any] = field(default_factory=dict)
-
-
-def _local(ctx: ClientContext) -> ModelClient:
-    """The embedded llama.cpp server, through LiteLLM as an OpenAI-compatible endpoint."""
-    from .litellm_client import LiteLLMClient, RetryPolicy
-    from .local import ALIAS
-
-    if not ctx.local_url:
-        raise ReasoningError("model 'local' requested but the local server is not running")
-    return LiteLLMClient(
-        f"openai/{ALIAS}",
-        api_base=ctx.local_url,
-        api_key="local",
-        timeout_s=ctx.timeout_s,
-        retry=RetryPolicy(attempts=ctx.attempts),
-        max_concurrency=1,
-        default_params=dict(ctx.params),
-        identity=ctx.local_identity,
-        kind=KINDS["local"],
-        label=ctx.model,
-    )
-
-
-def _litellm(ctx: ClientContext) -> ModelClient:
-    """Any LiteLLM model string; a keyless OpenAI-compatible server (vLLM, llama.cpp) gets
-    the placeholder key ``EMPTY`` when no OPENAI_API_KEY is set."""
-    from .litellm_client import LiteLLMClient, RetryPolicy
-
-    keyless = ctx.api_base and ctx.model.startswith("openai/")
-    api_key = "EMPTY" if keyless and not os.environ.get("OPENAI_API_KEY") else None
-    return LiteLLMClient(
-        ctx.model,
-        api_base=ctx.api_base,
-        api_key=api_key,
-        timeout_s=ctx.timeout_s,
-        retry=RetryPolicy(attempts=ctx.attempts),
-        default_params=dict(ctx.params),
-        kind=KINDS["litellm"],
-        capability_cache=ctx.capabilities,
-    )
-
-
-def _configured(ctx: ClientContext) -> ModelClient:
-    """A ``--llm-config`` alias: its own model, endpoint, key and parameters. An
-    OpenAI-compatible endpoint without a key gets the placeholder ``EMPTY``, never the
-    ambient OPENAI_API_KEY: a key goes only where the configuration sends it."""
-    from .endpoints import ModelSpec
-    from .litellm_client import LiteLLMClient, RetryPolicy
-
-    spec = ctx.entry
-    assert isinstance(spec, ModelSpec)
-    keyless = spec.api_base and not spec.api_key_env and spec.model.startswith("openai/")
-    return LiteLLMClient(
-        spec.model,
-        api_base=spec.api_base,
-        api_key="EMPTY" if keyless else None,
-        api_key_env=spec.api_key_env,
-        timeout_s=spec.timeout_s or ctx.timeout_s,
-        retry=RetryPolicy(attempts=ctx.attempts),
-        max_concurrency=spec.max_concurrency,
-        # The run's --llm-param values, then the entry's own (it knows its model).
-        default_params={**ctx.params, **spec.params},
-        kind=KINDS["configured"],
-        label=ctx.model,
-        env_params=spec.env_params,
-        capability_cache=ctx.capabilities,
-    )
-
-
-def _routed(ctx: ClientContext) -> ModelClient:
-    """A ``--llm-router`` model group; one Router per file (fallbacks between its groups)."""
-    from .litellm_client import RetryPolicy
-    from .router import RouterClient, RouterGroup, RouterHandle
-
-    group = ctx.entry
-    assert isinstance(group, RouterGroup)
-    handle = ctx.routers.get(group.file.path)
-    if handle is None:
-        handle = ctx.routers[group.file.path] = RouterHandle(group.file)
-    return RouterClient(
-        group,
-        handle,
-        timeout_s=ctx.timeout_s,
-        retry=RetryPolicy(attempts=ctx.attempts),
-        default_params=dict(ctx.params),
-        capability_cache=ctx.capabilities,
-    )
-
-
 # What hosted models get unless told otherwise: a direct answer fits in 1024 tokens, worked
 # reasoning in 4096; reasoning models get 32768 (OpenAI advises reserving at least 25,000 for
 # reasoning and answer), each clamped to the model's own max_output_tokens.
@@ -193,7 +75,6 @@ KINDS: dict[str, ModelKind] = {
         priced=False,
         doc="the embedded llama.cpp server with the packaged GGUF model",
         budget=LOCAL_BUDGET,
-        build=_local,
     ),
     "litellm": ModelKind(
         "litellm",
@@ -204,7 +85,6 @@ KINDS: dict[str, ModelKind] = {
         asks_litellm=True,
         budget=HOSTED_BUDGET,
         budget_needs_known_model=True,
-        build=_litellm,
     ),
     "configured": ModelKind(
         "configured",
@@ -217,7 +97,6 @@ KINDS: dict[str, ModelKind] = {
         budget=HOSTED_BUDGET,
         budget_needs_known_model=True,
         configured=True,
-        build=_configured,
     ),
     "router": ModelKind(
         "router",
@@ -230,7 +109,6 @@ KINDS: dict[str, ModelKind] = {
         budget=HOSTED_BUDGET,
         budget_needs_known_model=True,
         routed=True,
-        build=_routed,
     ),
 }
 # Names a model_list may not take: they name built-in kinds.
