@@ -28,7 +28,7 @@ from pytest_reasoning.gates.verdicts import Verdict, comparison_name, gate_name
 from pytest_reasoning.merge import merge
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.report import RunSummary, summary_lines
-from pytest_reasoning.report.tables import length_table, levels_table
+from pytest_reasoning.report.tables import breakdowns, levels_table
 
 SUITE = """\
 name: prop
@@ -317,8 +317,10 @@ def test_flenqa_length_table_counts_truncated_samples_like_the_gate() -> None:
         item = task.make_item("250", 1, 6 + index)
         reply = Reply(content="Let me think", finish_reason="length")
         rows.append(score_reply(item, "m", reply).to_dict())
-    table = length_table(rows)
+    (table,) = breakdowns(rows)  # the family's own table: FLenQA by length
+    assert table.title == "accuracy by input length (FLenQA)"
     assert table.rows[0][4] == "0.50 (12)"
+    assert table.chart is not None and table.chart.panels[0].lines[0][1] == (0.5,)
     ledger = Ledger(hint="-")
     spec = GateSpec("s.yaml", "flenqa.monorel", "250")
     for r in rows:
@@ -354,3 +356,21 @@ def test_outputs_that_cannot_be_written_fail_the_gate(
     assert code == 4 and "--report: cannot create file/sub" in err
     code, out, _ = _gate(base, capsys)
     assert code == 0 and "3 passed" in out
+
+
+def test_zebra_buckets_break_down_by_size_every_answered_row_counted() -> None:
+    """A bucket level holds several sizes: ZebraLogic's own breakdown reads each row's size
+    (from the scorer's facts, or from the item's knobs for a truncated reply)."""
+    task = get_task("zebra.grid")
+    rows = []
+    for index in range(4):  # Small: 2x2, 2x3, 2x4, 2x5 in turn
+        item = task.make_item("Small", 1, index)
+        reply = Reply(content=task.reference_response(item))
+        if index == 1:
+            reply = Reply(content="Let me", finish_reason="length")
+        rows.append(score_reply(item, "m", reply).to_dict())
+    (table,) = breakdowns(rows)
+    assert table.title == "accuracy by puzzle size (ZebraLogic)"
+    assert [(r[1], r[2], r[3]) for r in table.rows] == [
+        ("2x2", "1", "1.00"), ("2x3", "1", "0.00"), ("2x4", "1", "1.00"), ("2x5", "1", "1.00"),
+    ]  # fmt: skip

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import os
 import textwrap
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +19,7 @@ from ..core import level_key
 from ..files import write_output_bytes
 from ..gates import Comparison
 from .cells import Cell, CellKey
-from .tables import length_key
+from .tables import breakdowns
 
 __all__ = ["plots", "plots_unavailable"]
 
@@ -76,8 +75,7 @@ def plots(
     suites = sorted({c.suite for c in cells.values()})
     several = len(suites) > 1
     _accuracy(plt, cells, models, several, save)
-    _flenqa(plt, rows, several, save)
-    _zebra(plt, cells, models, several, save)
+    _breakdowns(plt, rows, save)
     _outcomes(plt, cells, models, several, save)
     if comparisons:
         _baseline(plt, comparisons, several, save)
@@ -132,78 +130,30 @@ def _accuracy(
     )
 
 
-def _flenqa(plt: Any, rows: Sequence[Mapping[str, Any]], several: bool, save: Any) -> None:
-    """2. FLenQA: accuracy against input length per padding and position (its figure 1),
-    over every scored sample (truncated ones count as wrong)."""
-    groups: dict[tuple[str, str, str, str], dict[int, list[bool]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for r in rows:
-        point = length_key(r)  # None for other tasks and failed calls
-        if point is None:
+def _breakdowns(plt: Any, rows: Sequence[Mapping[str, Any]], save: Any) -> None:
+    """2. Each family's own chart (FLenQA by length, ZebraLogic by size): a panel per
+    ``Panel``, a line per series, from the family's ``Breakdown``."""
+    for b in breakdowns(rows):
+        chart = b.chart
+        if chart is None or not chart.panels:
             continue
-        padding, position, length = point
-        key = (str(r["model"]), str(r.get("suite") or ""), padding, position)
-        groups[key][length].append(bool(r.get("correct")))
-    if not groups:
-        return
-    paddings = sorted({k[2] for k in groups})
-    fig, axes = plt.subplots(1, len(paddings), figsize=(4.2 * len(paddings), 3.2), squeeze=False)
-    for ax, padding in zip(axes.flat, paddings, strict=True):
-        for (m, suite, pad, pos), by_len in sorted(groups.items()):
-            if pad != padding:
-                continue
-            xs = sorted(by_len)
-            label = f"{m} {pos}" + (f" ({_suite(suite)})" if several else "")
-            ax.plot(
-                xs, [sum(by_len[x]) / len(by_len[x]) for x in xs], marker="o", label=_wrap(label)
-            )
-        ax.set_title(f"padding: {padding}", fontsize=9)
-        ax.set_xlabel("input length (tokens)")
-        ax.set_ylim(-0.05, 1.05)
-        ax.legend(fontsize=6)
-    save(fig, "flenqa_length.png", "FLenQA: accuracy by input length, padding and position")
-
-
-def _zebra(
-    plt: Any, cells: Mapping[CellKey, Cell], models: list[str], several: bool, save: Any
-) -> None:
-    """3. Zebra: puzzle and cell accuracy per size, a series per model (and suite)."""
-    zebra = [c for c in cells.values() if c.task == "zebra.grid" and c.n]
-    if not zebra:
-        return
-    sizes = sorted({c.level for c in zebra}, key=level_key)
-    fig, ax = plt.subplots(figsize=(max(5, 0.45 * len(sizes) + 2), 3.2))
-    styles = ["--", ":", "-.", (0, (5, 1))]
-    for si, (suite, entry) in enumerate(sorted({(c.suite, c.entry) for c in zebra})):
-        where = f" ({_suite(suite)}{'' if entry == 'zebra.grid' else ' ' + entry})"
-        where = where if several or entry != "zebra.grid" else ""
-        mine_all = [c for c in zebra if (c.suite, c.entry) == (suite, entry)]
-        for m in models:
-            mine = {c.level: c for c in mine_all if c.model == m}
-            if not mine:
-                continue
-            xs = [i for i, s in enumerate(sizes) if s in mine]
-            gated = {mine[sizes[i]].stats.spec.rule.metric for i in xs}
-            ax.plot(
-                xs,
-                [mine[sizes[i]].correct / mine[sizes[i]].n for i in xs],
-                marker="o",
-                label=_wrap(f"{m} puzzle{where}" + (" (gated)" if gated == {"accuracy"} else "")),
-            )
-            ax.plot(
-                xs,
-                [mine[sizes[i]].score / mine[sizes[i]].n for i in xs],
-                marker="s",
-                ls="--",
-                label=_wrap(f"{m} cell{where}" + (" (gated)" if gated == {"cell"} else "")),
-            )
-        limits = {c.level: c.stats.spec.rule.min_accuracy for c in mine_all}
-        _thresholds(ax, [limits.get(s) for s in sizes], "#c33", styles[si % len(styles)])
-    ax.set_xticks(range(len(sizes)), sizes, rotation=45)
-    ax.set_ylim(-0.05, 1.05)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    save(fig, "zebra_sizes.png", "ZebraLogic: puzzle and cell accuracy by size")
+        n = len(chart.panels)
+        ticks = max(len(p.x) for p in chart.panels)
+        wide = max(4.2, 0.45 * ticks + 2)
+        fig, axes = plt.subplots(1, n, figsize=(wide * n, 3.2), squeeze=False)
+        for ax, panel in zip(axes.flat, chart.panels, strict=True):
+            for label, ys in panel.lines:
+                pts = [(i, y) for i, y in enumerate(ys) if y is not None]
+                if pts:
+                    ax.plot(*zip(*pts, strict=True), marker="o", label=_wrap(label))
+            ax.set_xticks(range(len(panel.x)), panel.x, rotation=45 if len(panel.x) > 6 else 0)
+            if panel.title:
+                ax.set_title(_wrap(panel.title, 40), fontsize=9)
+            ax.set_xlabel(chart.x_label)
+            ax.set_ylabel(chart.y_label)
+            ax.set_ylim(-0.05, 1.05)
+            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        save(fig, chart.file, chart.caption)
 
 
 def _outcomes(

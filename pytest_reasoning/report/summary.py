@@ -4,6 +4,7 @@ needs pytest, so the summary is testable from plain data."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,10 +13,11 @@ from ..gates import Comparison, GateResult, LevelStats
 from ..gates.verdicts import failure_cause
 from . import render
 from .tables import (
-    LENGTH_TASKS,
     Partial,
+    breakdown_table,
+    breakdowns,
+    breaks_down,
     comparisons_table,
-    length_table,
     levels_table,
     models_table,
     underpowered,
@@ -80,10 +82,16 @@ WRONG_LISTED = 20  # wrong samples listed per level in the step summary
 
 
 def summary_reads(task: str, error: str | None, correct: bool | None, step: bool) -> bool:
-    """Whether the summary reads a sample's row: FLenQA's (the length table) and, for GitHub's
-    step summary (``step``), the wrong and errored ones. A run keeps only these in memory
-    (the summary comes out the same: the tables read no other row)."""
-    return task.startswith(LENGTH_TASKS) or (step and (error is not None or not correct))
+    """Whether the summary reads a sample's row: those of a family with a breakdown (FLenQA
+    by length, ZebraLogic by size) and, for GitHub's step summary (``step``), the wrong and
+    errored ones. A run keeps only these in memory (the summary comes out the same: the
+    tables read no other row)."""
+    return _breaks_down(task) or (step and (error is not None or not correct))
+
+
+@functools.lru_cache(maxsize=256)
+def _breaks_down(task: str) -> bool:
+    return breaks_down(task)
 
 
 def summary_lines(run: RunSummary) -> list[Line]:
@@ -182,10 +190,9 @@ def summary_lines(run: RunSummary) -> list[Line]:
                     "red",
                 )
             )
-    lengths = length_table(run.rows)
-    if lengths:
-        lines.append(Line("accuracy by input length (FLenQA)", sep=True))
-        lines += [Line(t) for t in render.text(lengths).splitlines()]
+    for b in breakdowns(run.rows):
+        lines.append(Line(b.title, sep=True))
+        lines += [Line(t) for t in render.text(breakdown_table(b)).splitlines()]
     if run.comparisons:
         lines += _comparison_lines(run.comparisons)
     return lines
@@ -279,9 +286,9 @@ def markdown_summary(run: RunSummary) -> str:
     wrong = _wrong_markdown(run.rows)
     if wrong:
         parts += ["", *wrong]
-    lengths = length_table(run.rows)
-    if lengths:
-        parts += ["", "### Accuracy by input length (FLenQA)", "", render.markdown(lengths)]
+    for b in breakdowns(run.rows):
+        title = b.title[0].upper() + b.title[1:]
+        parts += ["", f"### {title}", "", render.markdown(breakdown_table(b))]
     if run.comparisons:
         table = comparisons_table(run.comparisons)
         for row, c in zip(table.rows, run.comparisons, strict=True):

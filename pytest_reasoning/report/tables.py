@@ -9,16 +9,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import level_key
+from ..errors import UnknownTask
 from ..gates import Comparison, GateResult, LevelStats
 from ..gates.verdicts import UNANSWERED
+from ..registry import get_task
+from ..tasks.base import Task
+from ..tasks.breakdown import Breakdown
 
 __all__ = [
     "Table",
+    "breakdown_table",
+    "breakdowns",
+    "breaks_down",
     "comparisons_table",
     "failure_modes",
     "fmt",
-    "length_key",
-    "length_table",
     "levels_table",
     "models_table",
     "unanswered",
@@ -260,60 +265,40 @@ def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False)
     return Table((headers[0], "suite", *headers[1:]) if suite else headers, rows)
 
 
-LENGTH_TASKS = "flenqa."  # the tasks whose rows the length table reads
-
-
-def length_key(row: Mapping[str, Any]) -> tuple[str, str, int] | None:
-    """An answered FLenQA row's (padding, position, target length): from the item's own
-    knobs, which every row carries whatever its outcome (a truncated reply has no scorer
-    facts), else from the scorer's facts of older rows. None for other rows and for calls
-    that failed (infrastructure: outside the gate's denominator, so outside every figure)."""
-    if not str(row.get("task", "")).startswith(LENGTH_TASKS) or row.get("error") is not None:
-        return None
-    extra = row.get("extra") or {}
-    address = extra.get("address") if isinstance(extra, Mapping) else None
-    params = address.get("params") if isinstance(address, Mapping) else None
-    source = params if isinstance(params, Mapping) and "padding" in params else extra
-    try:
-        position = "first" if source["padding"] == "duplicate" else source["position"]
-        return str(source["padding"]), str(position), int(source["target_tokens"])
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def length_table(rows: Iterable[Mapping[str, Any]]) -> Table:
-    """FLenQA's figure 1 as a table: accuracy per target length for each (model, task,
-    padding, position), then the label bias (share of False answers against the balanced
-    truth's 0.50) and, for chain-of-thought, the answer-first and key-sentence coverage shares.
-    Empty when no FLenQA sample was answered. ``rows`` are results rows (dicts)."""
-    cells: dict[tuple[str, str, str, str], dict[int, list[bool]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    flags: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    lengths: set[int] = set()
+def breakdowns(rows: Iterable[Mapping[str, Any]]) -> list[Breakdown]:
+    """Each task family's own breakdown of its rows (FLenQA by length, ZebraLogic by size:
+    ``Task.breakdown``), in family order; suites told apart when the rows hold several."""
+    families: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in rows:
-        found = length_key(r)
-        if found is None:
-            continue
-        padding, position, length = found
-        key = (str(r["model"]), str(r["task"]), padding, position)
-        lengths.add(length)
-        cells[key][length].append(bool(r.get("correct")))
-        flags[key].append(r)
-    order = sorted(lengths)
-    headers = ("model", "task", "padding", "position", *map(str, order))
-    headers += ("False share", "answer first", "coverage")
+        families[str(r.get("task", "")).partition(".")[0]].append(r)
+    suites = len({r.get("suite") for r in rows_of(families)}) > 1
     out = []
-    for key in sorted(cells):
-        row = list(key)
-        for length in order:
-            hits = cells[key].get(length, [])
-            row.append(f"{sum(hits) / len(hits):.2f} ({len(hits)})" if hits else "-")
-        outs = flags[key]
-        said = [o.get("extracted") for o in outs if o.get("extracted") in ("True", "False")]
-        row.append(f"{said.count('False') / len(said):.2f}" if said else "-")
-        cot = [o for o in outs if "coverage" in (o.get("extra") or {})]
-        for flag in ("answer_first", "coverage"):
-            row.append(f"{sum(bool(o['extra'][flag]) for o in cot) / len(cot):.2f}" if cot else "-")
-        out.append(row)
-    return Table(headers, out)
+    for _, mine in sorted(families.items()):
+        task = _task(str(mine[0]["task"]))
+        if task is not None and task.breaks_down:
+            found = task.breakdown(mine, suites=suites)
+            if isinstance(found, Breakdown):
+                out.append(found)
+    return out
+
+
+def rows_of(families: Mapping[str, list[Mapping[str, Any]]]) -> Iterable[Mapping[str, Any]]:
+    for rows in families.values():
+        yield from rows
+
+
+def breakdown_table(b: Breakdown) -> Table:
+    return Table(b.headers, [list(row) for row in b.rows])
+
+
+def breaks_down(task: str) -> bool:
+    """Whether ``task``'s family reads its rows for a breakdown (a run keeps them)."""
+    found = _task(task)
+    return found is not None and found.breaks_down
+
+
+def _task(task_id: str) -> Task | None:
+    try:
+        return get_task(task_id)
+    except UnknownTask:  # rows of a task not installed here: no breakdown, no crash
+        return None

@@ -12,12 +12,16 @@ from ..answers import extract_delimited, format_number, normalise_label, parse_n
 from ..core import Item, Score
 from ..rng import Chooser, SeededChooser, derive_seed
 from .base import Generated, Knob, Shortcut, Task, item_id
+from .breakdown import Breakdown, Chart, Panel
 
 __all__ = [
+    "Breakdown",
+    "Chart",
     "Chooser",
     "Generated",
     "Item",
     "Knob",
+    "Panel",
     "Score",
     "SeededChooser",
     "Shortcut",

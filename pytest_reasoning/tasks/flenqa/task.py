@@ -23,6 +23,7 @@ from ...rng import Chooser, SeededChooser, derive_seed
 from ..base import Generated, Knob, Shortcut, Task
 from ..names import first_names, last_names
 from . import corpus, shortcuts, solver
+from .breakdown import length_breakdown
 from .tokens import count
 from .vocab import (
     CONCLUSIONS,
@@ -153,6 +154,11 @@ def _mentions(text: str, words: frozenset[str]) -> bool:
 class FlenqaTask(Task):
     levels = ("250", "500", "1000", "2000", "3000")
     styles = ("direct", "cot")
+    breaks_down = True  # accuracy by input length (breakdown.py)
+
+    def breakdown(self, rows: Sequence[Mapping[str, Any]], *, suites: bool = False) -> Any:
+        return length_breakdown(rows, suites=suites)
+
     banks: ClassVar[tuple[Sequence[str], ...]] = (PERSON_BANK,)  # where fillers come from
     knobs: ClassVar[dict[str, Knob]] = {
         "target_tokens": Knob(

@@ -14,6 +14,7 @@ from ...errors import InvalidArgument, UnknownLevel
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut, Task
 from . import herrings, shortcuts, solver
+from .breakdown import size_breakdown
 from .clues import KINDS, Clue, holds, names, render, true_clues
 from .grid import extract_grid, norm
 from .pools import FEATURES, NAME, feature, phrase
@@ -90,6 +91,7 @@ class ZebraGridTask(Task):
     styles = ("direct", "cot", "oneshot")
     example_styles = ("oneshot",)
     partial_credit = True  # cell accuracy
+    breaks_down = True  # accuracy by puzzle size (breakdown.py)
     description = "Logic grid puzzles with a proven unique solution; NxM = houses x features."
     knobs: ClassVar[dict[str, Knob]] = {
         # The level names the size; these override it (for frontier searches over size).
@@ -132,6 +134,9 @@ class ZebraGridTask(Task):
                 f"{MAX_HOUSES} houses and 2 <= M <= {MAX_FEATURES} features, e.g. 4x4, or a "
                 f"leaderboard bucket: {', '.join(BUCKETS)}"
             )
+
+    def breakdown(self, rows: Sequence[Mapping[str, Any]], *, suites: bool = False) -> Any:
+        return size_breakdown(rows, suites=suites)
 
     def preset(self, level: str) -> dict[str, Any]:
         self.check_level(level)
