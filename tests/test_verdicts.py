@@ -374,3 +374,20 @@ def test_zebra_buckets_break_down_by_size_every_answered_row_counted() -> None:
     assert [(r[1], r[2], r[3]) for r in table.rows] == [
         ("2x2", "1", "1.00"), ("2x3", "1", "0.00"), ("2x4", "1", "1.00"), ("2x5", "1", "1.00"),
     ]  # fmt: skip
+
+
+def test_a_failed_gate_links_to_its_samples_in_the_report(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [_row(b, "m", b[3] != "D2") for b in _suite_rows_base(str(suite_dir))]
+    _write(suite_dir / "r.jsonl", rows)
+    code, out, _ = _gate(["prop.yaml", "--results", "r.jsonl", "--report", "rep"], capsys)
+    assert code == 1
+    (failed,) = [line for line in out.splitlines() if " FAILED - " in line]
+    link = (suite_dir / "rep" / "index.html").resolve().as_uri()
+    assert "D2-gate] FAILED" in failed
+    assert failed.endswith(
+        f"; samples: {link}#model=m&suite=prop.yaml&task=dyval.boolean_logic&level=D2"
+        "&outcome=not-correct"
+    )
+    assert (suite_dir / "rep" / "index.html").is_file()

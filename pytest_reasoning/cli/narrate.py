@@ -132,6 +132,11 @@ def narrate_command(args: argparse.Namespace) -> int:
                 summary.add(result)
                 if result.row is not None:
                     write_row(fh, result.row)
+            if args.count and not summary.kept:  # raised inside: an older file stays whole
+                raise ReasoningError(
+                    f"narrate: no story was kept ({summary.lines()[0]}): nothing written to "
+                    f"{args.out}"
+                )
         lines = summary.lines()
         lines.append(_narration_cost(summary, args.llm, args.price_as))
     said = sys.stderr if args.out == "-" else sys.stdout  # `--out -`: stdout holds the rows

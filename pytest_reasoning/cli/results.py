@@ -108,6 +108,7 @@ def _gate(args: argparse.Namespace) -> int:
 
     from ..merge import junit_xml, merge
     from ..report import closing_lines, summary_lines
+    from ..report.links import gate_link
     from ..report.publish import check_output_dir, publish
 
     start = time.perf_counter()
@@ -159,6 +160,8 @@ def _gate(args: argparse.Namespace) -> int:
         if args.quiet and v.outcome == "passed":
             continue
         tail = "" if v.outcome == "passed" else f" - {v.message}"
+        if v.outcome == "failed" and args.report and v.subject is not None:
+            tail += f"; samples: {gate_link(args.report, v.subject)}"
         print(f"{v.nodeid} {shown[v.outcome]}{tail}")
     published = None
     if run.levels:

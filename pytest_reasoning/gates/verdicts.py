@@ -70,6 +70,8 @@ class Verdict:
     properties: tuple[tuple[str, str], ...] = ()
     kind: str = "gate"  # "gate" | "comparison" | "infrastructure"
     deferred: bool = False  # left to ``pytest-reasoning gate``
+    # What was decided (a GateResult, a Comparison): a report links to its samples.
+    subject: GateResult | Comparison | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -107,7 +109,8 @@ def gate_verdict(nodeid: str, result: GateResult) -> Verdict:
     cause = failure_cause(s) if not result.passed else None
     if cause:
         message += f"; {cause}"
-    return Verdict(nodeid, s.model, "passed" if result.passed else "failed", message, props)
+    outcome: Status = "passed" if result.passed else "failed"
+    return Verdict(nodeid, s.model, outcome, message, props, subject=result)
 
 
 # Failure modes that mean no answer could be read at all (NPHardEval's "failure rate").
@@ -173,6 +176,7 @@ def comparison_verdict(nodeid: str, c: Comparison) -> Verdict:
         f"REGRESSION {c.task} {c.spec.level}: {c.reason()}",
         (("reasoning.comparison", json.dumps(c.to_dict())),),
         "comparison",
+        subject=c,
     )
 
 

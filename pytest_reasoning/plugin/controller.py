@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, Literal, NoReturn
 
 import pytest
@@ -32,6 +33,7 @@ from ..gates.verdicts import (
     load_baseline,
 )
 from ..report import RunSummary, closing_lines, summary_lines, summary_reads
+from ..report.links import gate_link
 from ..report.publish import check_output_dir, publish
 from .items import domain, payload
 from .signals import level_key
@@ -211,6 +213,11 @@ class Controller:
 
     def _emit(self, verdict: Verdict) -> None:
         assert self.session is not None
+        report = self.options.report_dir
+        if verdict.outcome == "failed" and report and verdict.subject is not None:
+            # The report is written at the end; its link is known now (terminal, JUnit).
+            link = gate_link(report, verdict.subject)
+            verdict = replace(verdict, message=f"{verdict.message}; samples: {link}")
         self.deferred += verdict.deferred
         if verdict.kind == "gate" and verdict.outcome == "failed":
             self.failed_gates.append(verdict.nodeid)

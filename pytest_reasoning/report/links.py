@@ -19,12 +19,13 @@ __all__ = ["fragment", "gate_link", "report_url", "sample_link", "samples_link"]
 
 def report_url(index: str | os.PathLike[str]) -> str:
     """The page's address: a URL as given (``https://…/report/``, where GitHub Pages serves
-    it), a path as a ``file://`` URL (terminals make those clickable)."""
+    it), a path as a ``file://`` URL (terminals make those clickable). A path is the report's
+    directory (it may not exist yet: a live run links before it writes) unless it names a page."""
     text = os.fspath(index)
     if "://" in text:
         return text
     path = Path(text)
-    if path.is_dir() or text.endswith(("/", os.sep)):
+    if path.suffix.lower() not in (".html", ".htm"):
         path = path / "index.html"
     return path.resolve().as_uri()
 
