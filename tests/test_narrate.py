@@ -329,6 +329,8 @@ _FILLER = ("The afternoon dragged on.", "It had started to rain.", "Nobody said 
            "A kettle whistled somewhere.", "The light was fading outside.")  # fmt: skip
 
 
+# A sweep (many generated items or examples): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 @settings(max_examples=60, deadline=None)
 @given(
     task_id=st.sampled_from(MUSR),
