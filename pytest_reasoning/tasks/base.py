@@ -307,8 +307,11 @@ class Task(ABC):
                         if k == j
                         else derive_seed(self.id, level, seed, index, "shot", j, "k", k, attempt)
                     )
-                    with _drawing_for("train", seen.__contains__):
-                        draw = self.generate(chooser, shot_params, k)
+                    try:
+                        with _drawing_for("train", seen.__contains__):
+                            draw = self.generate(chooser, shot_params, k)
+                    except InvalidArgument:
+                        break  # no problem of this class in the train split: the next class
                     if (
                         _fingerprint(self.identity(draw.problem)) not in seen
                         and self.split_of(draw.problem) == "train"

@@ -177,7 +177,11 @@ class ReachabilityTask(_GraphTask):
         are a direct edge with probability ``DIRECT_SHARE``."""
         want = self.wanted(index) == "True"
         kind = ("direct" if chooser.random() < DIRECT_SHARE else "path") if want else "none"
-        for _ in range(1000):
+        met: set[str] = set()  # the kinds any walk has met, to give up early on bad knobs
+        found = None
+        for attempt in range(4 * GIVE_UP):
+            if attempt == GIVE_UP and not {"path", "none"} <= met:
+                break  # knobs whose graphs never (or always) join a pair: no use drawing on
             names = node_names()
             g = self.graph(chooser, params, names, params["nodes"])
             pairs = _candidate_pairs(g)
@@ -190,12 +194,21 @@ class ReachabilityTask(_GraphTask):
             ) -> bool:
                 return self.fits_draw(self.problem(Graph(g.names, edges, g.values), [], *pair))
 
-            found = _walk(g, source, target, chooser, fits)
+            found = _walk(g, source, target, chooser, fits, met)
             if found is not None:
                 g = Graph(g.names, found[kind], g.values)
                 break
-        else:
-            raise InvalidArgument("knob 'balanced': no pair with the wanted label; add links")
+        if found is None:
+            missing = (
+                "is ever unreachable" if "none" not in met
+                else "is ever reachable by a path" if "path" not in met
+                else "can be both reachable and not"
+            )  # fmt: skip
+            raise InvalidArgument(
+                f"knob 'balanced': no pair {missing} in the graphs of these knobs (nodes "
+                f"{params['nodes']}, links {params['min_links']}-{params['max_links']}); "
+                "change the links or balanced: false"
+            )
         return self.finish(chooser, params, g, names, source, target, str(want))
 
     def score(self, item: Item, response: str) -> Score:
@@ -349,6 +362,10 @@ def _candidate_pairs(graph: Graph) -> list[tuple[str, str]]:
 
 
 WALK = 200  # edge swaps tried before another graph is drawn
+# Graphs drawn before knobs whose walks never met a pair both joined and not are refused (a
+# walk at the presets misses the unreachable kind 70% of the time: 80 in a row is 1e-12),
+# and four times as many before any knobs are (one walk in 20 succeeds at D1: 1e-7).
+GIVE_UP = 80
 # Swaps proposed per edge before the walk looks at the pair: the reference's graph is only
 # where the walk starts, so the first graph of one kind must not be it more often than the
 # first of another (a True pair is often reachable at once, a False one only after swaps).
@@ -361,6 +378,7 @@ def _walk(
     target: str,
     chooser: Chooser,
     fits: Callable[[dict[str, list[str]]], bool],
+    met: set[str],
 ) -> dict[str, dict[str, list[str]]] | None:
     """Swap edges (degrees and the hidden order kept) until the pair has been seen reachable
     by a longer path and unreachable, then make the direct edge from the reachable graph by
@@ -376,6 +394,7 @@ def _walk(
     for step in range(burn + WALK):
         if step >= burn and moved:
             kind = _kind(edges, source, target)
+            met.add(kind)
             if kind != "direct" and kind not in seen and fits(edges):
                 seen[kind] = {n: list(kids) for n, kids in edges.items()}
                 if len(seen) == 2:
