@@ -297,16 +297,6 @@ def main() -> None:
         # Without bytecode caches pytest compiles the installed plugins' modules every run
         # (about 1.2 s of CPU here); --assert=plain skips that (suites use no assert).
         "pytest-reasoning --assert=plain (one process)": pytest_reasoning(0, "--assert=plain"),
-        # LiteLLM's import and calls in helper processes, beside pytest (other cores).
-        "pytest-reasoning --reasoning-call-processes 1 --assert=plain": pytest_reasoning(
-            0, "--reasoning-call-processes", "1", "--assert=plain"
-        ),
-        "pytest-reasoning --reasoning-call-processes 2 --assert=plain": pytest_reasoning(
-            0, "--reasoning-call-processes", "2", "--assert=plain"
-        ),
-        "pytest-reasoning --reasoning-call-processes 2": pytest_reasoning(
-            0, "--reasoning-call-processes", "2"
-        ),
         **{name: floor(name) for name in FLOORS},
     }
     for name, (runner, needs) in PEERS.items():

@@ -9,7 +9,12 @@
    with ``reasoning-gym`` installed, outside this repo) at the same sizes. Theirs also proves
    uniqueness (pycosat, re-solving the whole CNF from scratch for every candidate removal).
 
-Usage: python benchmarks/zebra.py [--count 40] [--reasoning-gym-python PY] [--large]
+Issue 33: 7x7 and 8x8 are measured by default (8x8 must reach 20 proven puzzles/s), with the
+median MiniSat conflicts per size (the difficulty measure items carry); ``--herrings K`` adds
+rows with K red herrings (each such puzzle is proved twice more: the herrings keep the gold
+grid and admit no other).
+
+Usage: python benchmarks/zebra.py [--count 40] [--reasoning-gym-python PY] [--large] [--herrings 5]
 """
 
 from __future__ import annotations
@@ -44,30 +49,35 @@ print(n, time.perf_counter() - t0)
 """
 
 
-def ours(level: str, count: int) -> dict[str, Any]:
+def ours(level: str, count: int, herrings: int = 0) -> dict[str, Any]:
     calls: list[int] = []
     original = sat.Uniqueness.close
 
-    def close(self: sat.Uniqueness) -> None:  # count the prover's calls per puzzle
-        calls.append(self.calls)
+    def close(self: sat.Uniqueness) -> None:  # count the reduction's calls per puzzle
+        if self.calls > 1:  # not the difficulty measure's or the herring proofs' solvers
+            calls.append(self.calls)
         original(self)
 
     sat.Uniqueness.close = close  # type: ignore[method-assign]
     try:
-        ZEBRA.make_item(level, 0, 0)  # imports and caches out of the timing
+        params = {"red_herrings": herrings}
+        ZEBRA.make_item(level, 0, 0, params)  # imports and caches out of the timing
         calls.clear()
-        t0 = time.perf_counter()
-        items = [ZEBRA.make_item(level, 1, i) for i in range(count)]
-        dt = time.perf_counter() - t0
+        t0 = time.process_time()
+        items = [ZEBRA.make_item(level, 1, i, params) for i in range(count)]
+        dt = time.process_time() - t0
     finally:
         sat.Uniqueness.close = original  # type: ignore[method-assign]
     return {
         "level": level,
+        "red_herrings": herrings,
         "count": count,
-        "seconds": round(dt, 3),
-        "per_second": round(count / dt, 2),
+        "cpu_seconds": round(dt, 3),
+        "per_cpu_second": round(count / dt, 2),
         "solver_calls_median": statistics.median(calls),
         "clues_median": statistics.median(len(i.problem["clues"]) for i in items),
+        "conflicts_median": statistics.median(i.problem["sat_conflicts"] for i in items),
+        "conflicts_max": max(i.problem["sat_conflicts"] for i in items),
     }
 
 
@@ -123,16 +133,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--reasoning-gym-python")
-    ap.add_argument("--large", action="store_true", help="also 7x7 .. 10x10")
+    ap.add_argument("--large", action="store_true", help="also 10x10")
+    ap.add_argument("--herrings", type=int, default=0, help="also rows with K red herrings")
+    ap.add_argument("--no-oracle", action="store_true", help="skip the oracle comparison")
     args = ap.parse_args()
     results: dict[str, Any] = {"ours": [], "oracle": [], "reasoning_gym": []}
-    levels = ["4x4", "5x5", "6x6"] + (["7x7", "8x8", "10x10"] if args.large else [])
-    for level in levels:
-        count = args.count if level in ("4x4", "5x5", "6x6") else max(3, args.count // 8)
-        row = ours(level, count)
-        results["ours"].append(row)
-        print("ours", row, flush=True)
-    for level in ("4x4", "5x5", "6x6"):
+    levels = ["4x4", "5x5", "6x6", "7x7", "8x8"] + (["10x10"] if args.large else [])
+    for k in sorted({0, args.herrings}):
+        for level in levels:
+            count = args.count if level != "10x10" else max(3, args.count // 8)
+            row = ours(level, count, k)
+            results["ours"].append(row)
+            print("ours", row, flush=True)
+    for level in () if args.no_oracle else ("4x4", "5x5", "6x6"):
         row = oracle_comparison(level, max(5, args.count // 4))
         results["oracle"].append(row)
         print("oracle", row, flush=True)

@@ -3,28 +3,34 @@ export`` or ``narrate`` or by hand, and read back as :class:`~pytest_reasoning.c
 suite entry's ``dataset:`` key, the shortcut audit, a notebook).
 
 Reading checks every line before any item is used and stops at the first bad one with one line
-naming the file, the line and the field. An item keeps its id and gold answer; its task must be
+naming the file, the line and the field. The file must be a regular file of at most
+MAX_DATASET_BYTES (a FIFO or ``/dev/zero`` is refused before it is read); a line is JSON
+nested at most ``files.MAX_JSON_DEPTH`` deep; a UTF-8 byte order mark at the start is allowed,
+as in suite files. An item keeps its id and gold answer; its task must be
 registered, and the task's own scorer must accept the gold answer (``<<<answer>>>`` scores as
 correct), which also proves the scorer finds what it reads in ``problem``.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
 from .core import Item, level_key
-from .errors import InvalidArgument, InvalidDataset, UnknownTask
+from .errors import InvalidArgument, InvalidDataset, UnknownTask, clip
+from .files import BadJSON, InputRefused, loads_bounded, open_input
 from .registry import get_task
 from .tasks.base import Task
 
 __all__ = [
     "FIELDS",
+    "MAX_DATASET_BYTES",
     "MAX_LINE_CHARS",
     "Dataset",
     "export_row",
@@ -70,6 +76,7 @@ FIELDS: dict[str, tuple[bool, str, str]] = {
 _REQUIRED = tuple(k for k, (required, _, _) in FIELDS.items() if required)
 _LEVEL = re.compile(r"^[A-Za-z0-9_.:+\-]+$")
 MAX_LINE_CHARS = 20_000_000  # one item; a larger line is not an item but an accident
+MAX_DATASET_BYTES = 1_000_000_000  # a larger file would not fit in memory as items: split it
 
 
 @dataclass(frozen=True)
@@ -135,8 +142,9 @@ def item_from_row(row: Any, *, path: str = "<items>", line: int = 1) -> Item:
         raise bad("", f"expected a JSON object, got {_type(row)}")
     unknown = sorted(k for k in row if k not in FIELDS)
     if unknown:
+        name = unknown[0]  # any text: quoted unless it is a plain name (a line stays one line)
         raise bad(
-            str(unknown[0]),
+            clip(name if name.isidentifier() else repr(name), 60),
             "unknown field; expected " + ", ".join(FIELDS) + " (put your own under 'meta')",
         )
     for key in _REQUIRED:
@@ -220,27 +228,34 @@ def _check_gold(task: Task, item: Item, bad: Any) -> None:
         )
 
 
-def _lines(fh: Iterable[str], path: str) -> Iterator[tuple[int, Any]]:
-    for n, text in enumerate(fh, 1):
-        if not text.strip():
-            continue
+def _lines(fh: IO[str], path: str) -> Iterator[tuple[int, Any]]:
+    n = 0
+    while text := fh.readline(MAX_LINE_CHARS + 1):  # a line is read whole only if short enough
+        n += 1
         if len(text) > MAX_LINE_CHARS:
             raise InvalidDataset(path, n, "", f"line longer than {MAX_LINE_CHARS:,} characters")
+        if not text.strip():
+            continue
         try:
-            yield n, json.loads(text)
-        except json.JSONDecodeError as exc:
-            message = f"not JSON: {exc.msg} at column {exc.colno}"
-            raise InvalidDataset(path, n, "", message) from None
+            yield n, loads_bounded(text)
+        except BadJSON as exc:
+            raise InvalidDataset(path, n, "", str(exc)) from None
 
 
 def read_dataset(path: str | Path, *, display: str | None = None) -> Dataset:
     """Every item of a JSONL file, checked; InvalidDataset (one line) on the first problem: a
-    bad line, a duplicate id, an empty file."""
+    path that is not a regular file of at most MAX_DATASET_BYTES, a bad line, a duplicate id,
+    an empty file."""
     shown = display or str(path)
     items: list[Item] = []
     first_line: dict[str, int] = {}
     try:
-        with open(path, encoding="utf-8") as fh:
+        raw = open_input(path, MAX_DATASET_BYTES, shown=shown, what="a dataset file")
+    except InputRefused as exc:
+        raise InvalidDataset(shown, None, "", exc.reason) from None
+    try:
+        # utf-8-sig: a byte order mark at the start is dropped, as suite files allow it.
+        with io.TextIOWrapper(raw, encoding="utf-8-sig", newline=None) as fh:
             for n, row in _lines(fh, shown):
                 item = item_from_row(row, path=shown, line=n)
                 if item.id in first_line:
@@ -250,10 +265,6 @@ def read_dataset(path: str | Path, *, display: str | None = None) -> Dataset:
                     )  # fmt: skip
                 first_line[item.id] = n
                 items.append(item)
-    except FileNotFoundError:
-        raise InvalidDataset(shown, None, "", "no such file") from None
-    except IsADirectoryError:
-        raise InvalidDataset(shown, None, "", "is a folder, not a file of items") from None
     except UnicodeDecodeError as exc:
         raise InvalidDataset(shown, None, "", f"not UTF-8 text ({exc.reason})") from None
     except OSError as exc:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import functools
-import os
+import dataclasses
+import sqlite3
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,12 +22,18 @@ from .answers import lenient_answer, strip_think
 from .core import Item, Outcome, Reply
 from .errors import ReasoningError, StorageFailed
 from .models.base import ChatRequest, ModelClient, error_text
-from .models.cache import ResponseCache, ResponseStore, new_owner
+from .models.cache import CACHE_FILE, ResponseCache, ResponseStore, new_owner, storage_failure
+from .models.clients import ClientContext, build_client
 from .models.endpoints import ModelSpec
 from .models.kinds import model_kind
-from .models.litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
+from .models.litellm_client import (
+    CapabilityCache,
+    RetryPolicy,
+    check_installed_litellm,
+    cost_usd,
+)
 from .models.router import RouterGroup
-from .models.shared_cache import AsyncResponseStore, LayeredStore, RedisStore
+from .models.shared_cache import LayeredStore, RedisStore
 from .registry import get_task
 
 __all__ = ["EvalConfig", "Evaluator", "score_reply"]
@@ -38,8 +44,6 @@ T = TypeVar("T")
 # then doubling up to a second.
 _POLL_FIRST_S = 0.05
 _POLL_MAX_S = 1.0
-# Calls a call process may hold queued per slot of the window it keeps in flight.
-_QUEUED_PER_SLOT = 4
 _CLAIMED = Reply(content=None, error="claimed by another run")  # a sentinel, never returned
 
 
@@ -61,9 +65,6 @@ class EvalConfig:
     models: Mapping[str, ModelSpec | RouterGroup] = field(default_factory=dict)
     # Also accept \boxed{…} and "the answer is …" when the strict format is missing.
     lenient: bool = False
-    # LiteLLM's calls from this many helper processes (models/call_process.py); 0: from this
-    # process's own thread.
-    call_processes: int = 0
 
 
 # Failure modes that mean "no answer could be read" (the lenient reader may find one).
@@ -104,6 +105,9 @@ def score_reply(
         reasoning_tokens=reply.reasoning_tokens,
         cost_usd=reply.cost_usd,
     )
+    # Every row carries its item's address, whatever the outcome: enough to rebuild the prompt
+    # later (report drill-downs) and the item's knobs for every table (FLenQA's lengths).
+    address = {"index": item.index, "style": item.style, "params": item.params}
     if reply.error is not None or reply.content is None:
         return Outcome(
             response=None,
@@ -112,10 +116,9 @@ def score_reply(
             failure_mode=None,
             error=error_text(reply.error or "no content", limit=1000),
             error_kind=reply.error_kind or "transient",
+            extra={"address": address},
             **common,
         )
-    # Enough to rebuild the prompt later (report drill-downs) without storing it.
-    address = {"index": item.index, "style": item.style, "params": item.params}
     text, think = strip_think(reply.content)
     reasoning = "separate" if reply.reasoning_chars else "tags" if think else None
     if reply.finish_reason == "length" or think == "unclosed" or (not text.strip() and reasoning):
@@ -196,6 +199,9 @@ class Evaluator:
         # model → the error that stopped it (retrying cannot help; no further calls).
         self.stopped: dict[str, str] = {}
         self._owner = new_owner()  # the name this evaluator's claims go by
+        # Asked before every call: why the run makes no more calls (its budget reached), or
+        # None. A pytest run points it at the controller's word (plugin/signals.py).
+        self.halt: Callable[[], str | None] | None = None
 
     @property
     def cache(self) -> ResponseStore | None:
@@ -209,112 +215,85 @@ class Evaluator:
                 self._cache = local
         return self._cache
 
+    def verify(self, models: Sequence[str], *, deep: bool = True) -> None:
+        """Before any (paid) call, for the ``models`` that call: the installed litellm (from
+        its metadata: a compromised release is refused before it is imported), the cache
+        folder and file (``deep``: every page read once), a shared cache reached and written.
+        Raises ReasoningError (StorageFailed for the cache) in one line: answers that cannot
+        be kept would be paid for twice."""
+        if not any(model_kind(m, self.config.models).calls_model for m in models):
+            return
+        check_installed_litellm()
+        folder = self.config.cache_dir
+        try:
+            self.cache  # noqa: B018 - opening the cache is the check
+        except (OSError, sqlite3.Error) as exc:
+            file = Path(folder or ".") / CACHE_FILE
+            if isinstance(exc, sqlite3.DatabaseError) and file.is_file():
+                raise StorageFailed(storage_failure(file, exc, "read")) from None
+            raise StorageFailed(
+                f"cannot use {folder} ({type(exc).__name__}: {exc}); give a writable folder, "
+                "or 'off' to run without a cache"
+            ) from None
+        if deep:
+            self.verify_cache()
+
+    def unpriced(self, models: Sequence[str]) -> list[str]:
+        """The ``models`` whose calls have no price in dollars: neither LiteLLM's bundled map
+        nor their ``--llm-config`` entry (``input_cost_per_token`` and
+        ``output_cost_per_token``) prices them. ``reference`` and ``local`` cost nothing."""
+        out = []
+        for model in models:
+            kind = model_kind(model, self.config.models)
+            if not kind.calls_model or kind.needs_local_server:
+                continue
+            entry = self.config.models.get(model)
+            if entry is not None and entry.has_prices:
+                continue
+            names = list(entry.models) if entry is not None else [model]
+            if any(cost_usd(name, 1000, 1000) is None for name in names):
+                out.append(model)
+        return out
+
     def verify_cache(self) -> None:
         """Before any call: a damaged cache file, or a shared cache that cannot be reached or
         written, raises StorageFailed in one line."""
-        cache = self.cache
-        if isinstance(cache, ResponseCache):
-            cache.verify()
-        elif isinstance(cache, LayeredStore):
-            cache.local.verify()
-            if cache.shared is not None:
-                cache.shared.ping()
-        elif isinstance(cache, RedisStore):
-            cache.ping()
+        if self.cache is not None:
+            self.cache.verify()
 
     @property
     def notices(self) -> dict[str, str]:
-        """One-line notices of this evaluator, by kind, for the run's summary (the shared
-        cache lost mid-run)."""
-        lost = getattr(self._cache, "lost", None)
-        return {"shared-cache": lost} if lost else {}
+        """One-line notices of this evaluator's cache, by kind, shown once each: the shared
+        cache lost mid-run, an invalid cached answer asked again, a claim waited on."""
+        return dict(self._cache.notices) if self._cache is not None else {}
 
     # -- model resolution --------------------------------------------------------------------
     def _client(self, model: str) -> ModelClient:
+        """The model's client, built once by its kind's factory (models/clients.py)."""
         client = self._clients.get(model)
         if client is not None:
             return client
         cfg = self.config
-        retry = RetryPolicy(attempts=cfg.attempts)
-        kind = model_kind(model, cfg.models)
-        if kind.needs_local_server:
-            if not cfg.local_url:
-                raise ReasoningError("model 'local' requested but the local server is not running")
-            from .models.local import ALIAS
-
-            client = LiteLLMClient(
-                f"openai/{ALIAS}",
-                api_base=cfg.local_url,
-                api_key="local",
-                timeout_s=cfg.timeout_s,
-                retry=retry,
-                max_concurrency=1,
-                default_params=dict(cfg.params),
-                identity=cfg.local_identity,
-                kind=kind,
-                label=model,
-            )
-        elif kind.routed:
-            from .models.router import RouterClient, RouterHandle
-
-            group = cfg.models[model]
-            assert isinstance(group, RouterGroup)
-            handle = self._routers.get(group.file.path)
-            if handle is None:  # one Router per file: fallbacks between its groups
-                handle = self._routers[group.file.path] = RouterHandle(group.file)
-            client = RouterClient(
-                group,
-                handle,
-                timeout_s=cfg.timeout_s,
-                retry=retry,
-                default_params=dict(cfg.params),
-                capability_cache=self._capabilities,
-            )
-        elif kind.configured:
-            spec = cfg.models[model]
-            assert isinstance(spec, ModelSpec)
-            client = self._litellm_class()(
-                spec.model,
-                api_base=spec.api_base,
-                api_key=_placeholder_key(spec.model, spec.api_base, spec.api_key_env),
-                api_key_env=spec.api_key_env,
-                timeout_s=spec.timeout_s or cfg.timeout_s,
-                retry=retry,
-                max_concurrency=spec.max_concurrency,
-                # The run's --llm-param values, then the entry's own (it knows its model).
-                default_params={**cfg.params, **spec.params},
-                kind=kind,
-                label=model,
-                env_params=spec.env_params,
-                capability_cache=self._capabilities,
-            )
-        else:
-            api_key = None
-            if (
-                cfg.api_base
-                and model.startswith("openai/")
-                and not os.environ.get("OPENAI_API_KEY")
-            ):
-                api_key = "EMPTY"  # keyless OpenAI-compatible servers (vLLM, llama.cpp)
-            client = self._litellm_class()(
+        client = self._clients[model] = build_client(
+            model_kind(model, cfg.models),
+            ClientContext(
                 model,
+                entry=cfg.models.get(model),
                 api_base=cfg.api_base,
-                api_key=api_key,
+                params=cfg.params,
                 timeout_s=cfg.timeout_s,
-                retry=retry,
-                default_params=dict(cfg.params),
-                kind=kind,
-                capability_cache=self._capabilities,
-            )
-        self._clients[model] = client
+                attempts=cfg.attempts,
+                local_url=cfg.local_url,
+                local_identity=cfg.local_identity,
+                capabilities=self._capabilities,
+                routers=self._routers,
+            ),
+        )
         return client
 
-    def _litellm_class(self) -> Callable[..., LiteLLMClient]:
-        if self.config.call_processes:
-            from .models.call_process import ProcessClient
-
-            return functools.partial(ProcessClient, processes=self.config.call_processes)
-        return LiteLLMClient
+    def client(self, model: str) -> ModelClient:
+        """The client that answers ``model`` (the batch phase sends its requests through it)."""
+        return self._client(model)
 
     def model_id(self, model: str) -> str:
         """How results rows name ``model`` precisely (alias, model string, endpoint)."""
@@ -359,13 +338,6 @@ class Evaluator:
             if client.max_concurrency:
                 limit = min(limit, client.max_concurrency)
             limit = max(1, limit)
-            queue = getattr(client, "queue_in_child", None)
-            if queue is not None:
-                # A call process keeps the window of calls in flight itself: this side hands
-                # it a few windows' worth, so that replies coming back through this busy
-                # process never leave the child idle (the handoff costs milliseconds here).
-                queue(limit)
-                limit *= _QUEUED_PER_SLOT
             sem = self._semaphores[model] = asyncio.Semaphore(limit)
         first = self._first_calls.get(model)
         if first is None:  # this call goes alone; the others wait for its outcome
@@ -393,15 +365,17 @@ class Evaluator:
                     return self._not_stored()
                 if model in self.stopped:  # stopped while this call queued
                     return self._not_asked(model)
+                if self.halted():  # the run's budget was reached while this call queued
+                    return self._halted_reply()
                 if cache is None:
                     return self._note_stop(
-                        model, self._dropped(model, await client.acomplete(request))
+                        model, await client.acomplete(request)
                     )
                 found = await self._claim(cache, request, client)
                 if found is None:  # ours to ask
                     try:
                         reply = self._note_stop(
-                            model, self._dropped(model, await client.acomplete(request))
+                            model, await client.acomplete(request)
                         )
                     except BaseException:
                         self._store(cache.release, request.key, self._owner)
@@ -419,7 +393,7 @@ class Evaluator:
             await asyncio.sleep(wait)
             wait = min(wait * 2, _POLL_MAX_S)
             try:
-                cached = await _aget(cache, request)
+                cached = await cache.aget(request)
             except StorageFailed as exc:
                 self._fail(str(exc))
                 return self._not_stored()
@@ -430,25 +404,7 @@ class Evaluator:
         """An error retrying cannot fix stops the model: no further calls to it."""
         if reply.error_kind == "stop":
             self.stopped.setdefault(model, reply.error or "stopped")
-            self._drop_queued(model)
         return reply
-
-    def _dropped(self, model: str, reply: Reply) -> Reply:
-        """A call a call process dropped unsent (the model stopped, or the cache failed,
-        while it queued there) reads as if it had never left this process."""
-        if reply.error_kind != "not_asked":
-            return reply
-        if self.storage_error is not None:
-            return self._not_stored()
-        return self._not_asked(model) if model in self.stopped else reply
-
-    def _drop_queued(self, model: str | None = None) -> None:
-        """Calls handed to a call process and not yet sent are not sent (``model``'s, or
-        every model's)."""
-        for name, client in list(self._clients.items()):  # the main thread may add one
-            drop = getattr(client, "drop_queued", None)
-            if drop is not None and model in (None, name):
-                drop()
 
     async def _claim(
         self, cache: ResponseStore, request: ChatRequest, client: ModelClient
@@ -457,34 +413,22 @@ class Evaluator:
         answer when it landed meanwhile; ``_CLAIMED`` when another holds the claim; a
         not-asked reply when the cache failed. A store that can be awaited (Redis) is: its
         round trips never hold up the other calls on this loop."""
-        ttl = self._claim_ttl_s() + float(getattr(client, "free_wait_s", 0.0))
-        if getattr(client, "queue_in_child", None) is not None:
-            ttl *= _QUEUED_PER_SLOT  # the call may wait behind that many windows there
+        ttl = self._claim_ttl_s() + client.free_wait_s
         try:
-            if isinstance(cache, AsyncResponseStore):
-                won = await cache.aclaim(request.key, self._owner, ttl)
-            else:
-                won = cache.claim(request.key, self._owner, ttl)
-            if not won:
+            if not await cache.aclaim(request.key, self._owner, ttl):
                 return _CLAIMED
             # Answered between our miss and our claim? (Without this re-read, concurrent
             # runs pay twice for prompts whose claim was released in between.)
-            cached = await _aget(cache, request)
+            cached = await cache.aget(request)
             if cached is not None:
-                if isinstance(cache, AsyncResponseStore):
-                    await cache.arelease(request.key, self._owner)
-                else:
-                    cache.release(request.key, self._owner)
+                await cache.arelease(request.key, self._owner)
             return cached
         except StorageFailed as exc:
             self._fail(str(exc))
             return self._not_stored()
 
     async def _awrite(self, cache: ResponseStore, op: str, *args: Any) -> bool:
-        """``put`` or ``release``, awaited where the store can be; False (and the run's
-        storage error set) when it failed."""
-        if not isinstance(cache, AsyncResponseStore):
-            return self._store(getattr(cache, op), *args)
+        """``put`` or ``release``; False (and the run's storage error set) when it failed."""
         try:
             await (cache.aput(*args) if op == "put" else cache.arelease(*args))
         except StorageFailed as exc:
@@ -510,7 +454,13 @@ class Evaluator:
     def _fail(self, message: str) -> None:
         if self.storage_error is None:
             self.storage_error = message
-            self._drop_queued()
+
+    def halted(self) -> str | None:
+        """Why the run makes no more calls (``halt``: the run's budget reached), or None."""
+        return self.halt() if self.halt is not None else None
+
+    def _halted_reply(self) -> Reply:
+        return Reply(content=None, error=f"not asked: {self.halted()}", error_kind="not_asked")
 
     def _not_stored(self) -> Reply:
         """A call not made: its answer could not be kept (the cache failed)."""
@@ -553,6 +503,9 @@ class Evaluator:
         elif self.storage_error is not None:  # an answer we could not keep: do not pay
             fut = concurrent.futures.Future()
             fut.set_result(self._not_stored())
+        elif self.halted():
+            fut = concurrent.futures.Future()
+            fut.set_result(self._halted_reply())
         elif model in self.stopped:
             fut = concurrent.futures.Future()
             fut.set_result(self._not_asked(model))
@@ -606,7 +559,7 @@ class Evaluator:
         fut = self.submit(item, model, repeat)
         reply = fut.result()
         self._futures.pop((item.id, model), None)
-        return score_reply(
+        outcome = score_reply(
             item,
             model,
             reply,
@@ -614,6 +567,15 @@ class Evaluator:
             model_id=self.model_id(model),
             lenient=self.config.lenient,
         )
+        if outcome.failure_mode == "truncated":  # the limit it was cut at: the remedy names it
+            params = self._client(model).params_for(item.style, len(item.answer))
+            for name in ("max_completion_tokens", "max_tokens"):
+                if isinstance(params.get(name), int):
+                    limit = [name, params[name]]
+                    return dataclasses.replace(
+                        outcome, extra={**outcome.extra, "token_limit": limit}
+                    )
+        return outcome
 
     def pending(self, item_id: str, model: str) -> bool:
         return (item_id, model) in self._futures
@@ -630,7 +592,7 @@ class Evaluator:
             async def _close_all() -> None:
                 for c in self._clients.values():
                     await c.aclose()
-                if isinstance(self._cache, AsyncResponseStore):
+                if self._cache is not None:
                     await self._cache.aclose()
 
             with contextlib.suppress(Exception):  # closing is best effort
@@ -638,26 +600,7 @@ class Evaluator:
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=5)
-        if self.config.call_processes:
-            from .models.call_process import shutdown
-
-            shutdown()
         if self._cache is not None:
             with contextlib.suppress(StorageFailed):  # claims expire anyway
                 self._cache.forget(self._owner)
             self._cache.close()
-
-
-async def _aget(cache: ResponseStore, request: ChatRequest) -> Reply | None:
-    if isinstance(cache, AsyncResponseStore):
-        return await cache.aget(request)
-    return cache.get(request)
-
-
-def _placeholder_key(model: str, api_base: str | None, key_env: str | None) -> str | None:
-    """A configured OpenAI-compatible endpoint without a key gets the placeholder ``EMPTY``
-    (vLLM and llama.cpp accept any), never the ambient OPENAI_API_KEY: a key goes only where
-    the configuration sends it."""
-    if api_base and not key_env and model.startswith("openai/"):
-        return "EMPTY"
-    return None

@@ -22,29 +22,14 @@ from typing import Any
 from .config import EntrySpec, LevelSpec, addresses, is_suite_file, load_suite
 from .core import Outcome
 from .errors import ReasoningError
-from .gates import (
-    Comparison,
-    GateResult,
-    GateSpec,
-    LevelStats,
-    baseline_answers,
-    compare,
-    decide_gates,
-    read_results,
-)
-from .gates.store import row_key
+from .gates import GateSpec, InvalidResults, Ledger, load_results
+from .gates.rows import row_key
 from .gates.verdicts import (
-    INFRASTRUCTURE_ID,
-    Tally,
     Verdict,
     comparison_name,
-    comparison_verdict,
     exit_status,
     gate_name,
-    gate_verdict,
-    infrastructure_message,
     load_baseline,
-    partial_verdict,
 )
 from .report import RunSummary
 
@@ -60,31 +45,30 @@ __all__ = [
 
 MISSING_HINT = "rows missing: a shard that did not run, or a results file not given"
 EXIT_NOTHING = 5  # pytest's "no tests collected": no gate, no level matched
-# The fields every consumer of a results file relies on (older files lack score and extra).
-NEEDED = ("item_id", "model", "task", "level", "correct", "error")
 
 
-def read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
-    """Every row of the results files, in order; a file that cannot be read, or is no
-    results file, is a ReasoningError naming it."""
+def read_all(paths: Sequence[str], notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every row of the results files, in order, each type-checked (``gates.rows``); a file
+    that cannot be read, is no results file, or holds a row a verdict could miscount is a
+    ReasoningError naming ``file:line: field``. Torn lines (a killed run's last row) are
+    skipped and, with ``notes``, counted there."""
     rows: list[dict[str, Any]] = []
     for path in paths:
         try:
-            found = list(read_results(path))
+            found = load_results(path)
         except OSError as exc:
             raise ReasoningError(f"{path}: cannot read: {exc.strerror}") from None
-        except (ValueError, KeyError) as exc:
-            raise ReasoningError(f"{path}: not a results file ({exc})") from None
-        if not found:
+        except UnicodeDecodeError as exc:
+            raise InvalidResults(f"{path}: not a results file ({exc.reason})") from None
+        if not found.rows:
             raise ReasoningError(f"{path}: no result rows (expected a --reasoning-results file)")
-        for row in found:
-            missing = [k for k in NEEDED if k not in row]
-            if missing:
-                raise ReasoningError(
-                    f"{path}: row {row['item_id']!r} lacks {', '.join(missing)}: not a "
-                    "--reasoning-results file"
-                )
-        rows.extend(found)
+        if found.torn and notes is not None:
+            lines = ", ".join(map(str, found.torn[:5])) + (" ..." if len(found.torn) > 5 else "")
+            notes.append(
+                f"{path}: {len(found.torn)} line(s) are no whole row (a killed run's last "
+                f"row), skipped: line {lines}"
+            )
+        rows.extend(found.rows)
     return rows
 
 
@@ -145,18 +129,12 @@ class _Level:
     aliases: tuple[str, ...]  # every name rows give this suite file
     entry: EntrySpec
     level: LevelSpec
-    expected: frozenset[str]  # its samples' item ids
+    expected: dict[str, int]  # its samples' item ids → their place in collection order
     rows: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # model → id → row
 
     @property
     def spec(self) -> GateSpec:
         return GateSpec(self.suite, self.entry.id, self.level.level, self.level.rule)
-
-    def stats(self, model: str) -> LevelStats:
-        s = LevelStats(model, self.spec, self.entry.task)
-        for row in self.rows.get(model, {}).values():
-            s.add(Outcome.from_dict(row))
-        return s
 
 
 @dataclass
@@ -195,15 +173,19 @@ def merge(
     repeats: int | None = None,
     max_errors: int = 0,
     allow_partial: bool = False,
+    sequential: bool = False,
 ) -> Merge:
-    """Decide every gate and comparison of ``suites`` from the ``results`` files."""
+    """Decide every gate and comparison of ``suites`` from the ``results`` files
+    (``sequential``: every level sequential, as the shards' ``--reasoning-sequential``)."""
     if baseline and baseline_results:
         raise ReasoningError(
             "--llm-baseline and --reasoning-baseline-results: give one baseline, not both"
         )
     files = suite_files(suites)
     paths = results_files(results)
-    rows, notes = _dedupe(disambiguate(read_all(paths)))
+    torn: list[str] = []
+    rows, notes = _dedupe(disambiguate(read_all(paths, torn)))
+    notes = torn + notes
     total = len(rows)
     names = sorted({str(r["suite"]) for r in rows if r.get("suite")})
     levels: list[_Level] = []
@@ -218,15 +200,23 @@ def merge(
                 )
             claimed[n] = path
         shown = mine[0] if mine else _relative(path)
-        spec = load_suite(path, samples=samples, seed=seed, repeats=repeats, display=shown)
-        expected: dict[tuple[str, str], set[str]] = {}
+        spec = load_suite(
+            path,
+            samples=samples,
+            seed=seed,
+            repeats=repeats,
+            display=shown,
+            sequential=sequential,
+        )
+        expected: dict[tuple[str, str], dict[str, int]] = {}
         kinds: dict[tuple[str, str], tuple[EntrySpec, LevelSpec]] = {}
         for a in addresses(spec):
-            expected.setdefault((a.entry.id, a.level.level), set()).add(a.sample_id)
+            ids = expected.setdefault((a.entry.id, a.level.level), {})
+            ids[a.sample_id] = len(ids)
             kinds[(a.entry.id, a.level.level)] = (a.entry, a.level)
         for key, ids in expected.items():
             entry, level = kinds[key]
-            levels.append(_Level(shown, tuple(mine or [shown]), entry, level, frozenset(ids)))
+            levels.append(_Level(shown, tuple(mine or [shown]), entry, level, ids))
     by_where = {(lv.entry.id, lv.level.level, name): lv for lv in levels for name in lv.aliases}
     unmatched: dict[str, int] = {}
     foreign: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
@@ -328,121 +318,72 @@ def _decide(
     files: int,
     total: int,
 ) -> Merge:
+    """Every verdict through the verdict ledger, as a pytest run decides them: the levels
+    planned from the suites (every model of the files on every level), then the rows fed."""
     models = sorted({str(r["model"]) for r in rows})
-    stored = None
     if baseline is not None and baseline not in models:
         raise ReasoningError(
             f"--llm-baseline: {baseline!r} has no rows for these suites; the files hold "
             + (", ".join(models) or "no matching rows")
         )
+    ledger = Ledger(hint=MISSING_HINT, baseline=baseline, max_errors=max_errors)
     if baseline_results:
         try:
-            stored = load_baseline(baseline_results, baseline_model)
+            ledger.use_stored(load_baseline(baseline_results, baseline_model))
         except ValueError as exc:
             raise ReasoningError(str(exc)) from None
-    comparing = baseline is not None or stored is not None
     candidates = [m for m in models if m != baseline]
     multi = len(models) > 1
-    several = comparing and len(candidates) > 1
-    tally = Tally()
-    for row in rows:
-        tally.add(Outcome.from_dict(row))
-    stats: dict[tuple[str, int], LevelStats] = {}
-    for n, lv in enumerate(levels):
+    several = ledger.comparing and len(candidates) > 1
+    for lv in levels:
         for model in models:
-            if model in lv.rows:
-                stats[(model, n)] = lv.stats(model)
+            candidate = model in candidates
+            gate = comparison = None
+            if candidate and lv.level.rule.min_accuracy is not None:
+                gate = f"{lv.suite}::{gate_name(lv.entry.id, lv.level.level, model, multi)}"
+            if candidate and ledger.comparing:
+                name = comparison_name(lv.entry.id, lv.level.level, model, several)
+                comparison = f"{lv.suite}::{name}"
+            ledger.plan(
+                model,
+                lv.spec,
+                lv.entry.task,
+                len(lv.expected),
+                gate_id=gate,
+                comparison_id=comparison,
+                repeats=lv.level.repeats,
+                family=len(levels),  # every level of the suites is compared
+            )
     verdicts: list[Verdict] = []
-    gates: list[GateResult] = []
-    # Every model of the files is expected on every level of the suites given.
-    partial = {
-        (model, *lv.spec.where): (len(lv.rows.get(model, {})), len(lv.expected))
-        for lv in levels
-        for model in models
-        if len(lv.rows.get(model, {})) < len(lv.expected)
-    }
-    for n, lv in enumerate(levels):
-        if lv.level.rule.min_accuracy is None:
-            continue
-        for model in candidates:
-            nodeid = f"{lv.suite}::{gate_name(lv.entry.id, lv.level.level, model, multi)}"
-            ran, size = len(lv.rows.get(model, {})), len(lv.expected)
-            if ran < size:
-                verdicts.append(partial_verdict(nodeid, model, ran, size, MISSING_HINT))
-                continue
-            result = decide_gates([stats[(model, n)]])[0]
-            gates.append(result)
-            verdicts.append(gate_verdict(nodeid, result))
-    comparisons: list[Comparison] = []
-    if comparing:
-        comparisons = _comparisons(levels, candidates, baseline, stored, several, verdicts)
-    missing = {} if allow_partial else partial
-    message = infrastructure_message(list(stats.values()), max_errors, tally, missing=missing)
-    if message is not None:
-        verdicts.append(Verdict(INFRASTRUCTURE_ID, "", "failed", message, (), "infrastructure"))
+    for lv in levels:
+        for model_rows in lv.rows.values():
+            for row in model_rows.values():
+                position = lv.expected[str(row["item_id"])]
+                verdicts += ledger.add(Outcome.from_dict(row), lv.spec, position)[0]
+    verdicts += ledger.finish(missing_fails=not allow_partial)
+    last = len(ledger.order)  # collection order; the error budget's verdict last
+    verdicts.sort(key=lambda v: ledger.order.get(v.nodeid, last))
+    message = ledger.infrastructure(missing_fails=not allow_partial)
     failed = sum(v.outcome == "failed" and v.kind != "infrastructure" for v in verdicts)
     status = exit_status(failed, message is not None)
     if not rows:
         notes.append("no results row belongs to the suites given: nothing to decide")
         verdicts, status = [], EXIT_NOTHING
+    stats = list(ledger.levels.values())
     summary = RunSummary(
-        levels=list(stats.values()),
-        gates=gates,
-        comparisons=comparisons,
+        levels=stats,
+        gates=ledger.gates,
+        comparisons=ledger.comparisons,
         rows=rows,
-        errors=sum(s.errors for s in stats.values()),
+        errors=sum(s.errors for s in stats),
         answered=len(rows),
-        partial=partial,
-        error_messages=tally.messages,
-        not_asked=tally.not_asked,
+        partial=ledger.partial(),
+        error_messages=ledger.tally.messages,
+        not_asked=ledger.tally.not_asked,
         merged=True,
+        sequential=ledger.sequential_counts(),
     )
     return Merge(verdicts, summary, status, notes, files, total)
-
-
-def _comparisons(
-    levels: Sequence[_Level],
-    candidates: Sequence[str],
-    baseline: str | None,
-    stored: tuple[Any, str] | None,
-    several: bool,
-    verdicts: list[Verdict],
-) -> list[Comparison]:
-    """Each candidate's level against the baseline on whole levels, Holm-corrected across
-    them per candidate (``gates.compare``); partial otherwise."""
-    if baseline is not None:
-        name = baseline
-        base = baseline_answers(
-            Outcome.from_dict(r) for lv in levels for r in lv.rows.get(name, {}).values()
-        )
-    else:
-        assert stored is not None
-        base, name = stored
-    whole: list[tuple[Outcome, GateSpec]] = []
-    ids: dict[tuple[str, tuple[str, str, str]], str] = {}
-    order: list[tuple[str, str, int, int]] = []  # (nodeid, model, samples in, size), in order
-    for model in candidates:
-        for lv in levels:
-            nodeid = f"{lv.suite}::{comparison_name(lv.entry.id, lv.level.level, model, several)}"
-            size = len(lv.expected)
-            # A live baseline's level must be whole too (a stored one holds what it holds).
-            ran = min(
-                len(lv.rows.get(model, {})),
-                size if baseline is None else len(lv.rows.get(name, {})),
-            )
-            order.append((nodeid, model, ran, size))
-            if ran >= size:
-                ids[(model, lv.spec.where)] = nodeid
-                whole += [(Outcome.from_dict(r), lv.spec) for r in lv.rows[model].values()]
-    found = {ids[(c.candidate, c.spec.where)]: c for c in compare(whole, base, name)}
-    for nodeid, model, ran, size in order:
-        c = found.get(nodeid)
-        verdicts.append(
-            comparison_verdict(nodeid, c)
-            if c is not None
-            else partial_verdict(nodeid, model, ran, size, MISSING_HINT, "comparison")
-        )
-    return list(found.values())
 
 
 def _classname(nodeid: str) -> tuple[str, str]:

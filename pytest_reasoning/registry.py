@@ -22,6 +22,7 @@ from .tasks.base import Task
 __all__ = [
     "ENTRY_POINT_GROUP",
     "all_tasks",
+    "expected_tasks",
     "get_task",
     "load_tasks",
     "task_for_prompt",
@@ -95,8 +96,26 @@ def get_task(task_id: str) -> Task:
     except KeyError:
         raise UnknownTask(
             f"unknown task {task_id!r}{did_you_mean(task_id, task_ids())}; expected one of "
-            + ", ".join(task_ids())
+            + expected_tasks()
         ) from None
+
+
+_LISTED = 12  # a family with more tasks is summarised in one-line errors (a task pack)
+
+
+def expected_tasks() -> str:
+    """Every task id for an error line, a large family (a pack of datasets) as one entry:
+    ``gym.<name> (88 tasks: pytest-reasoning tasks)``."""
+    families: dict[str, list[str]] = {}
+    for tid in task_ids():
+        families.setdefault(tid.split(".", 1)[0], []).append(tid)
+    parts: list[str] = []
+    for family, ids in families.items():
+        if len(ids) > _LISTED:
+            parts.append(f"{family}.<name> ({len(ids)} tasks: pytest-reasoning tasks)")
+        else:
+            parts.extend(ids)
+    return ", ".join(parts)
 
 
 def task_for_prompt(prompt: str) -> Task | None:

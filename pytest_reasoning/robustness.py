@@ -579,13 +579,15 @@ def write_outputs(analysis: Analysis, out: str) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .files import write_output, write_output_bytes
+
     os.makedirs(out, exist_ok=True)
     f = analysis.figures
     models = analysis.matrix.models
     order = sorted(range(len(models)), key=lambda m: f["accuracy"][m])  # the paper's figure 2
     names = [models[m] for m in order]
     paths = [os.path.join(out, "robustness.json")]
-    with open(paths[0], "w", encoding="utf-8") as fh:
+    with write_output(paths[0]) as fh:  # the one writer: replaced only when whole
         json.dump(analysis.to_json(), fh, indent=1, sort_keys=True)
 
     schemes = [s for s in f["schemes"] if s != "uniform"]
@@ -600,7 +602,8 @@ def write_outputs(analysis: Analysis, out: str) -> list[str]:
     ax.set_title("Rank change vs uniform weights (+ = up)", fontsize=10)
     fig.tight_layout()
     paths.append(os.path.join(out, "rank_changes.png"))
-    fig.savefig(paths[-1], dpi=120)
+    with write_output_bytes(paths[-1]) as image:
+        fig.savefig(image, dpi=120, format="png")
     plt.close(fig)
 
     p = np.array(f["simplex"]["p_beats"], dtype=float)[np.ix_(order[::-1], order[::-1])]
@@ -615,7 +618,8 @@ def write_outputs(analysis: Analysis, out: str) -> list[str]:
     ax.set_title("P(row beats column), random weights", fontsize=10)
     fig.tight_layout()
     paths.append(os.path.join(out, "win_probability.png"))
-    fig.savefig(paths[-1], dpi=120)
+    with write_output_bytes(paths[-1]) as image:
+        fig.savefig(image, dpi=120, format="png")
     plt.close(fig)
 
     sx = f["simplex"]
@@ -628,6 +632,7 @@ def write_outputs(analysis: Analysis, out: str) -> list[str]:
     ax.set_title(f"Accuracy range over {sx['samples']:,} random weightings", fontsize=10)
     fig.tight_layout()
     paths.append(os.path.join(out, "accuracy_ranges.png"))
-    fig.savefig(paths[-1], dpi=120)
+    with write_output_bytes(paths[-1]) as image:
+        fig.savefig(image, dpi=120, format="png")
     plt.close(fig)
     return paths

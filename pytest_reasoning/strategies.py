@@ -1,4 +1,6 @@
 """Hypothesis strategies for every task: the suites' own generators driven by Hypothesis draws.
+Each task's strategy is built from its knobs (``strategy_for``); the built-in tasks' are named
+(``arithmetic_problems``, ``zebra_problems``, …).
 
 Every random choice a generator makes goes through a :class:`DrawChooser`, so Hypothesis can
 shrink a failing problem: towards shallower trees and fewer nodes (the knob strategies shrink
@@ -21,9 +23,10 @@ and at the first draw for strategies.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
-from collections.abc import Sequence
-from typing import Any, TypeAlias, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, reject, settings
 from hypothesis import strategies as st
@@ -35,32 +38,34 @@ from .errors import InvalidArgument, UnknownLevel, UnknownTask
 from .registry import get_task
 from .tasks.base import Task
 
-__all__ = [
-    "DrawChooser",
-    "abductive_logic_problems",
-    "arithmetic_problems",
-    "boolean_logic_problems",
-    "deductive_logic_problems",
-    "linear_equation_problems",
-    "max_sum_path_problems",
-    "monorel_problems",
-    "murder_mystery_problems",
-    "object_placement_problems",
-    "people_in_rooms_problems",
-    "problems",
-    "reachability_problems",
-    "reasoning_settings",
-    "ruletaker_problems",
-    "team_allocation_problems",
-    "zebra_problems",
-]
+# The named strategies of the built-in tasks: ``<name>_problems`` for the task ``family.name``
+# (zebra's grid keeps its family's name). Each is built from the task's own knobs on first use
+# (:func:`strategy_for`), so a knob added to a task is a keyword of its strategy at once.
+NAMED = {
+    "arithmetic_problems": "dyval.arithmetic",
+    "linear_equation_problems": "dyval.linear_equation",
+    "boolean_logic_problems": "dyval.boolean_logic",
+    "deductive_logic_problems": "dyval.deductive_logic",
+    "abductive_logic_problems": "dyval.abductive_logic",
+    "reachability_problems": "dyval.reachability",
+    "max_sum_path_problems": "dyval.max_sum_path",
+    "zebra_problems": "zebra.grid",
+    "monorel_problems": "flenqa.monorel",
+    "people_in_rooms_problems": "flenqa.people_in_rooms",
+    "ruletaker_problems": "flenqa.ruletaker",
+    "murder_mystery_problems": "musr.murder_mystery",
+    "object_placement_problems": "musr.object_placement",
+    "team_allocation_problems": "musr.team_allocation",
+}
+
+
+__all__ = ["DrawChooser", "problems", "reasoning_settings", "strategy_for", *NAMED]
 
 # Knobs that shape a batch of items, not one problem: a strategy draws single problems, so
 # the named strategies leave them out (every other knob of the task is a keyword).
 BATCH_KNOBS = frozenset({"unique"})
 
-T = TypeVar("T")
-Knob: TypeAlias = T | SearchStrategy[T] | None  # a value, a strategy, or the level's preset
+_T = TypeVar("_T")
 
 # Few examples (each costs a model call), no deadline (a call takes seconds), failures kept in
 # .hypothesis/ so they replay first next run. "reasoning-ci" derandomizes for reproducible CI.
@@ -88,17 +93,17 @@ class DrawChooser:
     def randint(self, low: int, high: int) -> int:
         return self._draw(st.integers(low, high))
 
-    def choice(self, options: Sequence[T]) -> T:
+    def choice(self, options: Sequence[_T]) -> _T:
         return options[self._draw(st.integers(0, len(options) - 1))]
 
     def random(self) -> float:
         return self._draw(st.floats(0.0, 1.0, exclude_max=True))
 
-    def sample(self, population: Sequence[T], k: int) -> list[T]:
+    def sample(self, population: Sequence[_T], k: int) -> list[_T]:
         pool = list(population)
         return [pool.pop(self.randint(0, len(pool) - 1)) for _ in range(k)]
 
-    def shuffle(self, items: list[T]) -> None:
+    def shuffle(self, items: list[_T]) -> None:
         # Fisher–Yates drawing the distance of the swap, so the shrunk order is the identity.
         for i in range(len(items) - 1, 0, -1):
             j = i - self.randint(0, i)
@@ -180,220 +185,49 @@ def _items(
     )
 
 
-def _given(**kwargs: Any) -> dict[str, Any]:
-    return {k: v for k, v in kwargs.items() if v is not None}
+def strategy_for(task: str) -> Callable[..., SearchStrategy[Item]]:
+    """The strategy function of any registered task (a third party's too): keyword-only
+    ``level``, ``style`` and one keyword per knob (a value or a strategy; None: the level's
+    preset), as its signature shows."""
+    try:
+        found = get_task(task)
+    except UnknownTask as exc:
+        raise InvalidArgument(f"task: {exc}") from None
+    names = [k for k in found.knobs if k not in BATCH_KNOBS]
+
+    def strategy(
+        *, level: str | SearchStrategy[str] | None = None, style: str = "direct", **knobs: Any
+    ) -> SearchStrategy[Item]:
+        unknown = sorted(set(knobs) - set(names))
+        if unknown:
+            raise InvalidArgument(
+                f"unknown knob {unknown[0]!r} for {task}; expected one of " + ", ".join(names)
+            )
+        given = {k: v for k, v in knobs.items() if v is not None}
+        return problems(task, level=level, style=style, **given)
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    strategy.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("level", keyword, default=None),
+            inspect.Parameter("style", keyword, default="direct"),
+            *(inspect.Parameter(k, keyword, default=None) for k in names),
+        ],
+        return_annotation="SearchStrategy[Item]",
+    )
+    name = next((n for n, t in NAMED.items() if t == task), f"{task.rpartition('.')[2]}_problems")
+    strategy.__name__ = strategy.__qualname__ = name
+    strategy.__doc__ = f"``{task}`` items: {found.description} Knobs: {', '.join(names) or 'none'}."
+    return strategy
 
 
-def arithmetic_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    depth: Knob[int] = None,
-    width: Knob[int] = None,
-    extra_links: Knob[int] = None,
-    distractors: Knob[int] = None,
-    order: Knob[str] = None,
-    ops: Knob[list[str]] = None,
-    min_value: Knob[int] = None,
-    max_value: Knob[int] = None,
-    max_abs: Knob[float] = None,
-    shots: Knob[int] = None,
-) -> SearchStrategy[Item]:
-    """``dyval.arithmetic`` items: the value of a T-DAG's root."""
-    return problems("dyval.arithmetic", **_given(**locals()))
+def __getattr__(name: str) -> Callable[..., SearchStrategy[Item]]:
+    task = NAMED.get(name)
+    if task is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    built = globals()[name] = strategy_for(task)  # built once: the registry loads lazily
+    return built
 
 
-def linear_equation_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    depth: Knob[int] = None,
-    width: Knob[int] = None,
-    extra_links: Knob[int] = None,
-    distractors: Knob[int] = None,
-    order: Knob[str] = None,
-    ops: Knob[list[str]] = None,
-    min_value: Knob[int] = None,
-    max_value: Knob[int] = None,
-    max_abs: Knob[float] = None,
-    replaced: Knob[int] = None,
-    min_coefficient: Knob[int] = None,
-    max_coefficient: Knob[int] = None,
-    shots: Knob[int] = None,
-) -> SearchStrategy[Item]:
-    """``dyval.linear_equation`` items: a 2×2 system with T-DAG coefficients."""
-    return problems("dyval.linear_equation", **_given(**locals()))
-
-
-def boolean_logic_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    depth: Knob[int] = None,
-    width: Knob[int] = None,
-    extra_links: Knob[int] = None,
-    distractors: Knob[int] = None,
-    order: Knob[str] = None,
-    ops: Knob[list[str]] = None,
-    balanced: Knob[bool] = None,
-    shots: Knob[int] = None,
-) -> SearchStrategy[Item]:
-    """``dyval.boolean_logic`` items: the truth value of an AND/OR/NOT T-DAG's root."""
-    return problems("dyval.boolean_logic", **_given(**locals()))
-
-
-def deductive_logic_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    depth: Knob[int] = None,
-    width: Knob[int] = None,
-    extra_links: Knob[int] = None,
-    distractors: Knob[int] = None,
-    order: Knob[str] = None,
-    ops: Knob[list[str]] = None,
-    balanced: Knob[bool] = None,
-    shots: Knob[int] = None,
-) -> SearchStrategy[Item]:
-    """``dyval.deductive_logic`` items: deduce the root of an implication tree."""
-    return problems("dyval.deductive_logic", **_given(**locals()))
-
-
-def abductive_logic_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    depth: Knob[int] = None,
-    width: Knob[int] = None,
-    extra_links: Knob[int] = None,
-    distractors: Knob[int] = None,
-    order: Knob[str] = None,
-    ops: Knob[list[str]] = None,
-    balanced: Knob[bool] = None,
-    shots: Knob[int] = None,
-) -> SearchStrategy[Item]:
-    """``dyval.abductive_logic`` items: abduce a leaf from the given root."""
-    return problems("dyval.abductive_logic", **_given(**locals()))
-
-
-def reachability_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    nodes: Knob[int] = None,
-    min_links: Knob[int] = None,
-    max_links: Knob[int] = None,
-    distractors: Knob[int] = None,
-    order: Knob[str] = None,
-    balanced: Knob[bool] = None,
-    shots: Knob[int] = None,
-) -> SearchStrategy[Item]:
-    """``dyval.reachability`` items: can one node of a random DAG reach another?"""
-    return problems("dyval.reachability", **_given(**locals()))
-
-
-def max_sum_path_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    nodes: Knob[int] = None,
-    min_links: Knob[int] = None,
-    max_links: Knob[int] = None,
-    distractors: Knob[int] = None,
-    order: Knob[str] = None,
-    min_value: Knob[int] = None,
-    max_value: Knob[int] = None,
-    shots: Knob[int] = None,
-) -> SearchStrategy[Item]:
-    """``dyval.max_sum_path`` items: the largest path sum between two nodes."""
-    return problems("dyval.max_sum_path", **_given(**locals()))
-
-
-def zebra_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    houses: Knob[int] = None,
-    features: Knob[int] = None,
-    clue_weights: Knob[dict[str, float]] = None,
-    min_clues: Knob[int] = None,
-    max_clues: Knob[int] = None,
-) -> SearchStrategy[Item]:
-    """``zebra.grid`` items: logic grid puzzles with one solution (``level`` is ``NxM``, e.g.
-    ``st.sampled_from(["3x3", "4x4"])``). Shrinks towards the first feature kinds and names
-    and the first removal order."""
-    return problems("zebra.grid", **_given(**locals()))
-
-
-def monorel_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    target_tokens: Knob[int] = None,
-    padding: Knob[str] = None,
-    position: Knob[str] = None,
-    padding_corpus: Knob[str] = None,
-) -> SearchStrategy[Item]:
-    """``flenqa.monorel`` items: is a third comparison on one scale implied, at a length?"""
-    return problems("flenqa.monorel", **_given(**locals()))
-
-
-def people_in_rooms_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    target_tokens: Knob[int] = None,
-    padding: Knob[str] = None,
-    position: Knob[str] = None,
-    padding_corpus: Knob[str] = None,
-) -> SearchStrategy[Item]:
-    """``flenqa.people_in_rooms`` items: is a person in a room with a property, at a length?"""
-    return problems("flenqa.people_in_rooms", **_given(**locals()))
-
-
-def ruletaker_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    target_tokens: Knob[int] = None,
-    padding: Knob[str] = None,
-    position: Knob[str] = None,
-    padding_corpus: Knob[str] = None,
-) -> SearchStrategy[Item]:
-    """``flenqa.ruletaker`` items: does a two-condition rule apply, at a length?"""
-    return problems("flenqa.ruletaker", **_given(**locals()))
-
-
-def murder_mystery_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    depth: Knob[int] = None,
-) -> SearchStrategy[Item]:
-    """``musr.murder_mystery`` items: two suspects, one with means, motive and opportunity."""
-    return problems("musr.murder_mystery", **_given(**locals()))
-
-
-def object_placement_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    depth: Knob[int] = None,
-    people: Knob[int] = None,
-    items: Knob[int] = None,
-    moves: Knob[int] = None,
-    see_prob: Knob[float] = None,
-) -> SearchStrategy[Item]:
-    """``musr.object_placement`` items: where a person believes an item is."""
-    return problems("musr.object_placement", **_given(**locals()))
-
-
-def team_allocation_problems(
-    *,
-    level: str | SearchStrategy[str] | None = None,
-    style: str = "direct",
-    depth: Knob[int] = None,
-    margin: Knob[int] = None,
-) -> SearchStrategy[Item]:
-    """``musr.team_allocation`` items: two jobs for three people, one best allocation."""
-    return problems("musr.team_allocation", **_given(**locals()))
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(NAMED))

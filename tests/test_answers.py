@@ -55,6 +55,8 @@ def test_labels_and_numbers() -> None:
 @given(st.text())
 def test_every_scorer_survives_arbitrary_text(text: str) -> None:
     for task in all_tasks().values():
+        if task.id.startswith("gym."):  # the gym pack's scorers: tests/test_gym.py
+            continue
         item = task.make_item(task.levels[0], 1, 0)
         score = task.score(item, text)
         assert score.correct in (True, False)

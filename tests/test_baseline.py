@@ -129,7 +129,11 @@ def test_stored_baseline_with_several_models_needs_a_choice(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
     stored = pytester.path / "two.jsonl"
-    rows = [{"item_id": "x", "model": m, "prompt_sha256": "h", "correct": True} for m in ("a", "b")]
+    row = {"item_id": "x", "task": "t", "level": "D1", "seed": 1, "prompt_sha256": "h",
+           "response": "<<<1>>>", "extracted": "1", "gold": "1", "correct": True,
+           "failure_mode": None, "error": None, "prompt_tokens": 1, "completion_tokens": 1,
+           "latency_s": 0.1}  # fmt: skip
+    rows = [{**row, "model": m} for m in ("a", "b")]
     stored.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = run(
         pytester, fake_server, "--llm", "reference", "--reasoning-baseline-results", str(stored)

@@ -153,8 +153,9 @@ def test_export_list_knob_from_the_command_line(capsys: pytest.CaptureFixture[st
 
 
 # Every command with bad arguments: (argv, words the one line must contain). ``{tmp}`` is a
-# folder holding ``afile`` (a plain file), ``bad.jsonl`` (JSON but no result rows),
-# ``half.jsonl`` (a row missing fields) and ``ok.jsonl`` (one valid row).
+# folder holding ``afile`` (a plain file), ``bad.jsonl`` (no JSON row at all), ``odd.jsonl``
+# (JSON that is no results row), ``half.jsonl`` (a row missing fields) and ``ok.jsonl`` (one
+# valid row).
 BAD = [
     (["nope"], "invalid choice: 'nope'"),
     (["tasks", "--nope"], "unrecognized arguments: --nope"),
@@ -178,7 +179,7 @@ BAD = [
         ["export", "dyval.arithmetic", "--level", "D1", "--output", "{tmp}/afile/x.jsonl"],
         "--output: cannot write {tmp}/afile/x.jsonl: Not a directory",
     ),
-    (["plan", "--drop", "0.05"], "required: --baseline-accuracy"),
+    (["plan", "--drop", "0.05"], "give --drop and --baseline-accuracy (a comparison)"),
     (["plan", "--drop", "2", "--baseline-accuracy", "0.8"], "0 < drop < baseline accuracy"),
     (["plan", "--drop", "0.05", "--baseline-accuracy", "0.8", "--power", "0"], "--power"),
     (["plan", "--drop", "0.05", "--baseline-accuracy", "0.8", "--levels", "0"], "--levels"),
@@ -274,6 +275,8 @@ BAD = [
     (["robustness"], "required: results"),
     (["robustness", "{tmp}/missing.jsonl", "{tmp}/ok.jsonl"], "missing.jsonl: cannot read"),
     (["robustness", "{tmp}/bad.jsonl", "{tmp}/ok.jsonl"], "bad.jsonl: no result rows"),
+    (["robustness", "{tmp}/odd.jsonl", "{tmp}/ok.jsonl"],
+     "odd.jsonl:1: item_id: expected a field every results row has"),
     (["robustness", "{tmp}/ok.jsonl", "{tmp}/ok.jsonl"], "needs at least 2 models"),
     (["robustness", "{tmp}/ok.jsonl", "--permutations", "-5"], "--permutations and --samples"),
     (["audit", "dyval.nope"], "unknown task 'dyval.nope'"),
@@ -282,7 +285,8 @@ BAD = [
     (["audit", "--count", "0"], "--count: must be >= 1"),
     (["audit", "--jobs", "-1"], "--jobs: must be >= 0"),
     (["report", "{tmp}/ok.jsonl"], "required: --out"),
-    (["report", "{tmp}/half.jsonl", "--out", "{tmp}/o"], "row 'x' lacks task, level"),
+    (["report", "{tmp}/half.jsonl", "--out", "{tmp}/o"],
+     "half.jsonl:1: task: expected a field every results row has"),
     (["report", "{tmp}/ok.jsonl", "--out", "{tmp}/afile"], "--out: {tmp}/afile exists and is"),
     (["report", "{tmp}/ok.jsonl", "--out", "{tmp}/o", "--baseline", "m2"], "--baseline: 'm2'"),
     (["narrate", "musr.murder_mystery", "--level", "L1", "--llm", "x"], "required: --out"),
@@ -344,10 +348,13 @@ def test_bad_arguments_of_every_command_exit_2_in_one_line(
     argv: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "afile").write_text("x")
-    (tmp_path / "bad.jsonl").write_text('{"a": 1}\n')
+    (tmp_path / "bad.jsonl").write_text('not json\n')
+    (tmp_path / "odd.jsonl").write_text('{"a": 1}\n')
     (tmp_path / "half.jsonl").write_text('{"item_id": "x", "model": "m"}\n')
-    row = {"item_id": "i", "model": "m", "task": "dyval.arithmetic", "level": "D1",
-           "correct": True, "error": None}  # fmt: skip
+    row = {"item_id": "i", "model": "m", "task": "dyval.arithmetic", "level": "D1", "seed": 1,
+           "prompt_sha256": "h", "response": "<<<1>>>", "extracted": "1", "gold": "1",
+           "correct": True, "failure_mode": None, "error": None, "prompt_tokens": 1,
+           "completion_tokens": 1, "latency_s": 0.1}  # fmt: skip
     (tmp_path / "ok.jsonl").write_text(json.dumps(row) + "\n")
     (tmp_path / "s.yaml").write_text("tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n")
     try:  # argparse's own errors exit; ours return the status

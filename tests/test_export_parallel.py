@@ -31,7 +31,7 @@ def test_workers_write_the_same_bytes(tmp_path: Path, task: str, level: str, cou
     assert one.count(b"\n") == count
     for workers in ("2", "3"):
         assert export(tmp_path, f"w{workers}.jsonl", *args, "--workers", workers) == one
-    assert not list(tmp_path.glob(".export-*"))  # the part files are gone
+    assert not list(tmp_path.glob(".pytest-reasoning~*"))  # the part files are gone
 
 
 def test_start_stop_is_a_slice_of_the_stream(tmp_path: Path) -> None:
@@ -73,13 +73,14 @@ def test_sigterm_stops_a_parallel_export_and_leaves_no_part_files(tmp_path: Path
     proc = subprocess.Popen(argv, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(600):  # the part files appear once the workers start
-            if len(list(tmp_path.glob(".export-*.part"))) == 2:
+            if len(list(tmp_path.glob(".pytest-reasoning~*.part"))) == 2:
                 break
             time.sleep(0.1)
-        assert len(list(tmp_path.glob(".export-*.part"))) == 2
+        assert len(list(tmp_path.glob(".pytest-reasoning~*.part"))) == 2
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)  # a bound against a hang, not a speed check
     finally:
         proc.kill()
     assert proc.returncode == 128 + signal.SIGTERM, err
-    assert not list(tmp_path.glob(".export-*")), "part files left behind"
+    assert not list(tmp_path.glob(".pytest-reasoning~*")), "part or temporary files left behind"
+    assert not (tmp_path / "out.jsonl").exists()  # nothing under the final name

@@ -277,8 +277,10 @@ def test_local_models_are_known_by_their_file_hash_not_their_size(tmp_path: Path
 def test_report_keeps_two_models_of_one_name_apart(tmp_path: Path) -> None:
     from pytest_reasoning.cli.results import _read_all
 
-    row = {"item_id": "x[D1-s1-000]", "model": "local", "task": "t", "level": "D1",
-           "correct": True, "error": None, "prompt_sha256": "p"}  # fmt: skip
+    row = {"item_id": "x[D1-s1-000]", "model": "local", "task": "t", "level": "D1", "seed": 1,
+           "prompt_sha256": "p", "response": "<<<1>>>", "extracted": "1", "gold": "1",
+           "correct": True, "failure_mode": None, "error": None, "prompt_tokens": 1,
+           "completion_tokens": 1, "latency_s": 0.1}  # fmt: skip
     for name in ("a", "b"):
         (tmp_path / f"{name}.jsonl").write_text(
             json.dumps({**row, "model_id": f"local=openai/smol@local:{name}.gguf#{name * 4}"})

@@ -153,7 +153,7 @@ def test_lf_x_and_partial_levels(
     part.stdout.fnmatch_lines(
         [
             "*arithmetic*D1*partial 3/4*",
-            "SKIPPED [[]1[]] mini.yaml: dyval.arithmetic[[]D1-gate[]]: partial level, 3 of 4*",
+            "SKIPPED [[]1[]] mini.yaml: dyval.arithmetic[[]D1-gate[]]: not decided (3 of 4 samples)*",
             "*1 skipped, 6 deselected, 3 wrong in*",
         ]
     )

@@ -837,6 +837,7 @@ def results_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.e2e  # a fuzzing campaign (500 command lines, ~20 s of CPU): CI runs it
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(argv=_argv())
 def test_fuzzed_command_lines_answer_or_fail_in_one_line(

@@ -259,7 +259,22 @@ def test_a_model_that_cannot_answer_stops_the_run_with_its_cause(
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "--llm openai/bad-key: AuthenticationError" in err and "infrastructure" in err
-    assert not (tmp_path / "x.jsonl").exists() and not list(tmp_path.glob("*.tmp"))
+    assert not (tmp_path / "x.jsonl").exists() and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_no_story_kept_writes_nothing_and_fails_in_one_line(
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every story dropped (each draft leaks a banned word): the command used to exit 0 with
+    an empty file in place of the old one; now one line, exit 2, the old file untouched."""
+    (tmp_path / "keep.jsonl").write_text("an older, good file\n")
+    args = _cli(server, tmp_path, "keep.jsonl", "--attempts", "1")
+    args[args.index("openai/narrator-miss")] = "openai/narrator-leak"
+    assert main(args) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("pytest-reasoning: error: narrate: no story was kept (narrated 3")
+    assert "nothing written to" in err[-1]
+    assert (tmp_path / "keep.jsonl").read_text() == "an older, good file\n"
 
 
 # -- narrated files are items: the shortcut rules run on them ----------------------------------

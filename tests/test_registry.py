@@ -23,11 +23,10 @@ def ep(name: str, value: str) -> EntryPoint:
 
 
 def test_builtin_families_register_through_entry_points() -> None:
-    tasks = load_tasks(
-        [ep(f, f"pytest_reasoning.tasks.{f}:TASKS") for f in ("zebra", "dyval", "musr", "flenqa")]
-    )
+    families = ["zebra", "dyval", "musr", "flenqa", "gym"]  # gym: empty without reasoning-gym
+    tasks = load_tasks([ep(f, f"pytest_reasoning.tasks.{f}:TASKS") for f in families])
     assert list(tasks) == list(all_tasks())  # the installed metadata says the same, in order
-    assert len(tasks) == 14
+    assert len([t for t in tasks if not t.startswith("gym.")]) == 14
 
 
 def test_a_task_id_registered_twice_is_one_line_naming_both() -> None:
@@ -61,11 +60,17 @@ def test_an_entry_point_that_is_not_a_task_is_one_line(value: str, expected: str
 
 
 def test_a_prompt_is_claimed_by_its_own_task() -> None:
+    gym = [t for t in all_tasks() if t.startswith("gym.")]
     for task_id, task in all_tasks().items():
+        if task_id.startswith("gym.") and task_id not in gym[::15]:  # a sample of the pack
+            continue
         for style in task.styles:
             level = task.levels[0]
             item = task.make_item(level, 3, 1, style=style)
             claimed = task_for_prompt(item.prompt)
+            if task_id.startswith("gym."):  # reasoning-gym's questions: no text answer
+                assert claimed is None, (task_id, claimed)
+                continue
             if task_id.startswith("musr."):
                 assert claimed is None  # stories need commonsense the text leaves out
             elif task_id.startswith("flenqa."):

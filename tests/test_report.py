@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from pytest_reasoning.report.viewer import page_data
+
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = """\
 seed: 3
@@ -56,9 +58,12 @@ def test_report_from_a_run(pytester: pytest.Pytester, fake_server: Any) -> None:
     assert "Robustness: win probability" in page
     assert "Candidate against baseline (reference)" in page
     assert "FAIL" in page  # the D3 arithmetic gate
-    # Failing samples: the prompt rebuilt from the row's address, the zebra clue named.
-    assert "description of an arithmetic problem" in page
-    assert "breaks clue" in page or "partial_grid" in page
+    # Every sample in the viewer: prompts rebuilt from the rows' addresses, the zebra clue named.
+    manifest, metas, texts = page_data(out)
+    assert manifest["total"] == 72  # 2 models x 6 levels x 6 samples
+    assert any("description of an arithmetic problem" in p for t in texts for p in t["prompts"])
+    details = {s.get("detail", "") for m in metas for s in m["samples"]}
+    assert any("breaks clue" in d for d in details) or "partial_grid" in str(metas)
     summary = json.loads((out / "summary.json").read_text())
     d3 = next(c for c in summary["levels"] if c["task"] == "dyval.arithmetic" and c["level"] == "D3"
               and c["model"] == "openai/shallow:2")  # fmt: skip
@@ -79,9 +84,9 @@ def test_report_command(pytester: pytest.Pytester, fake_server: Any, tmp_path: P
                           capture_output=True, text=True, check=True)  # fmt: skip
     assert f"wrote {out}/index.html" in done.stdout
     page = _self_contained(out / "index.html")
-    assert (
-        "Candidate against baseline (reference)" in page and "description of an arithmetic" in page
-    )
+    assert "Candidate against baseline (reference)" in page
+    _, _, texts = page_data(out)
+    assert any("description of an arithmetic problem" in p for t in texts for p in t["prompts"])
     bad = subprocess.run(
         [*cmd, "--out", str(out), "--baseline", "gpt-9"], capture_output=True, text=True
     )
@@ -108,14 +113,14 @@ def test_the_page_renders_in_a_browser(tmp_path: Path) -> None:
 def test_summary_lines_without_pytest() -> None:
     """The terminal summary is prepared data: gates, tables and warnings as lines."""
     from pytest_reasoning.core import Outcome
-    from pytest_reasoning.gates import GateRule, GateSpec, ResultStore, decide_gates
+    from pytest_reasoning.gates import GateRule, GateSpec, Ledger, decide_gates
     from pytest_reasoning.report import RunSummary, closing_lines, markdown_summary, summary_lines
 
-    store = ResultStore()
+    ledger = Ledger(hint="-")
     for level, hits in (("D1", [True, True, True, False]), ("D2", [False, False, True, False])):
         spec = GateSpec("s.yaml", "dyval.arithmetic", level, GateRule(min_accuracy=0.5))
         for i, hit in enumerate(hits):
-            store.add(
+            ledger.add(
                 Outcome(
                     f"dyval.arithmetic[{level}-s1-00{i}]",
                     "m",
@@ -135,9 +140,9 @@ def test_summary_lines_without_pytest() -> None:
                 ),
                 spec,
             )
-    gates = decide_gates(store.levels.values())
+    gates = decide_gates(ledger.levels.values())
     run = RunSummary(
-        levels=list(store.levels.values()),
+        levels=list(ledger.levels.values()),
         gates=gates,
         errors=1,
         repeats={("dyval.arithmetic", "D1", "m"): 2},
@@ -145,11 +150,15 @@ def test_summary_lines_without_pytest() -> None:
     lines = summary_lines(run)
     text = [line.text for line in lines]
     assert text[0].split() == ["model", "task", "level", "n", "correct", "accuracy", "95%", "CI",
-                               "threshold", "gate", "errors", "tokens", "mean", "latency"]  # fmt: skip
+                               "threshold", "gate", "unanswered", "failure", "modes", "errors",
+                               "tokens", "mean", "latency"]  # fmt: skip
     assert any(t.split()[:3] == ["m", "dyval.arithmetic", "D2"] and "FAIL" in t for t in text)
     failed = [line for line in lines if line.text.startswith("reasoning: 1 of 2 gates FAILED")]
     assert failed and failed[0].markup == {"red": True, "bold": True}
-    assert "  FAILED m dyval.arithmetic D2: accuracy 0.250 (1/4) < min_accuracy 0.5" in text
+    assert (
+        "  FAILED m dyval.arithmetic D2: accuracy 0.250 (1/4) < min_accuracy 0.5; "
+        "3 of 4 failed as wrong_value" in text
+    )
     closing = [line.text for line in closing_lines(run)]
     assert closing[0].startswith("reasoning: dyval.arithmetic D1 (m): 2 sample(s) repeat")
     assert closing[1] == "reasoning: 1 infrastructure error(s) (not counted as wrong answers)"
@@ -172,23 +181,23 @@ def test_report_says_under_powered_cached_and_partial(tmp_path: Path) -> None:
     """What the terminal says, the page says: a drop on 4 pairs is under-powered, not "ok";
     cached answers still list their (original) latency, marked; a partial level is shown
     as such; the per-model table counts answers from the cache."""
-    from pytest_reasoning.gates import GateRule, GateSpec, ResultStore, baseline_answers, compare
+    from pytest_reasoning.gates import GateRule, GateSpec, Ledger, baseline_answers, compare
     from pytest_reasoning.report import build_report
 
     spec = GateSpec("s.yaml", "dyval.arithmetic", "D1", GateRule(min_accuracy=0.5))
-    store = ResultStore()
+    ledger = Ledger(hint="-")
+    outcomes = []
     for i in range(4):
-        store.add(_outcome("cand", i, False, cached=True), spec)
-        store.add(_outcome("base", i, True), spec)
-    cand = [(o, s) for o, s in zip(store.outcomes, store.specs, strict=True) if o.model == "cand"]
-    comparisons = compare(
-        cand, baseline_answers(o for o in store.outcomes if o.model == "base"), "base"
-    )
+        outcomes += [_outcome("cand", i, False, cached=True), _outcome("base", i, True)]
+    for o in outcomes:
+        ledger.add(o, spec)
+    cand = [(o, spec) for o in outcomes if o.model == "cand"]
+    comparisons = compare(cand, baseline_answers(o for o in outcomes if o.model == "base"), "base")
     assert not comparisons[0].regressed  # p = 0.0625 on 4 pairs
     report = build_report(
-        [o.to_dict() for o in store.outcomes],
+        [o.to_dict() for o in outcomes],
         str(tmp_path / "r"),
-        levels=list(store.levels.values()),
+        levels=list(ledger.levels.values()),
         comparisons=comparisons,
         partial={("cand", "s.yaml", "dyval.arithmetic", "D1"): (4, 10)},
     )
@@ -202,16 +211,17 @@ def test_report_says_under_powered_cached_and_partial(tmp_path: Path) -> None:
 
 
 def test_summary_shows_partial_levels_models_and_wrong_answers() -> None:
-    from pytest_reasoning.gates import GateRule, GateSpec, ResultStore
+    from pytest_reasoning.gates import GateRule, GateSpec, Ledger
     from pytest_reasoning.report import RunSummary, markdown_summary, summary_lines
 
     spec = GateSpec("s.yaml", "dyval.arithmetic", "D1", GateRule(min_accuracy=0.5))
-    store = ResultStore()
-    for i in range(3):
-        store.add(_outcome("m", i, i == 0, cached=i == 2), spec)
+    ledger = Ledger(hint="-")
+    outcomes = [_outcome("m", i, i == 0, cached=i == 2) for i in range(3)]
+    for o in outcomes:
+        ledger.add(o, spec)
     run = RunSummary(
-        levels=list(store.levels.values()),
-        rows=[o.to_dict() for o in store.outcomes],
+        levels=list(ledger.levels.values()),
+        rows=[o.to_dict() for o in outcomes],
         partial={("m", "s.yaml", "dyval.arithmetic", "D1"): (3, 5)},
     )
     text = [line.text for line in summary_lines(run)]

@@ -144,10 +144,18 @@ def _rows(model: str, q: list[float], **extra: Any) -> list[dict[str, Any]]:
             "model": model,
             "task": "zebra.grid",
             "level": "3x3",
+            "seed": 0,
             "prompt_sha256": "p" + str(i),
+            "response": "x",
+            "extracted": "x",
+            "gold": "x",
             "correct": v == 1.0,
             "score": v,
+            "failure_mode": None,
             "error": None,
+            "prompt_tokens": 1,
+            "completion_tokens": 1,
+            "latency_s": 0.0,
             **extra,
         }
         for i, v in enumerate(q)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_reasoning.cli import main
-from pytest_reasoning.gates.store import row_key
+from pytest_reasoning.gates.rows import row_key
 from pytest_reasoning.plugin.items import ReasoningItem, VerdictItem
 from pytest_reasoning.plugin.shards import assign
 from pytest_reasoning.testing.server import FakeOpenAIServer

@@ -1,12 +1,20 @@
-"""The results store keeps memory flat (issue 24): per-level tallies for every outcome, whole
-outcomes only where asked, slim answers for pairing; comparisons come out the same."""
+"""Memory stays flat (issue 24): the ledger tallies every outcome and keeps slim answers for
+pairing, the results store keeps whole outcomes only where asked; comparisons come out the
+same."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pytest_reasoning.core import Outcome
-from pytest_reasoning.gates import GateRule, GateSpec, ResultStore, baseline_answers, compare
+from pytest_reasoning.gates import (
+    GateRule,
+    GateSpec,
+    Ledger,
+    ResultStore,
+    baseline_answers,
+    compare,
+)
 from pytest_reasoning.report import summary_reads
 
 
@@ -36,7 +44,7 @@ def _outcomes() -> list[tuple[Outcome, GateSpec]]:
     return out
 
 
-def _comparisons(store: ResultStore, answers: Any) -> list[dict[str, Any]]:
+def _comparisons(answers: Any) -> list[dict[str, Any]]:
     base = baseline_answers(a for a, _ in answers if a.model == "base")
     return [
         c.to_dict() for c in compare([p for p in answers if p[0].model != "base"], base, "base")
@@ -44,31 +52,27 @@ def _comparisons(store: ResultStore, answers: Any) -> list[dict[str, Any]]:
 
 
 def test_slim_pairs_compare_like_whole_outcomes() -> None:
-    whole = ResultStore()
-    slim = ResultStore(keep=lambda o: False, pairing=True)
+    """The ledger keeps a slim answer per sample for the comparison (not the row): it
+    compares exactly like the whole outcomes."""
+    ledger = Ledger(hint="-", baseline="base")
     for outcome, spec in _outcomes():
-        whole.add(outcome, spec)
-        slim.add(outcome, spec)
-    assert slim.outcomes == [] and slim.specs == []  # nothing whole is kept
-    assert slim.count == whole.count == len(whole.outcomes) == 360
-    expected = _comparisons(whole, list(zip(whole.outcomes, whole.specs, strict=True)))
+        ledger.add(outcome, spec)
+    assert len(ledger.pairs) == 360
+    expected = _comparisons(_outcomes())
     assert any(c["regressed"] for c in expected) and all(c["errors"] for c in expected)
-    assert _comparisons(slim, slim.pairs) == expected
-    # The tallies the gates read do not depend on what is kept.
-    assert {k: (s.n, s.correct, s.errors, s.clusters) for k, s in slim.levels.items()} == {
-        k: (s.n, s.correct, s.errors, s.clusters) for k, s in whole.levels.items()
-    }
+    assert _comparisons(ledger.pairs) == expected
     # One spec object per level, not one per sample.
-    assert len({id(s) for _, s in slim.pairs}) == 2
+    assert len({id(s) for _, s in ledger.pairs}) == 2
+    assert Ledger(hint="-").add(*_outcomes()[0]) and Ledger(hint="-").pairs == []
 
 
 def test_keep_selects_what_the_summary_reads() -> None:
     store = ResultStore(keep=lambda o: summary_reads(o.task, o.error, o.correct, step=False))
     stepped = ResultStore(keep=lambda o: summary_reads(o.task, o.error, o.correct, step=True))
-    for outcome, spec in _outcomes():
-        store.add(outcome, spec)
-        stepped.add(outcome, spec)
-    assert store.pairs == []  # no baseline asked for: no per-sample answers
+    for outcome, _ in _outcomes():
+        store.add(outcome)
+        stepped.add(outcome)
+    assert store.count == stepped.count == 360
     assert {o.task for o in store.outcomes} == {"flenqa.monorel"}
     assert len(store.outcomes) == 180
     # The step summary also lists wrong and errored samples, of every task.

@@ -359,27 +359,31 @@ def test_a_failed_call_is_an_error_not_a_wrong_answer(
 
 
 def test_every_named_strategy_takes_its_tasks_knobs() -> None:
-    """Each ``*_problems`` strategy draws its task's items and takes every knob of that task
-    as a keyword (batch knobs aside), so a knob added to a task cannot be forgotten here."""
+    """Each ``*_problems`` strategy is built from its task's knobs: it takes every knob of
+    that task as a keyword (batch knobs aside), so a knob added to a task is a keyword at
+    once; a wrong keyword is refused at construction. (Drawing them is the other tests'.)"""
     import inspect
 
-    from hypothesis import find, settings
-
     from pytest_reasoning import strategies
-    from pytest_reasoning.registry import get_task, task_ids
+    from pytest_reasoning.registry import get_task
 
     named = [n for n in strategies.__all__ if n.endswith("_problems") and n != "problems"]
     covered = set()
     for name in named:
         fn = getattr(strategies, name)
-        item = find(fn(), lambda _: True, settings=settings(max_examples=1, database=None))
+        task = strategies.NAMED[name]
         keywords = {
             p.name
             for p in inspect.signature(fn).parameters.values()
             if p.kind is p.KEYWORD_ONLY and p.name not in ("level", "style")
         }
-        knobs = set(get_task(item.task).knobs) - strategies.BATCH_KNOBS
+        knobs = set(get_task(task).knobs) - strategies.BATCH_KNOBS
         assert keywords == knobs, (name, sorted(knobs - keywords), sorted(keywords - knobs))
-        covered.add(item.task)
+        assert fn.__name__ == name and task in (fn.__doc__ or "")
+        with pytest.raises(InvalidArgument, match="unknown knob 'no_such_knob'"):
+            fn(no_such_knob=1)
+        covered.add(task)
+    from pytest_reasoning.registry import task_ids
+
     builtin = {t for t in task_ids() if t.split(".")[0] in {"dyval", "flenqa", "musr", "zebra"}}
     assert covered == builtin  # every built-in task has its named strategy

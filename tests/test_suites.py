@@ -9,6 +9,11 @@ import pytest
 
 from pytest_reasoning.config import load_suite
 from pytest_reasoning.errors import InvalidSuite
+from pytest_reasoning.registry import task_ids as _task_ids
+
+# The reasoning-gym pack (registered where it is installed) is one entry of error lines.
+_PACK = sum(t.startswith("gym.") for t in _task_ids())
+GYM = f", gym.<name> ({_PACK} tasks: pytest-reasoning tasks)" if _PACK else ""
 
 GOOD_ENTRY = "  - task: dyval.arithmetic\n    levels: [D1]\n"
 
@@ -21,7 +26,9 @@ CASES = [
     ("tasks: 3\n", "s.yaml: tasks: expected a non-empty list of task entries"),
     (
         "tasks:\n  - task: dyval.nope\n    levels: [D1]\n",
-        "s.yaml: tasks[0].task: unknown task 'dyval.nope'; expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability, flenqa.monorel, flenqa.people_in_rooms, flenqa.ruletaker, musr.murder_mystery, musr.object_placement, musr.team_allocation, zebra.grid",
+        "s.yaml: tasks[0].task: unknown task 'dyval.nope'; expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability, flenqa.monorel, flenqa.people_in_rooms, flenqa.ruletaker"
+        + GYM
+        + ", musr.murder_mystery, musr.object_placement, musr.team_allocation, zebra.grid",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels: [D7]\n",
@@ -43,11 +50,11 @@ CASES = [
     ),
     (
         "colour: red\ntasks:\n" + GOOD_ENTRY,
-        "s.yaml: colour: unknown key; expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, repeats, samples, seed, seeds, style, tasks",
+        "s.yaml: colour: unknown key; expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, repeats, samples, seed, seeds, sequential, style, tasks",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels:\n      D1: {min_acuracy: 0.5}\n",
-        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key (did you mean 'min_accuracy'?); expected one of alpha, confidence, max_drop, metric, min_accuracy, params, repeats, samples, seed, seeds, style",
+        "s.yaml: tasks[0].levels.D1.min_acuracy: unknown key (did you mean 'min_accuracy'?); expected one of alpha, confidence, max_drop, metric, min_accuracy, params, repeats, samples, seed, seeds, sequential, style",
     ),
     (
         "tasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n    params: {depth: 0}\n",
@@ -99,8 +106,10 @@ def test_every_mistake_at_once_with_suggestions(tmp_path: Path) -> None:
     with pytest.raises(InvalidSuite) as exc:
         load_suite(p, display="s.yaml")
     assert str(exc.value).split("\n") == [
-        "s.yaml: samles: unknown key (did you mean 'samples'?); expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, repeats, samples, seed, seeds, style, tasks",
-        "s.yaml: tasks[0].task: unknown task 'dyval.reachabilty' (did you mean 'dyval.reachability'?); expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability, flenqa.monorel, flenqa.people_in_rooms, flenqa.ruletaker, musr.murder_mystery, musr.object_placement, musr.team_allocation, zebra.grid",
+        "s.yaml: samles: unknown key (did you mean 'samples'?); expected one of alpha, confidence, description, max_drop, metric, min_accuracy, name, params, repeats, samples, seed, seeds, sequential, style, tasks",
+        "s.yaml: tasks[0].task: unknown task 'dyval.reachabilty' (did you mean 'dyval.reachability'?); expected one of dyval.abductive_logic, dyval.arithmetic, dyval.boolean_logic, dyval.deductive_logic, dyval.linear_equation, dyval.max_sum_path, dyval.reachability, flenqa.monorel, flenqa.people_in_rooms, flenqa.ruletaker"
+        + GYM
+        + ", musr.murder_mystery, musr.object_placement, musr.team_allocation, zebra.grid",
         "s.yaml: tasks[1].params: unknown knob 'dept' for dyval.arithmetic (did you mean 'depth'?); expected one of depth, distractors, extra_links, max_abs, max_value, min_value, ops, order, shots, unique, width",
         "s.yaml: tasks[1].params: knob 'order': expected one of topological, reversed, random, got 'reversd' (did you mean 'reversed'?)",
         "s.yaml: tasks[1].style: style 'cott' is not offered by dyval.arithmetic (did you mean 'cot'?); expected one of direct, cot, fewshot",

@@ -77,6 +77,16 @@ def _check_writable(option: str, folder: str) -> None:
         raise ReasoningError(f"{option}: cannot write in {folder}")
 
 
+def _check_output(option: str, path: str) -> None:
+    """An output path ``files.write_output`` can write (a file in a writable folder, a
+    device, a FIFO, ``-``), checked before the work: one line naming the option otherwise."""
+    from ..files import output_problem
+
+    problem = output_problem(path)
+    if problem is not None:
+        raise ReasoningError(f"{option}: {problem}")
+
+
 def _redis_url(cache: str | None) -> str | None:
     """``--cache redis://…``: the URL, checked (one line otherwise); None for a folder."""
     from ..models.shared_cache import check_redis_url, is_redis_url
@@ -90,13 +100,14 @@ def _redis_url(cache: str | None) -> str | None:
 
 
 def _model_specs(args: argparse.Namespace) -> dict[str, Any]:
-    """--llm-param names checked (no secrets on the command line), then the --llm-config
-    aliases (empty without one); each problem one line naming its option."""
-    from ..models.endpoints import check_not_secret
+    """--llm-param names and headers checked (no secrets on the command line, nothing the run
+    sets itself), then the --llm-config aliases (empty without one); each problem one line
+    naming its option."""
+    from ..models.endpoints import check_param
 
-    for name, _ in args.llm_param:
+    for name, value in args.llm_param:
         try:
-            check_not_secret(name)
+            check_param(name, value)
         except InvalidArgument as exc:
             raise ReasoningError(f"--llm-param {exc}") from None
     if not args.llm_config:
@@ -121,9 +132,6 @@ def _open_evaluator(
     silent = [m for m, k in zip(models, kinds, strict=True) if not k.calls_model]
     if silent:
         raise ReasoningError(f"--llm: {silent[0]!r} writes no text; name a language model")
-    from ..models.litellm_client import check_installed_litellm
-
-    check_installed_litellm()
     local_url = local_identity = None
     if any(k.needs_local_server for k in kinds):
         from ..models.local import LocalServer
@@ -143,4 +151,5 @@ def _open_evaluator(
         )
     )
     stack.callback(evaluator.close)
+    evaluator.verify(models)  # litellm, the cache: one line before any call (as the plugin)
     return evaluator

@@ -14,7 +14,7 @@ from ..core import Item
 from ..errors import ReasoningError
 from ..models.kinds import model_kind
 from ..registry import get_task, task_ids
-from .common import _check_writable, _model_specs, _redis_url, show_progress
+from .common import _check_output, _model_specs, _redis_url, show_progress
 
 if TYPE_CHECKING:
     from ..evaluate import Evaluator
@@ -97,7 +97,15 @@ def _generated(args: argparse.Namespace, levels: list[str] | None, show: Any) ->
 
 def plan_command(args: argparse.Namespace) -> int:
     from ..gates.paired import samples_to_detect_drop
+    from ..gates.sequential import expected_pair_calls
 
+    if args.accuracy is not None:
+        return _plan_gate(args)
+    if args.drop is None or args.baseline_accuracy is None:
+        raise ReasoningError(
+            "plan: give --drop and --baseline-accuracy (a comparison), or --accuracy, "
+            "--min-accuracy and --samples (a threshold gate)"
+        )
     if args.levels < 1:
         raise ReasoningError("--levels: must be >= 1")
     try:
@@ -138,6 +146,52 @@ def plan_command(args: argparse.Namespace) -> int:
             f"{worst} per level when Holm's correction spans {args.levels} levels "
             f"(alpha / {args.levels})"
         )
+    # What a sequential level (sequential: true) would ask of those samples, on average.
+    size = worst if args.levels > 1 else n
+    for label, cand in (("with that drop", candidate), ("with no drop", args.baseline_accuracy)):
+        try:
+            got = expected_pair_calls(
+                args.baseline_accuracy,
+                cand,
+                size,
+                discordance=psi if label == "with that drop" else None,
+                alpha=args.alpha,
+                family=args.levels,
+            )
+        except ValueError as exc:
+            raise ReasoningError(str(exc)) from None
+        print(
+            f"sequential, {label}: {got.calls:.0f} paired items of {size} on average "
+            f"({got.calls / size:.0%}; 200 simulated runs), fixed-n: {size}"
+        )
+    return 0
+
+
+def _plan_gate(args: argparse.Namespace) -> int:
+    """The calls a threshold gate needs: fixed n, and sequential on average (computed
+    exactly, docs/sequential.md)."""
+    from ..gates.sequential import expected_calls
+
+    if args.min_accuracy is None or args.samples is None:
+        raise ReasoningError("plan --accuracy: give --min-accuracy and --samples too")
+    if args.samples < 1:
+        raise ReasoningError("--samples: must be >= 1")
+    try:
+        got = expected_calls(
+            args.accuracy,
+            args.min_accuracy,
+            args.samples,
+            confidence=args.confidence,
+            alpha=args.alpha,
+        )
+    except ValueError as exc:
+        raise ReasoningError(str(exc)) from None
+    print(
+        f"a level of {args.samples} samples at accuracy {args.accuracy:g} against "
+        f"min_accuracy {args.min_accuracy:g}: fixed-n asks {args.samples}; sequential asks "
+        f"{got.calls:.1f} on average ({got.calls / args.samples:.0%}), settling early as a pass "
+        f"in {got.early_pass:.0%} and as a fail in {got.early_fail:.0%} of runs"
+    )
     return 0
 
 
@@ -149,7 +203,7 @@ def frontier_command(args: argparse.Namespace) -> int:
     from ..frontier import find_frontier
 
     if args.json:  # before the search spends calls, not after
-        _check_writable("--json", os.path.dirname(os.path.abspath(args.json)))
+        _check_output("--json", args.json)
     specs = _model_specs(args)
     if model_kind(args.llm, specs).calls_model:
         from ..models.litellm_client import check_installed_litellm
@@ -182,7 +236,7 @@ def frontier_command(args: argparse.Namespace) -> int:
         )
         stack.callback(evaluator.close)
         answer = _answering(evaluator, args, stack) if progress else None
-        evaluator.verify_cache()  # a damaged cache or no Redis: one line, before any call
+        evaluator.verify([args.llm])  # litellm, the cache, Redis: one line, before any call
         result = find_frontier(
             args.task,
             args.knob,
@@ -220,8 +274,10 @@ def frontier_command(args: argparse.Namespace) -> int:
     )
     print(f"frontier: {result.summary()}")
     if args.json:
+        from ..files import write_output
+
         try:
-            with open(args.json, "w", encoding="utf-8") as fh:
+            with write_output(args.json) as fh:
                 json.dump(result.to_dict(), fh, indent=2)
         except OSError as exc:
             raise ReasoningError(f"--json: cannot write {args.json}: {exc.strerror}") from None

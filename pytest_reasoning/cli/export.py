@@ -177,13 +177,18 @@ def export_parallel(
     folder: str | None = None,
 ) -> int:
     """``export_items`` over ``workers`` processes, byte for byte the same output: each
-    writes a contiguous range to a part file in ``folder`` (the output's), copied to ``out``
-    in order and deleted."""
+    writes a contiguous range to a part file in ``folder`` (``files.scratch_folder`` of the
+    output), copied to ``out`` in order and deleted. Part files a killed export left there
+    are removed first (``files.remove_stale``)."""
     import itertools
     import multiprocessing
     import shutil
     import tempfile
 
+    from ..files import remove_stale, temp_file
+
+    folder = folder or tempfile.gettempdir()
+    remove_stale(folder)
     task = get_task(task_id)
     task.resolve_params(level, params)  # fail before starting anything
     task.check_style(style)
@@ -198,7 +203,7 @@ def export_parallel(
         try:
             pending = []
             for lo, hi in itertools.pairwise(bounds):
-                fd, path = tempfile.mkstemp(prefix=".export-", suffix=".part", dir=folder)
+                fd, path = temp_file(folder, f"export-{lo}", ".part")
                 os.close(fd)
                 parts.append(path)
                 pending.append(
@@ -253,18 +258,15 @@ def export_command(args: argparse.Namespace) -> int:
     if args.output == "-":
         write(sys.stdout, None)  # a failed write: see main()
         return 0
+    from ..files import scratch_folder, write_output
+
+    # A regular file is replaced only when the export is complete (a kill or a full disk
+    # leaves the old one whole); a device or a FIFO is written in place, never replaced.
     try:
-        out = open(args.output, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - see below
-    except OSError as exc:
-        raise ReasoningError(f"--output: cannot write {args.output}: {exc.strerror}") from None
-    try:
-        write(out, os.path.dirname(os.path.abspath(args.output)))
-        out.close()  # the last buffered rows are written here
+        with write_output(args.output) as out:
+            write(out, scratch_folder(args.output))
     except OSError as exc:  # a full disk, /dev/full, a file that takes no writes
         raise ReasoningError(
             f"--output: cannot write {args.output}: {exc.strerror or exc}"
         ) from None
-    finally:
-        with contextlib.suppress(OSError):  # closed, or its buffer cannot be written either
-            out.close()
     return 0

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ReasoningError
 from ..registry import get_task
-from .common import _check_writable, _open_evaluator, _param
+from .common import _check_output, _open_evaluator, _param
 
 if TYPE_CHECKING:
     from ..narrate import Narration
@@ -69,7 +68,8 @@ def _narrate_parser(sub: Any) -> None:
 
 
 def narrate_command(args: argparse.Namespace) -> int:
-    """Narrate ``--count`` problems; write the kept ones to ``--out`` (atomically)."""
+    """Narrate ``--count`` problems; write the kept ones to ``--out`` (``files.write_output``:
+    a regular file is replaced when complete)."""
     from ..narrate import NarrateOptions, Narration, StoryResult, narrate_items, planner_for
 
     if args.count < 0:
@@ -85,8 +85,7 @@ def narrate_command(args: argparse.Namespace) -> int:
     params = dict(args.param)
     task.resolve_params(args.level, params)  # fail before any call
     task.check_style(args.style)
-    out = os.path.abspath(args.out)
-    _check_writable("--out", os.path.dirname(out))
+    _check_output("--out", args.out)
     if args.price_as:
         from ..models.litellm_client import cost_usd
 
@@ -121,26 +120,29 @@ def narrate_command(args: argparse.Namespace) -> int:
         )
         sys.stderr.flush()
 
-    tmp = f"{out}.{os.getpid()}.tmp"
     with contextlib.ExitStack() as stack:
         evaluator = _open_evaluator(args, stack, [args.llm, options.judge_model])
-        try:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-                from ..datasets import write_row
+        from ..datasets import write_row
+        from ..files import write_output
 
-                for result in narrate_items(items, evaluator, options, on_story=progress):
-                    summary.add(result)
-                    if result.row is not None:
-                        write_row(fh, result.row)
-            os.replace(tmp, out)
-        finally:
-            with contextlib.suppress(OSError):
-                os.remove(tmp)
+        # A regular file is replaced only once every story is written (a device or a FIFO
+        # is written in place, never replaced).
+        with write_output(args.out) as fh:
+            for result in narrate_items(items, evaluator, options, on_story=progress):
+                summary.add(result)
+                if result.row is not None:
+                    write_row(fh, result.row)
+            if args.count and not summary.kept:  # raised inside: an older file stays whole
+                raise ReasoningError(
+                    f"narrate: no story was kept ({summary.lines()[0]}): nothing written to "
+                    f"{args.out}"
+                )
         lines = summary.lines()
         lines.append(_narration_cost(summary, args.llm, args.price_as))
+    said = sys.stderr if args.out == "-" else sys.stdout  # `--out -`: stdout holds the rows
     for line in lines:
-        print(line)
-    print(f"wrote {summary.kept} items to {args.out}")
+        print(line, file=said)
+    print(f"wrote {summary.kept} items to {args.out}", file=said)
     return 0
 
 

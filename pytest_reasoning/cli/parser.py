@@ -54,10 +54,21 @@ def build_parser() -> argparse.ArgumentParser:
     ts.add_argument("task", nargs="?", help="one task id, e.g. dyval.arithmetic")
     ts.add_argument("-v", "--verbose", action="store_true", help="styles and knobs of every task")
     pl = sub.add_parser(
-        "plan", help="samples per level needed to detect an accuracy drop (paired McNemar)"
+        "plan",
+        help="samples per level needed to detect an accuracy drop (paired McNemar), and the "
+        "calls a gate needs fixed-n and sequential",
     )
-    pl.add_argument("--drop", type=float, required=True, help="drop to detect, e.g. 0.05")
-    pl.add_argument("--baseline-accuracy", type=float, required=True, help="e.g. 0.85")
+    pl.add_argument("--drop", type=float, help="drop to detect, e.g. 0.05")
+    pl.add_argument("--baseline-accuracy", type=float, help="e.g. 0.85")
+    pl.add_argument(
+        "--accuracy",
+        type=float,
+        help="a threshold gate instead: the model's expected accuracy (with --min-accuracy "
+        "and --samples): the calls it needs fixed-n and sequential",
+    )
+    pl.add_argument("--min-accuracy", type=float, help="the threshold gate's min_accuracy")
+    pl.add_argument("--samples", type=int, help="the level's samples (fixed n)")
+    pl.add_argument("--confidence", type=float, help="the gate's Wilson confidence, if any")
     pl.add_argument("--power", type=float, default=0.8)
     pl.add_argument("--alpha", type=float, default=0.05, help="one-sided significance")
     pl.add_argument("--levels", type=int, default=1, help="levels tested (Holm's correction)")
@@ -115,8 +126,14 @@ def build_parser() -> argparse.ArgumentParser:
     rb.add_argument("--samples", type=int, default=100_000, help="random weightings")
     rb.add_argument("--seed", type=int, default=0)
     _narrate_parser(sub)
-    rp = sub.add_parser("report", help="an HTML report (plots, tables, failing samples)")
-    rp.add_argument("results", nargs="+", help="results files (JSONL)")
+    rp = sub.add_parser(
+        "report",
+        help="the HTML report from results files: tables, plots, every sample with filters "
+        "and search, candidate beside baseline (a static page: open it, or publish it)",
+    )
+    rp.add_argument(
+        "results", nargs="+", help="results files (JSONL), or folders of *.jsonl (merged shards)"
+    )
     rp.add_argument("--out", required=True, help="folder for index.html, summary.json, PNGs")
     rp.add_argument("--baseline", help="a model in the files to compare the others against")
     gt = sub.add_parser(
@@ -158,6 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="levels with missing rows are not decided, without failing the merge (default: "
         "they fail it as infrastructure, exit status 6)",
+    )
+    gt.add_argument(
+        "--reasoning-sequential",
+        action="store_true",
+        help="every level sequential, as the shards ran it (--reasoning-sequential)",
     )
     gt.add_argument("--junitxml", metavar="PATH", help="write JUnit XML: one testcase per verdict")
     gt.add_argument("--report", metavar="DIR", help="write the HTML report to DIR")

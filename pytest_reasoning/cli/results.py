@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ReasoningError, clip
+from ..files import write_output
 from .common import GATE_INTERRUPTED, GATE_USAGE, _check_writable, _error
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ def report_command(args: argparse.Namespace) -> int:
     from ..gates import GateSpec, baseline_answers, compare
     from ..report import build_report
 
-    rows = _read_all(args.results)
+    rows = _read_report_rows(args.results)
     comparisons = []
     if args.baseline:
         models = {r["model"] for r in rows}
@@ -33,7 +34,11 @@ def report_command(args: argparse.Namespace) -> int:
         outcomes = [Outcome.from_dict(r) for r in rows]
         base = baseline_answers(o for o in outcomes if o.model == args.baseline)
         comparisons = compare(
-            ((o, GateSpec("", o.task, o.level)) for o in outcomes if o.model != args.baseline),
+            (
+                (o, GateSpec(o.suite or "", o.entry or o.task, o.level))
+                for o in outcomes
+                if o.model != args.baseline
+            ),
             base,
             args.baseline,
         )
@@ -50,6 +55,30 @@ def report_command(args: argparse.Namespace) -> int:
     if report.note:
         sys.stderr.write(f"pytest-reasoning: note: {report.note}\n")
     return 0
+
+
+def _read_report_rows(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of results files and folders of them (a CI merge job's downloaded shards), one
+    per sample (the last file given wins, as ``pytest-reasoning gate`` counts them)."""
+    from pathlib import Path
+
+    from ..gates.rows import row_key
+    from ..merge import disambiguate, read_all
+
+    files: list[str] = []
+    for raw in paths:
+        if os.path.isdir(raw):
+            found = sorted(str(p) for p in Path(raw).rglob("*.jsonl") if p.is_file())
+            if not found:
+                raise ReasoningError(f"{raw}: no *.jsonl file in this folder")
+            files += found
+        else:
+            files.append(raw)
+    kept: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in disambiguate(read_all(files)):
+        kept.pop(row_key(row), None)
+        kept[row_key(row)] = row
+    return list(kept.values())
 
 
 def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
@@ -78,7 +107,9 @@ def _gate(args: argparse.Namespace) -> int:
     import time
 
     from ..merge import junit_xml, merge
-    from ..report import build_report, closing_lines, markdown_summary, summary_lines
+    from ..report import closing_lines, summary_lines
+    from ..report.links import gate_link
+    from ..report.publish import check_output_dir, publish
 
     start = time.perf_counter()
     for option, value, low in (
@@ -100,8 +131,9 @@ def _gate(args: argparse.Namespace) -> int:
             ) from None
     if args.junitxml:  # before the work, not after
         _check_writable("--junitxml", os.path.dirname(os.path.abspath(args.junitxml)))
-    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
-        raise ReasoningError(f"--report: {args.report} exists and is not a folder")
+    problem = check_output_dir("--report", args.report) if args.report else None
+    if problem:
+        raise ReasoningError(problem)
     result = merge(
         args.suites,
         args.results,
@@ -113,6 +145,7 @@ def _gate(args: argparse.Namespace) -> int:
         repeats=args.reasoning_repeats,
         max_errors=args.reasoning_max_errors,
         allow_partial=args.allow_partial,
+        sequential=args.reasoning_sequential,
     )
     run = result.summary
     gated = len(run.levels)
@@ -127,44 +160,21 @@ def _gate(args: argparse.Namespace) -> int:
         if args.quiet and v.outcome == "passed":
             continue
         tail = "" if v.outcome == "passed" else f" - {v.message}"
+        if v.outcome == "failed" and args.report and v.subject is not None:
+            tail += f"; samples: {gate_link(args.report, v.subject)}"
         print(f"{v.nodeid} {shown[v.outcome]}{tail}")
+    published = None
     if run.levels:
         print(" reasoning summary ".center(80, "-"))
         for line in summary_lines(run):
             print(f" {line.text} ".center(80, "-") if line.sep else line.text)
-        report_lines: list[str] = []
-        if args.report:
-            try:
-                report = build_report(
-                    run.rows,
-                    args.report,
-                    levels=run.levels,
-                    gates=run.gates,
-                    comparisons=run.comparisons,
-                    partial=run.partial,
-                )
-            except OSError as exc:
-                raise ReasoningError(
-                    f"--report: cannot write {exc.filename or args.report}: {exc.strerror}"
-                ) from None
-            report_lines.append(f"reasoning: report {os.path.join(report.out, 'index.html')}")
-            if report.note:
-                report_lines.append(f"reasoning: report: {report.note}")
-        for text in report_lines:
-            print(text)
-        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if step_summary:  # GitHub Actions renders this file on the run's page
-            try:
-                with open(step_summary, "a", encoding="utf-8") as fh:
-                    fh.write(markdown_summary(run))
-            except OSError as exc:
-                print(f"reasoning: could not write GITHUB_STEP_SUMMARY: {exc}")
-        for line in closing_lines(run):
-            print(line.text)
+        published = publish(run, report_dir=args.report)
+        for line in [*published, *closing_lines(run)]:
+            print(f" {line.text} ".center(80, "-") if line.sep else line.text)
     seconds = time.perf_counter() - start
     if args.junitxml:
         try:
-            with open(args.junitxml, "w", encoding="utf-8") as fh:
+            with write_output(args.junitxml) as fh:  # /dev/full fails here, not silently
                 fh.write(junit_xml(result.verdicts, seconds))
         except OSError as exc:
             raise ReasoningError(
@@ -180,8 +190,11 @@ def _gate(args: argparse.Namespace) -> int:
         )
         if n
     ]
-    print(f"{', '.join(counts) or 'no verdicts'} in {seconds:.2f}s (exit status {result.status})")
-    return result.status
+    status = result.status
+    if published is not None and published.failed and status == 0:
+        status = GATE_USAGE  # an output asked for was not written (docs/verdicts.md)
+    print(f"{', '.join(counts) or 'no verdicts'} in {seconds:.2f}s (exit status {status})")
+    return status
 
 
 def robustness_command(args: argparse.Namespace) -> int:

@@ -47,16 +47,32 @@ def load_suite(
     seed: int | None = None,
     display: str | None = None,
     repeats: int | None = None,
+    sequential: bool = False,
 ) -> SuiteSpec:
     """Read and validate a suite file; raise InvalidSuite with one line on any problem.
 
-    ``display`` is how the file is named in messages (default: ``path`` as given).
+    ``display`` is how the file is named in messages (default: ``path`` as given);
+    ``sequential`` makes every level sequential (``--reasoning-sequential``).
     """
     shown = display or str(path)
     data = _load_yaml(Path(path), shown)
     try:
-        return parse_suite(
+        spec = parse_suite(
             data, shown, samples=samples, seed=seed, repeats=repeats, base_dir=Path(path).parent
+        )
+        if not sequential:
+            return spec
+        return replace(
+            spec,
+            entries=tuple(
+                replace(
+                    e,
+                    levels=tuple(
+                        replace(lv, rule=replace(lv.rule, sequential=True)) for lv in e.levels
+                    ),
+                )
+                for e in spec.entries
+            ),
         )
     except InvalidSuite as exc:  # every quoted value (a knob's, a key's) stays short
         if all(len(p.line) <= MAX_MESSAGE for p in exc.problems):
@@ -214,6 +230,15 @@ def _common(
     if "alpha" in d:
         with problems.guard():
             out["alpha"] = _unit(d["alpha"], f"{where}alpha", path, open_interval=True)
+    if "sequential" in d:
+        with problems.guard():
+            if not isinstance(d["sequential"], bool):
+                raise InvalidSuite(
+                    path,
+                    f"{where}sequential",
+                    f"expected true or false, got {_show(d['sequential'])}",
+                )
+            out["sequential"] = d["sequential"]
     if "metric" in d:
         with problems.guard():
             if d["metric"] not in METRICS:

@@ -38,6 +38,7 @@ LEVEL_KEYS = {
     "max_drop",
     "alpha",
     "metric",
+    "sequential",
 }
 
 # Every key a suite may use: (where, type, meaning). docs/suites.md's table is generated from
@@ -94,6 +95,13 @@ KEY_DOCS: dict[str, tuple[str, str, str]] = {
         "any",
         f"number in (0, 1), default {_RULE.alpha:g}",
         "that gate's significance (Holm-corrected across levels)",
+    ),
+    "sequential": (
+        "any",
+        "true or false (default false)",
+        "ask the level's samples in order and stop as soon as an anytime-valid test settles "
+        "its gate and comparison; the rest are \"not needed\" ([docs/sequential.md]"
+        "(sequential.md))",
     ),
     "metric": (
         "any",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from ..errors import (
     InvalidSuite,
     clip,
 )
+from ..files import InputRefused, read_text_input
 
 # What a suite file may be and expand to, checked on the YAML events before anything is built
 # (real suites are a few KB, nested six deep): an alias bomb, a 100,000-deep nesting (which
@@ -51,16 +51,16 @@ def parse_param(text: str) -> tuple[str, Any]:
 
 
 def is_suite_file(path: Path) -> bool:
-    """Cheap sniff: a ``.yaml``/``.yml`` file with a top-level ``tasks:`` key (a UTF-8 byte
-    order mark before it allowed; only the first MAX_SUITE_BYTES are read)."""
+    """Cheap sniff: a ``.yaml``/``.yml`` regular file of at most MAX_SUITE_BYTES with a
+    top-level ``tasks:`` key (a UTF-8 byte order mark before it allowed). A FIFO or a device
+    is not read (it could hang collection)."""
     if path.suffix not in (".yaml", ".yml"):
         return False
     try:
-        with path.open("rb") as fh:
-            head = fh.read(MAX_SUITE_BYTES + 1)
-    except OSError:
+        text = read_text_input(path, MAX_SUITE_BYTES, errors="replace")
+    except InputRefused:
         return False
-    return bool(_SUITE_MARK.search(head.decode("utf-8-sig", errors="replace")))
+    return bool(_SUITE_MARK.search(text))
 
 
 @functools.cache
@@ -208,17 +208,11 @@ def _load_yaml(p: Path, shown: str) -> Any:
     import yaml
 
     try:
-        st = p.stat()
-        if not stat.S_ISREG(st.st_mode):  # /dev/zero would never end, a FIFO never start
-            raise InvalidSuite(shown, "", "not a regular file")
-        size = st.st_size
-        if size > MAX_SUITE_BYTES:
-            raise InvalidSuite(
-                shown, "", f"{size:,} bytes; a suite file is at most {MAX_SUITE_BYTES:,}"
-            )
-        text = p.read_text(encoding="utf-8-sig")  # a byte order mark is not part of the YAML
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidSuite(shown, "", f"cannot read file ({exc.__class__.__name__})") from None
+        # A regular file under the cap (/dev/zero would never end, a FIFO never start); a
+        # byte order mark is not part of the YAML.
+        text = read_text_input(p, MAX_SUITE_BYTES, shown=shown, what="a suite file")
+    except InputRefused as exc:
+        raise InvalidSuite(shown, "", exc.reason) from None
     try:
         problem = _check_shape(text)
         if problem is not None:

@@ -1,11 +1,14 @@
-"""Gates: the results store, threshold gates, paired statistics and the candidate-vs-baseline
-comparison. Pure functions and plain data; the plugin and the CLI decide gates through here."""
+"""Gates: the verdict ledger, threshold gates, paired statistics, the candidate-vs-baseline
+comparison, and results files written and read back (type-checked). Pure functions and plain
+data; the plugin and the CLI decide every verdict through the ledger."""
 
 from __future__ import annotations
 
 from .comparison import Comparison, baseline_answers, compare
+from .ledger import Ledger
+from .rows import InvalidResults, load_results, read_results
 from .rules import METRICS, GateRule, GateSpec
-from .store import RESULT_FIELDS, ResultStore, read_results
+from .store import RESULT_FIELDS, ResultStore
 from .threshold import GateResult, LevelStats, decide_gates
 
 __all__ = [
@@ -15,10 +18,13 @@ __all__ = [
     "GateResult",
     "GateRule",
     "GateSpec",
+    "InvalidResults",
+    "Ledger",
     "LevelStats",
     "ResultStore",
     "baseline_answers",
     "compare",
     "decide_gates",
+    "load_results",
     "read_results",
 ]

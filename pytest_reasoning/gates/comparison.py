@@ -28,7 +28,7 @@ from .paired import (
 )
 from .rules import GateSpec
 
-__all__ = ["Answer", "Comparison", "PairAnswer", "baseline_answers", "compare"]
+__all__ = ["Answer", "Comparison", "PairAnswer", "adjust", "baseline_answers", "compare"]
 
 PairKey = tuple[str, str]  # (item id without the repeat, prompt_sha256)
 
@@ -83,6 +83,7 @@ class Comparison:
     p_adjusted: float = 1.0
     low: float = -1.0  # 95% interval of candidate − baseline accuracy
     high: float = 1.0
+    settled: str = ""  # a sequential level: where and how it settled (gates.sequential)
 
     @property
     def regressed(self) -> bool:
@@ -115,6 +116,7 @@ class Comparison:
             f"(only baseline right {t.only_baseline}, only candidate right {t.only_candidate}); "
             f"difference {t.difference:+.3f} [{self.low:+.3f}, {self.high:+.3f}], "
             f"Holm-adjusted p = {self.p_adjusted:.3g} < alpha {self.spec.rule.alpha:g}"
+            + (f"; {self.settled}" if self.settled else "")
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -217,8 +219,14 @@ def compare(
                 high=high,
             )
         )
-    for model in {c.candidate for c in results}:
-        mine = [c for c in results if c.candidate == model]
+    adjust(results)
+    return results
+
+
+def adjust(comparisons: Iterable[Comparison]) -> None:
+    """Holm's correction of each candidate's regression p-values across its levels."""
+    comparisons = list(comparisons)
+    for model in {c.candidate for c in comparisons}:
+        mine = [c for c in comparisons if c.candidate == model]
         for c, p in zip(mine, holm([c.p_regression for c in mine]), strict=True):
             c.p_adjusted = p
-    return results

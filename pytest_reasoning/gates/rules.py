@@ -17,13 +17,17 @@ METRICS = ("accuracy", "puzzle", "cell")
 class GateRule:
     """A level's gates: the threshold gate (``min_accuracy``, optionally on the Wilson lower
     bound at ``confidence``) and the regression gate against a baseline (``max_drop`` at
-    significance ``alpha``, Holm-corrected across levels), on ``metric``."""
+    significance ``alpha``, Holm-corrected across levels), on ``metric``; ``sequential``
+    levels stop asking once their verdicts are settled (docs/sequential.md)."""
 
     min_accuracy: float | None = None
     confidence: float | None = None
     max_drop: float = 0.0
     alpha: float = 0.05
     metric: str = "accuracy"
+    # Ask in collection order and stop as soon as an anytime-valid test settles the level
+    # (gates.sequential); at ``samples`` answers without a decision, the fixed-n rule.
+    sequential: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -30,14 +30,22 @@ class LevelStats:
     # Per item (repeats of one item form a cluster): (extracted, correct, score) per sample.
     clusters: dict[str, list[tuple[str | None, bool, float]]] = field(default_factory=dict)
     reasoning_tokens: int = 0
+    not_asked: int = 0  # samples no call was made for (a stopped model, a budget reached)
+    cost_usd: float = 0.0  # what the calls made now cost (LiteLLM's price), when priced
+    # Truncated samples by the token limit they were cut at: (parameter, value) → count.
+    token_limits: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def add(self, o: Outcome) -> None:
+        if o.error_kind == "not_asked":  # no call was made: not an error, not an answer
+            self.not_asked += 1
+            return
         self.prompt_tokens += o.prompt_tokens or 0
         self.completion_tokens += o.completion_tokens or 0
         self.reasoning_tokens += o.reasoning_tokens or 0
         if not o.cached:
             self.latency_total += o.latency_s
             self.calls += 1
+            self.cost_usd += o.cost_usd or 0.0
         if o.error is not None:
             self.errors += 1
             return
@@ -47,6 +55,11 @@ class LevelStats:
         self.score_sum += value
         if o.failure_mode:
             self.failure_modes[o.failure_mode] = self.failure_modes.get(o.failure_mode, 0) + 1
+            limit = o.extra.get("token_limit") if o.failure_mode == "truncated" else None
+            if isinstance(limit, list) and len(limit) == 2:
+                name, value = limit
+                if isinstance(name, str) and isinstance(value, int):
+                    self.token_limits[(name, value)] = self.token_limits.get((name, value), 0) + 1
         self.clusters.setdefault(o.cluster, []).append((o.extracted, bool(o.correct), value))
 
     @property

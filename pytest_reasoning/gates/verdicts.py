@@ -17,19 +17,22 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..core import Outcome
+from ..errors import ReasoningError
 from .comparison import Comparison, PairKey, baseline_answers
-from .store import read_results
+from .rows import read_results
 from .threshold import GateResult, LevelStats
 
 __all__ = [
     "EXIT_INFRASTRUCTURE",
     "INFRASTRUCTURE_ID",
+    "UNANSWERED",
     "Tally",
     "Verdict",
     "comparison_name",
     "comparison_verdict",
     "deferred_verdict",
     "exit_status",
+    "failure_cause",
     "gate_name",
     "gate_properties",
     "gate_verdict",
@@ -67,6 +70,8 @@ class Verdict:
     properties: tuple[tuple[str, str], ...] = ()
     kind: str = "gate"  # "gate" | "comparison" | "infrastructure"
     deferred: bool = False  # left to ``pytest-reasoning gate``
+    # What was decided (a GateResult, a Comparison): a report links to its samples.
+    subject: GateResult | Comparison | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -101,7 +106,44 @@ def gate_verdict(nodeid: str, result: GateResult) -> Verdict:
         message = f"{name}: {result.reason} (infrastructure, not the model)"
         return Verdict(nodeid, s.model, "skipped", message, props)
     message = f"GATE FAILED {s.model} {s.task} {s.spec.level}: {result.reason}"
-    return Verdict(nodeid, s.model, "passed" if result.passed else "failed", message, props)
+    cause = failure_cause(s) if not result.passed else None
+    if cause:
+        message += f"; {cause}"
+    outcome: Status = "passed" if result.passed else "failed"
+    return Verdict(nodeid, s.model, outcome, message, props, subject=result)
+
+
+# Failure modes that mean no answer could be read at all (NPHardEval's "failure rate").
+UNANSWERED = ("truncated", "no_answer", "format", "echo", "scorer_error")
+_REMEDY = {
+    "truncated": "cut off at the token limit{limit}: raise it with --llm-param {name}=N",
+    "no_answer": "gave no answer in the asked format: check the prompt style, or read "
+    "\\boxed{{}} and 'the answer is' with --reasoning-lenient",
+    "format": "gave an answer that could not be read: see the report's samples, or try "
+    "--reasoning-lenient",
+    "echo": "echoed the answer template instead of answering",
+    "scorer_error": "hit a scorer error (a bug in the task: please report it)",
+}
+
+
+def failure_cause(s: LevelStats) -> str | None:
+    """The dominant cause of a level's wrong answers, when one mode makes at least half of
+    them, with its remedy: ``6 of 6 truncated at max_tokens 1024: raise it with
+    --llm-param max_tokens=N``."""
+    wrong = s.n - s.correct
+    if wrong <= 0 or not s.failure_modes:
+        return None
+    mode, count = max(s.failure_modes.items(), key=lambda kv: (kv[1], kv[0]))
+    if 2 * count < wrong:
+        return None
+    if mode not in _REMEDY:
+        return f"{count} of {s.n} failed as {mode}"
+    name, limit = "max_tokens", ""
+    if mode == "truncated" and len(s.token_limits) == 1:
+        name, value = next(iter(s.token_limits))
+        limit = f" ({name} {value})"
+    what = _REMEDY[mode].format(limit=limit, name=name)
+    return f"{count} of {s.n} {what}"
 
 
 def partial_verdict(
@@ -110,7 +152,7 @@ def partial_verdict(
     """A verdict whose level has fewer samples in than it has: not decided."""
     what = "a gate" if kind == "gate" else "a comparison"
     message = (
-        f"{nodeid.partition('::')[2]}: partial level, {ran} of {size or '?'} samples ran; "
+        f"{nodeid.partition('::')[2]}: not decided ({ran} of {size or '?'} samples): "
         f"{what} is decided only on its whole level ({hint})"
     )
     return Verdict(nodeid, model, "skipped", message, (), kind)
@@ -134,6 +176,7 @@ def comparison_verdict(nodeid: str, c: Comparison) -> Verdict:
         f"REGRESSION {c.task} {c.spec.level}: {c.reason()}",
         (("reasoning.comparison", json.dumps(c.to_dict())),),
         "comparison",
+        subject=c,
     )
 
 
@@ -229,8 +272,10 @@ def load_baseline(
     shown = os.fspath(path)
     try:
         rows = list(read_results(path))
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError) as exc:
         raise ValueError(f"--reasoning-baseline-results {shown}: {exc}") from None
+    except ReasoningError as exc:  # a row a comparison could miscount: file:line: field
+        raise ValueError(f"--reasoning-baseline-results: {exc}") from None
     models = sorted({str(r["model"]) for r in rows})
     if name is None:
         if len(models) != 1:
@@ -243,10 +288,4 @@ def load_baseline(
         raise ValueError(
             f"--reasoning-baseline-model {name!r}: not in {shown}; it holds {', '.join(models)}"
         )
-    try:
-        outcomes = [Outcome.from_dict(r) for r in rows if r["model"] == name]
-    except TypeError as exc:  # a row without the fields every results row has
-        raise ValueError(
-            f"--reasoning-baseline-results {shown}: not a results file ({exc})"
-        ) from None
-    return baseline_answers(outcomes), name
+    return baseline_answers(Outcome.from_dict(r) for r in rows if r["model"] == name), name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -12,14 +13,21 @@ from urllib.parse import urlsplit, urlunsplit
 from ..core import Reply, canonical_json, sha256_text
 
 __all__ = [
+    "MAX_RESPONSE_CHARS",
     "ChatRequest",
     "ModelClient",
     "error_text",
     "normalise_api_base",
     "redact",
+    "redactor",
     "register_secret_env",
     "secret_env_names",
 ]
+
+
+# Longest reply kept (characters), from an endpoint or a cache alike: answers are short, and a
+# runaway or hostile reply must not fill the cache, the results file and the report.
+MAX_RESPONSE_CHARS = 1_000_000
 
 
 def normalise_api_base(url: str | None) -> str:
@@ -71,6 +79,9 @@ class ModelClient(Protocol):
     api_base: str | None
     identity: str | None  # cache identity when api_base is ephemeral (the local server)
     max_concurrency: int | None
+    # Seconds a call may wait on refusals that sent nothing (a Router's cooldown): a claim on
+    # its prompt must outlive them.
+    free_wait_s: float
 
     @property
     def model_id(self) -> str:
@@ -112,15 +123,26 @@ def redact(text: str) -> str:
     HTTP client exceptions can echo request headers; nothing derived from one may reach the
     cache, the results file, a report or a log line unredacted.
     """
-    for name, value in os.environ.items():
-        if (
-            len(value) >= 8
-            and (_SECRET_ENV.search(name) or name in _SECRET_NAMES)
-            and value in text
-        ):
-            text = text.replace(value, "***")
-    text = _BEARER.sub(lambda m: m.group(1) + "***", text)
-    return _SK.sub("sk-***", text)
+    return redactor()(text)
+
+
+def redactor() -> Callable[[str], str]:
+    """:func:`redact` with the environment's secrets read once, for many texts (a report's
+    every sample)."""
+    secrets = [
+        value
+        for name, value in os.environ.items()
+        if len(value) >= 8 and (_SECRET_ENV.search(name) or name in _SECRET_NAMES)
+    ]
+
+    def scrub(text: str) -> str:
+        for value in secrets:
+            if value in text:
+                text = text.replace(value, "***")
+        text = _BEARER.sub(lambda m: m.group(1) + "***", text)
+        return _SK.sub("sk-***", text)
+
+    return scrub
 
 
 def error_text(text: str, limit: int = MAX_ERROR_CHARS) -> str:

@@ -5,8 +5,13 @@ it was paid for.
 Concurrent runs sharing one cache do not pay twice for a prompt: before calling, a run
 *claims* the prompt (a row marked in flight, with an expiry); another run that wants the same
 prompt waits for the answer instead of calling. A claim whose holder died is taken over (at
-once for a dead process on this machine, else when it expires). :class:`ResponseStore` is the
-interface the evaluator uses, so another backend (Redis: ``SET NX PX``) can implement the same.
+once for a dead process on this machine, else when it expires); a claim with no expiry we
+could have written is given one. :class:`ResponseStore` is the interface the evaluator uses,
+so another backend (Redis: ``SET NX PX``) can implement the same.
+
+Every answer read is checked as strictly as a live reply (:func:`read_stored`): one that no
+version of ours wrote (a wrong type, NaN, an oversized text) is a miss, named once in
+:attr:`ResponseCache.notices`, asked again and overwritten; never fatal.
 
 We do not use LiteLLM's cache: its key ignores ``api_base``, it skips requests with more than
 four messages, and a hit crashes without fastapi installed.
@@ -15,20 +20,34 @@ four messages, and a hit crashes without fastapi installed.
 from __future__ import annotations
 
 import json
+import math
 import os
-import socket
 import sqlite3
 import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..core import Reply
-from ..errors import StorageFailed
-from .base import ChatRequest
+from ..errors import StorageFailed, clip
+from ..files import process_gone, process_name
+from .base import MAX_RESPONSE_CHARS, ChatRequest
 
-__all__ = ["CACHE_FILE", "ResponseCache", "ResponseStore", "new_owner", "storage_failure"]
+__all__ = [
+    "CACHE_FILE",
+    "MAX_CLAIM_TTL_S",
+    "MAX_STORED_CHARS",
+    "InvalidStored",
+    "ResponseCache",
+    "ResponseStore",
+    "StoreNotices",
+    "check_stored",
+    "holder_text",
+    "new_owner",
+    "read_stored",
+    "storage_failure",
+]
 
 CACHE_FILE = "responses.sqlite3"  # in the cache folder
 
@@ -56,7 +75,8 @@ CREATE TABLE IF NOT EXISTS claims (
 class ResponseStore(Protocol):
     """What the evaluator needs from a response cache; a backend implements these six.
 
-    - ``get(request)``: the stored reply, or None.
+    - ``get(request)``: the stored reply, or None (also for a stored value that is not a
+      valid answer: checked by :func:`read_stored`, named once in ``notices``).
     - ``put(request, reply)``: store a successful reply (errors are never stored).
     - ``claim(key, owner, ttl_s)``: take the claim on a prompt if nobody holds it, its expiry
       has passed, or its holder is known to be dead; True when ``owner`` holds it now. The
@@ -64,12 +84,21 @@ class ResponseStore(Protocol):
       calls the model only if it is still missing; a caller that loses waits, reading the
       answer again now and then, and claims again if it is still missing (the holder failed
       or died). ``ttl_s`` must cover the longest call (timeout × attempts plus backoff): a
-      holder never renews. Redis: ``SET claim:KEY OWNER NX PX ttl``, then GET the answer.
+      holder never renews; it is cut to MAX_CLAIM_TTL_S, and a claim found without a
+      valid expiry (none, not a number, later than that) is given ``ttl_s`` from now, so
+      every claim ends. A claim lost to a live holder is named in ``notices`` (whose, how
+      long). Redis: ``SET claim:KEY OWNER NX PX ttl``, then GET the answer.
+    - ``holder(key)``: who holds the claim and for how many more seconds, or None.
     - ``release(key, owner)``: drop ``owner``'s claim (its call failed: another may try).
     - ``forget(owner)``: drop every claim ``owner`` still holds, and any expired one (a run
       ends). A claim on an answered prompt is harmless meanwhile, since readers look for the
       answer first; Redis lets them expire and needs no more.
-    - ``close()``.
+    - ``close()``; ``notices``: one-line texts by kind, for the run's summary.
+    - ``verify()``: before any call, that the store can be read and written (SQLite: every
+      page read once; Redis: reached and written).
+    - ``aget``, ``aput``, ``aclaim``, ``arelease``, ``aclose``: the same, awaited on the
+      evaluator's event loop (Redis's round trips never hold up other calls; SQLite's local
+      reads and writes just run).
 
     Every method raises :class:`~pytest_reasoning.errors.StorageFailed` (one line naming the
     store and what to do) for a store it cannot read or write.
@@ -87,54 +116,174 @@ class ResponseStore(Protocol):
 
     def forget(self, owner: str) -> None: ...
 
+    def holder(self, key: str) -> tuple[str, float] | None: ...
+
     def close(self) -> None: ...
 
+    def verify(self) -> None: ...
 
-_HOST = socket.gethostname()
+    @property
+    def notices(self) -> dict[str, str]: ...
+
+    async def aget(self, request: ChatRequest) -> Reply | None: ...
+
+    async def aput(self, request: ChatRequest, reply: Reply) -> None: ...
+
+    async def aclaim(self, key: str, owner: str, ttl_s: float) -> bool: ...
+
+    async def arelease(self, key: str, owner: str) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
 # The integrity check at start-up costs about 1 ms per 1,000 cached answers (47 ms for
 # 50,000 on the project's machine); past this budget it is abandoned rather than slow a run.
 VERIFY_BUDGET_S = 1.0
-
-
-def _proc(pid: int) -> tuple[str, str] | None:
-    """A process's state and start time in clock ticks (Linux ``/proc``: a reused pid is not
-    mistaken for the holder, a zombie is dead); None where ``/proc`` cannot tell."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        return fields[0].decode(), fields[19].decode()
-    except (OSError, IndexError):
-        return None
-
-
-def _start_time(pid: int) -> str:
-    found = _proc(pid)
-    return found[1] if found else ""
+# No claim lasts longer: a claim stored with a later expiry, none (Redis) or one that is not a
+# number was not written by a run of ours that is still asking, and is given ours.
+MAX_CLAIM_TTL_S = 86_400.0
+# The longest stored form of a valid answer: MAX_RESPONSE_CHARS characters, each escaped at
+# worst as a surrogate pair (12 bytes), and the other fields. Longer is refused unparsed.
+MAX_STORED_CHARS = 12 * MAX_RESPONSE_CHARS + 65_536
+_COUNTS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "reasoning_chars")
 
 
 def new_owner() -> str:
     """A claim holder's name: ``host/pid/start/nonce`` (one per evaluator)."""
-    pid = os.getpid()
-    return f"{_HOST}/{pid}/{_start_time(pid)}/{uuid.uuid4().hex[:8]}"
+    return f"{process_name()}/{uuid.uuid4().hex[:8]}"
 
 
-def _dead(owner: str) -> bool:
-    """True only when ``owner`` is certainly a process of this machine that has ended."""
-    host, pid_text, start = [*owner.split("/"), "", "", ""][:3]
-    if host != _HOST or not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
+class InvalidStored(ValueError):
+    """A stored answer that no version of ours wrote (wrong types, NaN, oversized, not JSON):
+    ``str(exc)`` says what is wrong, in one line."""
+
+
+def _type(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def check_stored(data: Any) -> Reply:
+    """A stored reply (the JSON object a cache holds), checked as strictly as a live reply:
+    text content within MAX_RESPONSE_CHARS, no error, whole token counts, finite non-negative
+    numbers, a short finish reason. Raises InvalidStored naming the field."""
+    if not isinstance(data, dict):
+        raise InvalidStored(f"expected a JSON object, got {_type(data)}")
+    content = data.get("content")
+    if not isinstance(content, str):
+        raise InvalidStored(f"content: expected text, got {_type(content)}")
+    if len(content) > MAX_RESPONSE_CHARS:
+        raise InvalidStored(
+            f"content: {len(content):,} characters (a reply is at most {MAX_RESPONSE_CHARS:,})"
+        )
+    if data.get("error") is not None or data.get("error_kind") is not None:
+        raise InvalidStored("error: a failed call is never stored")
+    for name in _COUNTS:
+        value = data.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**53
+        ):
+            shown = clip(repr(value), 40)
+            raise InvalidStored(f"{name}: expected a whole number >= 0, got {shown}")
+    numbers: dict[str, float | None] = {}
+    for name, default in (("latency_s", 0.0), ("cost_usd", None)):
+        value = data.get(name, default)
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            shown = clip(repr(value), 40)
+            raise InvalidStored(f"{name}: expected a finite number >= 0, got {shown}")
+        numbers[name] = None if value is None else float(value)
+    finish = data.get("finish_reason")
+    if finish is not None and (not isinstance(finish, str) or len(finish) > 100):
+        raise InvalidStored(f"finish_reason: expected a short text, got {clip(repr(finish), 40)}")
+    return Reply(
+        content=content,
+        prompt_tokens=data.get("prompt_tokens"),
+        completion_tokens=data.get("completion_tokens"),
+        latency_s=numbers["latency_s"] or 0.0,
+        cached=True,
+        finish_reason=finish,
+        reasoning_tokens=data.get("reasoning_tokens"),
+        reasoning_chars=data.get("reasoning_chars"),
+        cost_usd=numbers["cost_usd"],
+    )
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def read_stored(raw: str | bytes, *, field: str | None = None) -> Reply:
+    """A stored answer from its text (the reply object, or the object holding it under
+    ``field``): bounded in size before parsing, then :func:`check_stored`."""
+    if len(raw) > MAX_STORED_CHARS:
+        raise InvalidStored(
+            f"{len(raw):,} characters stored (a reply is at most {MAX_RESPONSE_CHARS:,})"
+        )
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # someone else's process: alive
-        pass
-    found = _proc(pid)
-    if found is None:
-        return False
-    state, started = found
-    return state in ("Z", "X") or (bool(start) and started != start)
+        # Plain json.loads (no depth walk): check_stored accepts only a flat object, and the
+        # scanner's own RecursionError is caught here.
+        data = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise InvalidStored("not JSON we read: nested too deep") from None
+    except ValueError as exc:  # JSONDecodeError, NaN, 5,000 digits, bytes in no encoding
+        raise InvalidStored(f"not JSON: {clip(str(exc), 120)}") from None
+    if field is not None:
+        if not isinstance(data, dict) or field not in data:
+            raise InvalidStored(f"expected a JSON object with {field!r}, got {_type(data)}")
+        data = data[field]
+    return check_stored(data)
+
+
+def _in(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, s = divmod(seconds, 60)
+    return f"{minutes}m{s:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def holder_text(owner: str) -> str:
+    """A claim holder as people read it: ``pid 4242 on build-7``."""
+    host, pid, *_ = [*owner.split("/"), "", ""]
+    return f"pid {pid} on {host}" if pid.isdigit() else clip(repr(owner), 80)
+
+
+class StoreNotices:
+    """What a store names once, for the run's summary: the first invalid answer it met (then
+    asked again and overwritten) and the first claim of another run it waited on."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        self.invalid = 0  # invalid answers read (each a miss)
+        self._lock = threading.Lock()
+        self._texts: dict[str, str] = {}
+
+    def invalid_answer(self, key: str, reason: str) -> None:
+        with self._lock:
+            self.invalid += 1
+            self._texts.setdefault(
+                "cache-invalid",
+                f"the response cache {self.location} held an answer no run of ours writes "
+                f"(key {key[:12]}…: {clip(reason, 160)}): treated as missing, asked again and "
+                "overwritten (any others alike)",
+            )
+
+    def waiting(self, owner: str, left_s: float) -> None:
+        with self._lock:
+            self._texts.setdefault(
+                "cache-claim",
+                f"waiting for answers another run is asking (a prompt claimed by "
+                f"{holder_text(owner)} in {self.location}, expiring in {_in(left_s)}): "
+                "taken over when the claim expires",
+            )
+
+    def as_dict(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._texts)
 
 
 def _damaged(exc: BaseException) -> bool:
@@ -190,8 +339,13 @@ class ResponseCache:
         self.path = self.directory / CACHE_FILE
         self.location = str(self.path)
         self._local = threading.local()
+        self._notices = StoreNotices(self.location)
         self.directory.mkdir(parents=True, exist_ok=True)
         self._connect()  # fail early (and clearly) on an unwritable directory
+
+    @property
+    def notices(self) -> dict[str, str]:
+        return self._notices.as_dict()
 
     def _connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -243,10 +397,11 @@ class ResponseCache:
         if row is None:
             return None
         try:
-            data = json.loads(row[0])
-            data["cached"] = True
-            return Reply.from_dict(data)
-        except (ValueError, TypeError, KeyError):  # a row no version wrote: ask again
+            if not isinstance(row[0], str | bytes):
+                raise InvalidStored(f"expected JSON text, got {_type(row[0])}")
+            return read_stored(row[0])
+        except InvalidStored as exc:  # a miss: asked again, and the row overwritten
+            self._notices.invalid_answer(request.key, str(exc))
             return None
 
     def put(self, request: ChatRequest, reply: Reply) -> None:
@@ -265,6 +420,7 @@ class ResponseCache:
     def claim(self, key: str, owner: str, ttl_s: float) -> bool:
         conn = self._connect()
         now = time.time()
+        ttl_s = min(ttl_s, MAX_CLAIM_TTL_S)
         try:
             # One statement, atomic: free, expired or already ours → ours.
             won = conn.execute(
@@ -275,18 +431,44 @@ class ResponseCache:
             ).rowcount
             if won:
                 return True
-            row = conn.execute("SELECT owner FROM claims WHERE key = ?", (key,)).fetchone()
-            if row is None or not _dead(row[0]):
+            row = conn.execute("SELECT owner, expires FROM claims WHERE key = ?", (key,)).fetchone()
+            if row is None:
                 return False
-            # Its holder died (killed mid-call): take the claim over unless another did first.
-            return bool(
+            holder, expires = str(row[0]), row[1]
+            if process_gone(holder):
+                # Its holder died (killed mid-call): take the claim over unless another did.
+                return bool(
+                    conn.execute(
+                        "UPDATE claims SET owner = ?, expires = ? WHERE key = ? AND owner = ?",
+                        (owner, now + ttl_s, key, row[0]),
+                    ).rowcount
+                )
+            if not isinstance(expires, int | float) or not expires <= now + MAX_CLAIM_TTL_S:
+                # No run of ours claims for longer (nor stores text, NULL or infinity there):
+                # the claim gets our expiry, and ends.
+                expires = now + ttl_s
                 conn.execute(
-                    "UPDATE claims SET owner = ?, expires = ? WHERE key = ? AND owner = ?",
-                    (owner, now + ttl_s, key, row[0]),
-                ).rowcount
-            )
+                    "UPDATE claims SET expires = ? WHERE key = ? AND owner = ?",
+                    (expires, key, row[0]),
+                )
+            self._notices.waiting(holder, expires - now)
+            return False
         except (sqlite3.Error, OSError) as exc:
             raise self.failure(exc) from None
+
+    def holder(self, key: str) -> tuple[str, float] | None:
+        try:
+            row = (
+                self._connect()
+                .execute("SELECT owner, expires FROM claims WHERE key = ?", (key,))
+                .fetchone()
+            )
+        except (sqlite3.Error, OSError) as exc:
+            raise self.failure(exc, "read") from None
+        if row is None:
+            return None
+        left = row[1] - time.time() if isinstance(row[1], int | float) else math.inf
+        return str(row[0]), left
 
     def release(self, key: str, owner: str) -> None:
         try:
@@ -304,6 +486,22 @@ class ResponseCache:
 
     def __len__(self) -> int:
         return int(self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    # The awaited forms (ResponseStore): local SQLite reads and writes take microseconds.
+    async def aget(self, request: ChatRequest) -> Reply | None:
+        return self.get(request)
+
+    async def aput(self, request: ChatRequest, reply: Reply) -> None:
+        self.put(request, reply)
+
+    async def aclaim(self, key: str, owner: str, ttl_s: float) -> bool:
+        return self.claim(key, owner, ttl_s)
+
+    async def arelease(self, key: str, owner: str) -> None:
+        self.release(key, owner)
+
+    async def aclose(self) -> None:
+        """Nothing to close on the loop: ``close`` closes every thread's connection."""
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

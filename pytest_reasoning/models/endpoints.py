@@ -11,7 +11,10 @@ with its own endpoint, key and generation parameters::
           temperature: 0.6                # any generation parameter
 
 Keys stay in the environment: a literal key is refused, the variable is read at call time,
-and its value is redacted from every message. Router and proxy settings (``rpm``, ``tpm``,
+and its value is redacted from every message. So are secrets in HTTP headers
+(``extra_headers: {Authorization: os.environ/TEAM_AUTH}``): a header that carries credentials
+(by its name, or a ``Bearer …`` value) must name a variable, resolved at call time
+(:func:`resolve_headers`). Router and proxy settings (``rpm``, ``tpm``,
 ``litellm_settings``, ``router_settings``, ``general_settings``, ``environment_variables``) are
 ignored: this file only names models.
 """
@@ -22,21 +25,26 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, ReasoningError
+from ..files import InputRefused, read_text_input
 from .base import normalise_api_base, register_secret_env
 from .kinds import RESERVED
 
 __all__ = [
     "ENV_PREFIX",
+    "HEADER_PARAMS",
+    "MAX_CONFIG_BYTES",
     "ModelSpec",
+    "check_headers",
     "check_not_secret",
+    "check_param",
     "entry_name",
     "load_model_list",
     "parse_model_list",
     "read_config",
+    "resolve_headers",
 ]
 
 ENV_PREFIX = "os.environ/"
@@ -48,7 +56,22 @@ _REFUSED = {
     "num_retries": "retries are the plugin's own: use --reasoning-retries",
     "stream": "answers are read whole: leave stream out",
     "mock_response": "not a model",
+    "messages": "the prompt is the item's own: it is not a parameter",
 }
+# What a --llm-param may not set besides: the run sets these from its own options.
+_OWNED = {
+    **_REFUSED,
+    "model": "name the model with --llm (or a --llm-config entry)",
+    "api_base": "use --llm-api-base (or a --llm-config entry's api_base)",
+    "base_url": "use --llm-api-base (or a --llm-config entry's api_base)",
+    "timeout": "use --reasoning-timeout",
+}
+# Parameters holding HTTP headers (LiteLLM's ``extra_headers``; ``headers`` for some providers).
+HEADER_PARAMS = ("extra_headers", "headers")
+# Headers that carry credentials by name (Authorization, X-Api-Key, Cookie, X-Auth-Token…),
+# and values that do whatever the name (``Bearer …``, ``Basic …``, ``sk-…``).
+_SECRET_HEADER = re.compile(r"auth|key|secret|token|password|credential|cookie|session", re.I)
+_SECRET_VALUE = re.compile(r"^\s*(bearer|basic|token|digest|negotiate)\s+\S|\bsk-\w{8,}", re.I)
 # Parameter names that hold secrets (api_key, aws_secret_access_key, auth_token,
 # vertex_credentials; not max_tokens).
 _SECRETISH = re.compile(r"(key|secret|password|credentials?|token)$", re.I)
@@ -71,6 +94,17 @@ class ModelSpec:
     where: str = ""  # "FILE: model_list[i]" for messages
 
     @property
+    def models(self) -> tuple[str, ...]:
+        """The LiteLLM model strings behind the alias (one)."""
+        return (self.model,)
+
+    @property
+    def has_prices(self) -> bool:
+        """Whether the entry prices its own calls (``input_cost_per_token`` and
+        ``output_cost_per_token``, passed to LiteLLM with each call)."""
+        return {"input_cost_per_token", "output_cost_per_token"} <= set(self.params)
+
+    @property
     def model_id(self) -> str:
         """``alias=model@api_base``: what a results row calls this model."""
         base = normalise_api_base(self.api_base)
@@ -85,6 +119,68 @@ def check_not_secret(name: str) -> None:
             f"{name}: keys stay in the environment; use LiteLLM's variable (e.g. "
             "OPENAI_API_KEY) or a --llm-config entry with os.environ/NAME"
         )
+
+
+def check_param(name: str, value: Any) -> None:
+    """A ``--llm-param``: not a parameter the run sets itself (``messages``, ``model``,
+    ``timeout``…), no secret in its name (:func:`check_not_secret`) or its headers
+    (:func:`check_headers`). InvalidArgument naming it, in one line."""
+    if name in _OWNED:
+        raise InvalidArgument(f"{name}: {_OWNED[name]}")
+    check_not_secret(name)
+    if name in HEADER_PARAMS:
+        check_headers(value, name)
+
+
+def check_headers(value: Any, where: str) -> dict[str, str]:
+    """An ``extra_headers`` mapping, checked: header names and text values; a header that
+    carries credentials (by its name or its value) must be ``os.environ/NAME``. Returns the
+    headers that name a variable (header → variable), each registered for redaction."""
+    if not isinstance(value, Mapping):
+        got = type(value).__name__
+        raise _fail(where, f"expected a mapping of header names to text, got {got}")
+    named: dict[str, str] = {}
+    for header, text in value.items():
+        at = f"{where}.{header}"
+        if not isinstance(header, str) or not header.strip():
+            raise _fail(where, f"expected header names, got {header!r:.60}")
+        env = _env_name(text)
+        if env is not None:
+            if not env:
+                raise _fail(at, "expected os.environ/NAME with a variable name")
+            named[header] = env
+            register_secret_env(env)
+            continue
+        if not isinstance(text, str | int | float) or isinstance(text, bool):
+            raise _fail(at, f"expected text, got {type(text).__name__}")
+        if _SECRET_HEADER.search(header) or _SECRET_VALUE.search(str(text)):
+            raise _fail(
+                at,
+                "write os.environ/NAME: credentials stay in the environment, never in files, "
+                "on the command line or in the cache's records",
+            )
+    return named
+
+
+def resolve_headers(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with every ``os.environ/NAME`` header value replaced by the variable's value,
+    read now (at call time: never stored). ReasoningError naming the variable if unset."""
+    out = dict(params)
+    for param in HEADER_PARAMS:
+        headers = out.get(param)
+        if not isinstance(headers, Mapping):
+            continue
+        resolved = {}
+        for header, text in headers.items():
+            env = _env_name(text)
+            if env is not None:
+                value = os.environ.get(env)
+                if value is None:
+                    raise ReasoningError(f"{param}.{header}: environment variable {env} is not set")
+                text = value
+            resolved[header] = text
+        out[param] = resolved
+    return out
 
 
 def _fail(where: str, message: str) -> InvalidArgument:
@@ -177,9 +273,11 @@ def _entry(raw: Any, where: str, seen: set[str]) -> ModelSpec:
                 raise _fail(at, "expected os.environ/NAME with a variable name")
             env_params[key] = env
             register_secret_env(env)  # read at call time; redacted like a key
-        elif _SECRETISH.search(key) and isinstance(value, str):
+        elif _SECRETISH.search(key):  # a string, or a mapping of credentials alike
             raise _fail(at, "write os.environ/NAME: secrets stay in the environment")
         else:
+            if key in HEADER_PARAMS:
+                check_headers(value, at)
             params[key] = value
     return ModelSpec(
         name=name,
@@ -217,13 +315,11 @@ def read_config(path: str | os.PathLike[str], what: str) -> Any:
     import yaml
 
     shown = str(path)
-    p = Path(path)
     try:
-        if p.stat().st_size > MAX_CONFIG_BYTES:
-            raise _fail(shown, f"larger than {MAX_CONFIG_BYTES:,} bytes: not {what}")
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(shown, f"cannot read ({type(exc).__name__})") from None
+        # A regular file under the cap (a FIFO would hang the run, /dev/zero never end).
+        text = read_text_input(path, MAX_CONFIG_BYTES, shown=shown, what=what)
+    except InputRefused as exc:
+        raise _fail(shown, exc.reason) from None
     try:
         return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:

@@ -1,5 +1,6 @@
 """The kinds of model a run can name, as one table of capabilities: the plugin, the evaluator
-and the report ask this table instead of comparing model names."""
+and the report ask this table instead of comparing model names. Each kind's client is built by
+its factory in ``models.clients``."""
 
 from __future__ import annotations
 
@@ -52,8 +53,6 @@ class ModelKind:
     configured: bool = False
     # A model group of --llm-router: LiteLLM's Router picks a deployment per call.
     routed: bool = False
-
-
 # What hosted models get unless told otherwise: a direct answer fits in 1024 tokens, worked
 # reasoning in 4096; reasoning models get 32768 (OpenAI advises reserving at least 25,000 for
 # reasoning and answer), each clamped to the model's own max_output_tokens.

@@ -25,14 +25,16 @@ import re
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..core import Reply, canonical_json
+from ..core import Reply, canonical_json, sha256_text
 from ..errors import ReasoningError
-from .base import ChatRequest, error_text, normalise_api_base
+from ..files import BadJSON, loads_bounded, read_input, write_output
+from .base import MAX_RESPONSE_CHARS, ChatRequest, error_text, normalise_api_base
+from .endpoints import resolve_headers
 from .kinds import KINDS, ModelKind
 
 __all__ = [
@@ -54,9 +56,6 @@ __all__ = [
 COMPROMISED_LITELLM = ("1.82.7", "1.82.8", "1.107.*")
 
 _NO_RETRY_STATUS = {400, 401, 403, 404, 422}
-# Longest reply kept (characters): answers are short, and a runaway or hostile endpoint must
-# not fill the cache, the results file and memory. Longer replies are errors, not retried.
-MAX_RESPONSE_CHARS = 1_000_000
 
 
 def _release(version: str) -> tuple[int, ...] | None:
@@ -158,9 +157,12 @@ class Capabilities:
 
 class CapabilityCache:
     """What LiteLLM said about each model, kept as JSON beside the response cache: a warm
-    rerun makes no call, and must not import litellm (seconds) only to ask again. Keyed by
-    litellm's version, the model, its endpoint and the user's parameters; best effort (a
-    missing or unreadable file means asking LiteLLM)."""
+    rerun makes no call, and must not import litellm (seconds) only to ask again. Keyed by a
+    SHA-256 of litellm's version, the model, its endpoint and the user's parameters (their
+    values never reach the file: a header or a parameter may be sensitive); best effort (a
+    missing, unreadable or invalid file or entry means asking LiteLLM)."""
+
+    MAX_BYTES = 10_000_000  # about 100,000 entries
 
     def __init__(self, directory: str | os.PathLike[str] | None) -> None:
         self.path = Path(directory) / "capabilities.json" if directory else None
@@ -174,26 +176,33 @@ class CapabilityCache:
             installed = version("litellm")
         except PackageNotFoundError:
             installed = "-"
-        return canonical_json([installed, model, normalise_api_base(api_base), dict(given)])
+        return sha256_text(
+            canonical_json([installed, model, normalise_api_base(api_base), dict(given)])
+        )
 
     def _load(self) -> dict[str, Any]:
         if self._data is None:
             self._data = {}
-            if self.path is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    loaded = json.loads(self.path.read_text(encoding="utf-8"))
+            if self.path is not None and self.path.exists():
+                with contextlib.suppress(ReasoningError, BadJSON):
+                    loaded = loads_bounded(read_input(self.path, self.MAX_BYTES))
                     if isinstance(loaded, dict):
-                        self._data = loaded
+                        # Entries keyed by plain text (older versions wrote parameter values
+                        # into the key) are dropped: the next write leaves only hashes.
+                        self._data = {k: v for k, v in loaded.items() if _HASH.fullmatch(k)}
         return self._data
 
     def get(self, key: str) -> Capabilities | None:
         found = self._load().get(key)
-        if not isinstance(found, dict):
+        if not isinstance(found, dict) or set(found) != {f.name for f in fields(Capabilities)}:
             return None
-        try:
-            return Capabilities(**found)
-        except TypeError:
-            return None
+        flags = (found["known"], found["reasoning"], found["temperature_zero"])
+        limit = found["max_output_tokens"]
+        if not all(isinstance(f, bool) for f in flags) or not (
+            limit is None or (type(limit) is int and limit > 0)
+        ):
+            return None  # an entry no version wrote: ask LiteLLM again
+        return Capabilities(**found)
 
     def put(self, key: str, caps: Capabilities) -> None:
         data = self._load()
@@ -202,11 +211,13 @@ class CapabilityCache:
             return
         # Whole-file replace: concurrent workers may drop each other's entry (asked again
         # next time), never corrupt the file.
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-            os.replace(tmp, self.path)
+            with write_output(self.path) as fh:
+                fh.write(json.dumps(data, sort_keys=True))
+
+
+_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 def _thinking_on(given: Mapping[str, Any]) -> bool:
@@ -353,6 +364,47 @@ def _message(exc: BaseException) -> str:
 
 
 # -- the client ----------------------------------------------------------------------------------
+def reply_from(resp: Any, latency_s: float) -> Reply:
+    """A chat completion (LiteLLM's ModelResponse, a live call's or a batch line's) as a Reply,
+    checked: an empty reply raises ``_EmptyReply`` (malformed: retried), one over
+    MAX_RESPONSE_CHARS ``_TooLarge`` (not retried)."""
+    choice = resp.choices[0] if resp.choices else None
+    message = getattr(choice, "message", None)
+    content = getattr(message, "content", None)
+    finish = getattr(choice, "finish_reason", None)
+    reasoning_text = getattr(message, "reasoning_content", None)
+    reasoning_chars = len(reasoning_text) if isinstance(reasoning_text, str) else None
+    if not content:
+        # A reasoning model cut off while thinking, or one that thought and never answered,
+        # did reply: that is scored (truncated), not retried as an empty body.
+        if finish != "length" and not reasoning_chars:
+            raise _EmptyReply("endpoint returned an empty completion")
+        content = ""
+    if not isinstance(content, str):
+        raise _EmptyReply(f"endpoint returned {type(content).__name__} content, not text")
+    if len(content) > MAX_RESPONSE_CHARS:
+        raise _TooLarge(
+            f"response too large: {len(content):,} characters (limit {MAX_RESPONSE_CHARS:,})"
+        )
+    usage = getattr(resp, "usage", None)
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning_tokens = getattr(details, "reasoning_tokens", None)
+    hidden = getattr(resp, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    prompt_tokens = getattr(usage, "prompt_tokens", None)
+    completion_tokens = getattr(usage, "completion_tokens", None)
+    return Reply(
+        content=content,
+        prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else None,
+        completion_tokens=completion_tokens if isinstance(completion_tokens, int) else None,
+        latency_s=latency_s,
+        finish_reason=str(finish) if finish is not None else None,
+        reasoning_tokens=reasoning_tokens if isinstance(reasoning_tokens, int) else None,
+        reasoning_chars=reasoning_chars or None,
+        cost_usd=float(cost) if isinstance(cost, int | float) and cost > 0 else None,
+    )
+
+
 class LiteLLMClient:
     """One model string (+ api_base, key, parameters) through ``litellm.acompletion``."""
 
@@ -476,8 +528,16 @@ class LiteLLMClient:
             kwargs[param] = value
         return kwargs
 
+    def connection(self) -> dict[str, Any]:
+        """Where and as whom to call (``api_base``, a key read from the environment now),
+        for calls that are not chat requests (the batch API, models/batch.py)."""
+        kwargs: dict[str, Any] = {"api_base": self.api_base} if self.api_base else {}
+        kwargs.update(self._credentials())
+        return kwargs
+
     def _request_kwargs(self, request: ChatRequest) -> dict[str, Any]:
-        kwargs: dict[str, Any] = dict(request.params)
+        # Header values naming a variable (os.environ/NAME) are read now, never stored.
+        kwargs: dict[str, Any] = resolve_headers(request.params)
         if request.api_base:
             kwargs["api_base"] = request.api_base
         kwargs.update(self._credentials())
@@ -503,38 +563,7 @@ class LiteLLMClient:
         kwargs = self._request_kwargs(request)
         started = time.perf_counter()
         resp = await self._send(lib, request, kwargs)
-        latency = time.perf_counter() - started
-        choice = resp.choices[0] if resp.choices else None
-        message = getattr(choice, "message", None)
-        content = getattr(message, "content", None)
-        finish = getattr(choice, "finish_reason", None)
-        reasoning_text = getattr(message, "reasoning_content", None)
-        reasoning_chars = len(reasoning_text) if isinstance(reasoning_text, str) else None
-        if not content:
-            # A reasoning model cut off while thinking, or one that thought and never answered,
-            # did reply: that is scored (truncated), not retried as an empty body.
-            if finish != "length" and not reasoning_chars:
-                raise _EmptyReply("endpoint returned an empty completion")
-            content = ""
-        if len(content) > MAX_RESPONSE_CHARS:
-            raise _TooLarge(
-                f"response too large: {len(content):,} characters (limit {MAX_RESPONSE_CHARS:,})"
-            )
-        usage = getattr(resp, "usage", None)
-        details = getattr(usage, "completion_tokens_details", None)
-        reasoning_tokens = getattr(details, "reasoning_tokens", None)
-        hidden = getattr(resp, "_hidden_params", None) or {}
-        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-        return Reply(
-            content=content,
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            latency_s=latency,
-            finish_reason=str(finish) if finish is not None else None,
-            reasoning_tokens=reasoning_tokens if isinstance(reasoning_tokens, int) else None,
-            reasoning_chars=reasoning_chars or None,
-            cost_usd=float(cost) if isinstance(cost, int | float) and cost > 0 else None,
-        )
+        return reply_from(resp, time.perf_counter() - started)
 
     async def acomplete(self, request: ChatRequest) -> Reply:
         last = ""

@@ -40,7 +40,16 @@ from typing import Any
 from ..core import canonical_json, sha256_text
 from ..errors import InvalidArgument, ReasoningError
 from .base import ChatRequest, register_secret_env
-from .endpoints import _REFUSED, _SECRETISH, ENV_PREFIX, entry_name, read_config
+from .endpoints import (
+    _REFUSED,
+    _SECRETISH,
+    ENV_PREFIX,
+    HEADER_PARAMS,
+    check_headers,
+    entry_name,
+    read_config,
+    resolve_headers,
+)
 from .kinds import KINDS
 from .litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
 
@@ -158,6 +167,12 @@ class RouterGroup:
     kind: str = "router"  # kinds.model_kind reads this
 
     @property
+    def has_prices(self) -> bool:
+        """Whether the group's shared parameters price its calls (a deployment's own prices
+        vary with the deployment that answers)."""
+        return {"input_cost_per_token", "output_cost_per_token"} <= set(self.params)
+
+    @property
     def identity(self) -> str:
         """What the cache key knows of the group besides its name: the model strings and the
         shared generation parameters, not the endpoints, keys or limits."""
@@ -201,8 +216,10 @@ def _deployment(raw: Any, where: str) -> dict[str, Any]:
                 raise _fail(at, "expected os.environ/NAME with a variable name")
             if key == "api_key" or _SECRETISH.search(key):
                 register_secret_env(env)  # LiteLLM reads it; we redact it
-        elif _SECRETISH.search(key) and isinstance(value, str):
+        elif _SECRETISH.search(key):
             raise _fail(at, "write os.environ/NAME: secrets stay in the environment")
+        if key in HEADER_PARAMS:
+            check_headers(value, at)
         if key in ("rpm", "tpm", "max_parallel_requests") and (
             isinstance(value, bool) or not isinstance(value, int) or value < 1
         ):
@@ -398,10 +415,13 @@ class RouterHandle:
                     f"variable {env} is not set"
                 )
             kwargs[key] = int(value) if key in ("redis_port", "redis_db") else value
+        # Header values naming a variable are read now (LiteLLM resolves top-level ones only).
         model_list = [
             {k: dict(v) if isinstance(v, dict) else v for k, v in d.items()}
             for d in self.file.model_list
         ]
+        for d in model_list:
+            d["litellm_params"] = resolve_headers(d["litellm_params"])
         try:
             return lib.Router(model_list=model_list, num_retries=0, **kwargs)
         except Exception as exc:  # LiteLLM's own checks of the settings
@@ -447,7 +467,7 @@ class RouterClient(LiteLLMClient):
         return self.group.model_id
 
     def _request_kwargs(self, request: ChatRequest) -> dict[str, Any]:
-        return dict(request.params)  # endpoints and keys are the deployments'
+        return resolve_headers(request.params)  # endpoints and keys are the deployments'
 
     async def _send(self, lib: ModuleType, request: ChatRequest, kwargs: dict[str, Any]) -> Any:
         router = self._handle.get(lib)

@@ -15,9 +15,14 @@ Two :class:`~pytest_reasoning.models.cache.ResponseStore` backends:
   (:attr:`LayeredStore.lost`) and goes on with the local layer alone (its own claims included):
   answers are still kept, only no longer shared.
 
+Every value read is checked as the SQLite cache checks its rows (``cache.read_stored``): a
+value no run of ours wrote (wrong types, NaN, larger than a reply can be, a key of another
+Redis type) is a miss, named once, asked again and overwritten; in a shared Redis one bad key
+never breaks a job.
+
 No API key ever reaches Redis: the request key is a hash, replies are stored as the SQLite
 cache stores them, and the Redis password comes from the environment
-(``REASONING_REDIS_PASSWORD``), never from the URL.
+(``REASONING_REDIS_PASSWORD``), never from the URL (nor its query: ``?password=`` is refused).
 """
 
 from __future__ import annotations
@@ -28,13 +33,14 @@ import json
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from ..core import Reply
 from ..errors import InvalidArgument, StorageFailed
+from ..files import process_gone
 from .base import ChatRequest, error_text
-from .cache import ResponseCache, _dead
+from .cache import MAX_CLAIM_TTL_S, InvalidStored, ResponseCache, StoreNotices, read_stored
 
 if TYPE_CHECKING:
     import redis
@@ -43,7 +49,6 @@ if TYPE_CHECKING:
 __all__ = [
     "PASSWORD_ENV",
     "PREFIX",
-    "AsyncResponseStore",
     "LayeredStore",
     "RedisStore",
     "check_redis_url",
@@ -66,22 +71,16 @@ _TAKEOVER = (
     "if redis.call('GET', KEYS[1]) == ARGV[1] then "
     "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0"
 )
-
-
-@runtime_checkable
-class AsyncResponseStore(Protocol):
-    """A store the evaluator awaits on its event loop for the calls of the claim loop (the
-    same operations as :class:`~pytest_reasoning.models.cache.ResponseStore`)."""
-
-    async def aget(self, request: ChatRequest) -> Reply | None: ...
-
-    async def aput(self, request: ChatRequest, reply: Reply) -> None: ...
-
-    async def aclaim(self, key: str, owner: str, ttl_s: float) -> bool: ...
-
-    async def arelease(self, key: str, owner: str) -> None: ...
-
-    async def aclose(self) -> None: ...
+# A lost claim's holder and milliseconds left, in one round trip; a claim with no expiry (set
+# by hand, or by anything but a run of ours) or a longer one than any run takes is given the
+# caller's, so that every claim ends.
+_HOLDER = (
+    "local h = redis.call('GET', KEYS[1]) if not h then return nil end "
+    "local t = redis.call('PTTL', KEYS[1]) "
+    "if t < 0 or t > tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) "
+    "t = tonumber(ARGV[1]) end return {h, t}"
+)
+_MAX_CLAIM_TTL_MS = int(MAX_CLAIM_TTL_S * 1000)
 
 
 def is_redis_url(value: str) -> bool:
@@ -110,7 +109,8 @@ def check_redis_url(url: str) -> str:
     scheme = parts.scheme.lower()
     if scheme not in _SCHEMES:
         raise InvalidArgument(f"{url}: expected redis://HOST:PORT/DB, rediss://… or unix://PATH")
-    if parts.password:
+    query = {k.lower() for k, _ in parse_qsl(parts.query, keep_blank_values=True)}
+    if parts.password or "password" in query:
         raise InvalidArgument(
             f"{shown_url(url)}: keep the password out of the URL (it would show in logs and "
             f"process lists): set {PASSWORD_ENV} instead"
@@ -153,6 +153,11 @@ class RedisStore:
         self._async_loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._held: set[str] = set()  # claims taken by this store (dropped by forget)
+        self._notices = StoreNotices(self.location)
+
+    @property
+    def notices(self) -> dict[str, str]:
+        return self._notices.as_dict()
 
     # -- clients -------------------------------------------------------------------------------
     def _options(self) -> dict[str, Any]:
@@ -214,18 +219,36 @@ class RedisStore:
         data.pop("cached", None)
         return json.dumps({"model": request.model, "created": time.time(), "reply": data})
 
-    @staticmethod
-    def _decode(raw: bytes | str | None) -> Reply | None:
+    def _decode(self, key: str, raw: bytes | str | None) -> Reply | None:
         if raw is None:
             return None
         try:
-            data = json.loads(raw)["reply"]
-            data["cached"] = True
-            return Reply.from_dict(data)
-        except (ValueError, TypeError, KeyError):  # a value no version wrote: ask again
+            return read_stored(raw, field="reply")
+        except InvalidStored as exc:  # a miss: asked again, and the value overwritten
+            self._notices.invalid_answer(key, str(exc))
             return None
 
+    def _wrong_type(self, key: str, exc: BaseException) -> bool:
+        """A key of another Redis type under an answer's name (GET refuses it): invalid, not
+        a failure of Redis."""
+        if "WRONGTYPE" not in str(exc):
+            return False
+        self._notices.invalid_answer(key, "not a string value (WRONGTYPE)")
+        return True
+
     # -- the ResponseStore interface (sync) --------------------------------------------------
+    def verify(self) -> None:
+        """Reached and written before any call: a shared cache that cannot be would have the
+        run pay for prompts other jobs are asking (mid-run, a lost Redis is different: the
+        run goes on with its local cache, docs/models.md)."""
+        try:
+            self.ping()
+        except StorageFailed as exc:
+            raise StorageFailed(
+                f"{exc} (start Redis or fix the URL; a folder, or 'off', runs without sharing "
+                "answers)"
+            ) from None
+
     def ping(self) -> None:
         """Reach Redis and write to it (a read-only replica would accept reads only)."""
         try:
@@ -238,8 +261,10 @@ class RedisStore:
         try:
             raw = self._client().get(self.answer_key(request.key))
         except self._errors() as exc:
+            if self._wrong_type(request.key, exc):
+                return None
             raise self.failure(exc, "read") from None
-        return self._decode(raw)
+        return self._decode(request.key, raw)
 
     def put(self, request: ChatRequest, reply: Reply) -> None:
         value = self._encode(request, reply)
@@ -250,32 +275,54 @@ class RedisStore:
         except self._errors() as exc:
             raise self.failure(exc, "write") from None
 
+    @staticmethod
+    def _ttl_ms(ttl_s: float) -> int:
+        return max(1, int(min(ttl_s, MAX_CLAIM_TTL_S) * 1000))
+
     def claim(self, key: str, owner: str, ttl_s: float) -> bool:
-        name, ttl_ms = self.claim_key(key), max(1, int(ttl_s * 1000))
+        name, ttl_ms = self.claim_key(key), self._ttl_ms(ttl_s)
         try:
             client = self._client()
             if client.set(name, owner, nx=True, px=ttl_ms):
                 self._held.add(key)
                 return True
-            holder = client.get(name)
-            won = self._settle(holder, owner)
+            found = client.eval(_HOLDER, 1, name, ttl_ms, _MAX_CLAIM_TTL_MS)
+            won = self._settle(found, owner)
             if won is None:  # its holder died on this machine: take over, by name
-                won = bool(client.eval(_TAKEOVER, 1, name, holder or b"", owner, ttl_ms))
+                won = bool(client.eval(_TAKEOVER, 1, name, found[0], owner, ttl_ms))
         except self._errors() as exc:
             raise self.failure(exc, "write") from None
         if won:
             self._held.add(key)
         return won
 
-    @staticmethod
-    def _settle(holder: bytes | str | None, owner: str) -> bool | None:
-        """True: ours already; False: another's; None: its holder is dead (take it over)."""
-        if holder is None:
-            return False  # expired in between: the caller reads again, then claims again
-        text = holder.decode() if isinstance(holder, bytes) else holder
+    def _settle(self, found: Any, owner: str) -> bool | None:
+        """From the holder script's answer: True: ours already; False: another's (named in
+        the notices), or expired in between (the caller reads again, then claims again);
+        None: its holder is dead (take it over)."""
+        if not found:
+            return False
+        holder, left_ms = found
+        text = holder.decode(errors="replace") if isinstance(holder, bytes) else str(holder)
         if text == owner:
             return True
-        return None if _dead(text) else False
+        if process_gone(text):
+            return None
+        self._notices.waiting(text, int(left_ms) / 1000)
+        return False
+
+    def holder(self, key: str) -> tuple[str, float] | None:
+        try:
+            pipe = self._client().pipeline(transaction=False)
+            pipe.get(self.claim_key(key))
+            pipe.pttl(self.claim_key(key))
+            holder, left_ms = pipe.execute()
+        except self._errors() as exc:
+            raise self.failure(exc, "read") from None
+        if holder is None:
+            return None
+        text = holder.decode(errors="replace") if isinstance(holder, bytes) else str(holder)
+        return text, (left_ms / 1000 if left_ms >= 0 else float("inf"))
 
     def release(self, key: str, owner: str) -> None:
         self._held.discard(key)
@@ -307,8 +354,10 @@ class RedisStore:
         try:
             raw = await self._aclient().get(self.answer_key(request.key))
         except self._errors() as exc:
+            if self._wrong_type(request.key, exc):
+                return None
             raise self.failure(exc, "read") from None
-        return self._decode(raw)
+        return self._decode(request.key, raw)
 
     async def aput(self, request: ChatRequest, reply: Reply) -> None:
         value = self._encode(request, reply)
@@ -320,16 +369,17 @@ class RedisStore:
             raise self.failure(exc, "write") from None
 
     async def aclaim(self, key: str, owner: str, ttl_s: float) -> bool:
-        name, ttl_ms = self.claim_key(key), max(1, int(ttl_s * 1000))
+        name, ttl_ms = self.claim_key(key), self._ttl_ms(ttl_s)
         try:
             client = self._aclient()
             if await client.set(name, owner, nx=True, px=ttl_ms):
                 self._held.add(key)
                 return True
-            holder = await client.get(name)
-            won = self._settle(holder, owner)
+            ask: Any = client.eval(_HOLDER, 1, name, ttl_ms, _MAX_CLAIM_TTL_MS)
+            found = await ask
+            won = self._settle(found, owner)
             if won is None:
-                script: Any = client.eval(_TAKEOVER, 1, name, holder or b"", owner, ttl_ms)
+                script: Any = client.eval(_TAKEOVER, 1, name, found[0], owner, ttl_ms)
                 won = bool(await script)
         except self._errors() as exc:
             raise self.failure(exc, "write") from None
@@ -363,6 +413,23 @@ class LayeredStore:
         self.location = f"{local.location} + {shared.location}"
         self.lost: str | None = None  # why Redis was dropped mid-run, once
         self.from_shared = 0  # answers found only in Redis (copied into the local layer)
+        self._redis = shared  # its notices outlive its loss
+
+    @property
+    def notices(self) -> dict[str, str]:
+        """Both layers' notices (the local layer's first), and why Redis was lost."""
+        found = {**self._redis.notices, **self.local.notices}
+        if self.lost:
+            found["shared-cache"] = self.lost
+        return found
+
+    def holder(self, key: str) -> tuple[str, float] | None:
+        if self.shared is not None:
+            try:
+                return self.shared.holder(key)
+            except StorageFailed as exc:
+                self._lose(exc)
+        return self.local.holder(key)
 
     def _lose(self, exc: StorageFailed) -> None:
         shared, self.shared = self.shared, None
@@ -424,6 +491,11 @@ class LayeredStore:
                 self.shared.forget(owner)
             except StorageFailed as exc:
                 self._lose(exc)
+
+    def verify(self) -> None:
+        self.local.verify()
+        if self.shared is not None:
+            self.shared.verify()
 
     def close(self) -> None:
         self.local.close()

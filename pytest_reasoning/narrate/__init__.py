@@ -9,8 +9,21 @@ chapters through the evaluator, and writes items a suite can run as a ``dataset:
 from __future__ import annotations
 
 from .checks import FAILURES, FactCheck, Verdict, inspect
-from .plan import Chapter, Plan, Planner, assemble, narrated_item, planner_for, planners
+from .musr import PLANNERS
+from .plan import (
+    Chapter,
+    Plan,
+    Planner,
+    assemble,
+    narrated_item,
+    planner_for,
+    planners,
+    register_planner,
+)
 from .run import NarrateOptions, Narration, StoryResult, Usage, narrate_items, narrate_story
+
+for _task, _planner in PLANNERS.items():  # MuSR's stories are the ones narrated today
+    register_planner(_task, _planner)
 
 __all__ = [
     "FAILURES",
@@ -30,4 +43,5 @@ __all__ = [
     "narrated_item",
     "planner_for",
     "planners",
+    "register_planner",
 ]

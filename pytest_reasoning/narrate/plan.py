@@ -16,7 +16,16 @@ from typing import Protocol
 from ..core import Item
 from ..errors import ReasoningError
 
-__all__ = ["Chapter", "Plan", "Planner", "assemble", "narrated_item", "planner_for", "planners"]
+__all__ = [
+    "Chapter",
+    "Plan",
+    "Planner",
+    "assemble",
+    "narrated_item",
+    "planner_for",
+    "planners",
+    "register_planner",
+]
 
 
 @dataclass(frozen=True)
@@ -83,12 +92,14 @@ def narrated_item(item: Item, story: str, spans: dict[str, list[int]]) -> Item:
 _PLANNERS: dict[str, Planner] = {}
 
 
-def planners() -> dict[str, Planner]:
-    """Task id → planner (the built-in MuSR ones, registered on first use)."""
-    if not _PLANNERS:
-        from .musr import PLANNERS
+def register_planner(task_id: str, planner: Planner) -> None:
+    """Make ``task_id``'s items narratable (the package registers MuSR's planners; another
+    family registers its own the same way)."""
+    _PLANNERS[task_id] = planner
 
-        _PLANNERS.update(PLANNERS)
+
+def planners() -> dict[str, Planner]:
+    """Task id → planner, as registered."""
     return dict(_PLANNERS)
 
 

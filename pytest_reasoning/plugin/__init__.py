@@ -1,16 +1,18 @@
-"""The pytest plugin. ``hooks`` is the entry point and only wires; the rooms:
+"""The pytest plugin. ``hooks`` is the door (the entry point: options, fixtures, and the run
+session registered only when a model is named); the rooms:
 
 - ``options``: the option table and ``RunOptions`` (built and checked once);
-- ``state``: per-run state in ``config.stash``;
+- ``state``: per-run data in ``config.stash``;
+- ``session``: the run session, every hook of an active run;
 - ``items``: suite files as collectors, one item per sample, outcomes as user_properties;
-- ``controller``: outcomes → store → gates → synthetic reports → exit status, the summary;
-- ``xdist``: the only module that touches xdist's internals;
+- ``controller``: outcomes → results file and verdict ledger → synthetic reports → exit status;
+- ``batch``: ``--reasoning-batch``, the Batch API before the run loop;
+- ``shards``, ``progress``, ``checks``; ``xdist``: the only module that touches xdist's internals;
 - ``fixtures``: ``llm`` and ``reasoning_results``.
 """
 
 from __future__ import annotations
 
 from .fixtures import LLM, ReasoningResults
-from .items import ReasoningItem, ReasoningSuiteFile
 
-__all__ = ["LLM", "ReasoningItem", "ReasoningResults", "ReasoningSuiteFile"]
+__all__ = ["LLM", "ReasoningResults"]

@@ -107,7 +107,13 @@ class ReasoningResults:
         if not path.is_absolute():
             path = self._root / path
         opts = self._state.options
-        spec = load_suite(path, samples=opts.samples, seed=opts.seed, repeats=opts.repeats)
+        spec = load_suite(
+            path,
+            samples=opts.samples,
+            seed=opts.seed,
+            repeats=opts.repeats,
+            sequential=opts.sequential,
+        )
         name = model or self._state.models[0]
         evaluator = self._state.evaluator
         # Ids as the suite's own items, so their cached answers are these.

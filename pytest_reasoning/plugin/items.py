@@ -14,27 +14,30 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from .state import STATE
-
-if TYPE_CHECKING:
-    from ..config import Address, EntrySpec, LevelSpec
-    from ..core import Item
-    from ..evaluate import Evaluator
-    from .state import RunState
+from ..config import Address, EntrySpec, LevelSpec, addresses, load_suite
+from ..core import Item
+from ..errors import ReasoningError, clip
+from ..evaluate import Evaluator
+from ..gates.verdicts import comparison_name, gate_name
+from ..models.kinds import model_kind
+from .signals import level_key
+from .state import STATE, RunState
+from .xdist import worker_upcoming
 
 __all__ = [
     "JUNIT_TEXT",
+    "LOOKAHEAD_PER_SLOT",
+    "NOT_NEEDED",
     "PROPERTY",
     "ReasoningItem",
     "ReasoningSuiteFile",
     "VerdictItem",
     "complete_levels",
     "domain",
-    "looks_like_suite",
     "payload",
     "teststatus",
 ]
@@ -43,6 +46,9 @@ PROPERTY = "reasoning"
 # Characters of any one text (a response, an extracted answer) the JUnit XML keeps of an
 # outcome; the results file has them whole.
 JUNIT_TEXT = 1_000
+LOOKAHEAD_PER_SLOT = 4  # items built and asked ahead, per slot of the concurrency window
+# Why a sample of a sequential level was not asked (the report's skip reason).
+NOT_NEEDED = "not needed: a sequential test settled its level (docs/sequential.md)"
 
 
 def domain(name: str, model: str) -> str:
@@ -52,28 +58,11 @@ def domain(name: str, model: str) -> str:
     return f"{name} ({model})"
 
 
-def looks_like_suite(path: Path) -> bool:
-    """The cheap sniff of ``config.is_suite_file`` without importing config (this module
-    is imported on every pytest run; config pulls in the task registry)."""
-    import re
-
-    if path.suffix not in (".yaml", ".yml"):
-        return False
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return re.search(r"^tasks\s*:", text, re.M) is not None
-
-
 class ReasoningSuiteFile(pytest.File):
     """A suite YAML: per model, each level's samples followed by the level's gate; then, with
     a baseline, one comparison per (candidate, entry, level)."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from ..config import addresses, load_suite
-        from ..gates.verdicts import comparison_name, gate_name
-
         state = self.config.stash[STATE]
         rel = (
             self.path.relative_to(self.config.rootpath)
@@ -82,7 +71,12 @@ class ReasoningSuiteFile(pytest.File):
         )
         opts = state.options
         suite = load_suite(
-            self.path, samples=opts.samples, seed=opts.seed, display=str(rel), repeats=opts.repeats
+            self.path,
+            samples=opts.samples,
+            seed=opts.seed,
+            display=str(rel),
+            repeats=opts.repeats,
+            sequential=opts.sequential,
         )
         levels: dict[tuple[str, str], tuple[EntrySpec, LevelSpec, list[Address]]] = {}
         for a in addresses(suite):
@@ -115,6 +109,7 @@ class ReasoningSuiteFile(pytest.File):
                         nodeid=self._child_id(name),
                         model=model,
                         address=a,
+                        position=len(mine),
                         level_size=len(addrs),
                         gate_id=self._child_id(gate) if gate else None,
                         comparison_id=(
@@ -157,8 +152,6 @@ class ReasoningSuiteFile(pytest.File):
         return f"{self.nodeid}::{name}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        from ..errors import ReasoningError
-
         if isinstance(excinfo.value, ReasoningError):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
@@ -173,6 +166,7 @@ class ReasoningItem(pytest.Item):
         *,
         model: str,
         address: Address,
+        position: int = 0,
         level_size: int = 0,
         gate_id: str | None = None,
         comparison_id: str | None = None,
@@ -181,6 +175,7 @@ class ReasoningItem(pytest.Item):
         super().__init__(**kwargs)
         self.model = model
         self.address = address
+        self.position = position  # its place in its level's collection order
         self.level_size = level_size  # samples of this (model, entry, level)
         self.gate_id = gate_id
         self.comparison_id = comparison_id
@@ -195,16 +190,23 @@ class ReasoningItem(pytest.Item):
         return built if built is not None else self.address.make_item()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        from ..errors import ReasoningError
-
         if isinstance(excinfo.value, ReasoningError):  # a bad knob: one line, no traceback
             return f"{self.address.entry.id} {self.address.level.level}: {excinfo.value}"
         return str(super().repr_failure(excinfo))
 
-    def runtest(self) -> None:
-        from ..models.kinds import model_kind
+    @property
+    def level_key(self) -> str:
+        a = self.address
+        return level_key(self.model, a.suite, a.entry.id, a.level.level)
 
+    @property
+    def sequential(self) -> bool:
+        return self.address.level.rule.sequential
+
+    def runtest(self) -> None:
         state = self.config.stash[STATE]
+        if self.sequential and state.signals.settled(self.level_key):
+            pytest.skip(NOT_NEEDED)
         evaluator = state.evaluator
         a = self.address
         item = self.build()
@@ -230,6 +232,9 @@ class ReasoningItem(pytest.Item):
         data["gate_id"] = self.gate_id
         data["comparison_id"] = self.comparison_id
         data["level_size"] = self.level_size
+        data["position"] = self.position
+        if self.comparison_id:
+            data["family"] = state.families.get(self.model, 1)
         self.user_properties.append((PROPERTY, json.dumps(data, ensure_ascii=False)))
         # Readable for JUnit consumers: wrong answers stay passing tests (the gate decides),
         # but a dashboard can tell them apart.
@@ -250,9 +255,8 @@ class ReasoningItem(pytest.Item):
     def _ahead(self, state: RunState, evaluator: Evaluator) -> Iterator[tuple[Item, str, int]]:
         """Upcoming model-answered items not yet built or in flight (built once, kept until
         they run)."""
-        from ..models.kinds import model_kind
-
-        for other in state.upcoming(self):
+        window = state.options.concurrency
+        for other in self._upcoming(state):
             if (
                 other is self
                 or not model_kind(other.model).calls_model
@@ -260,8 +264,27 @@ class ReasoningItem(pytest.Item):
                 or evaluator.pending(other.sample_id, other.model)
             ):
                 continue
+            if other.sequential and (
+                state.signals.settled(other.level_key)
+                # one window ahead at most: what a settled level overspends
+                or (other.level_key == self.level_key and other.position >= self.position + window)
+                or (other.level_key != self.level_key and other.position >= window)
+            ):
+                continue
             state.built[other.nodeid] = built = other.build()
             yield built, other.model, other.address.repeat
+
+    def _upcoming(self, state: RunState) -> Iterator[ReasoningItem]:
+        """The items this process will run next, this one first (for concurrent prefetch)."""
+        window = state.options.concurrency * LOOKAHEAD_PER_SLOT
+        if not state.is_worker:
+            start = state.order.get(self.nodeid, 0)
+            yield from state.items[start : start + window]
+            return
+        yield self
+        for other in worker_upcoming(self, window):
+            if isinstance(other, ReasoningItem):
+                yield other
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, domain(self.name, self.model)
@@ -312,8 +335,6 @@ def complete_levels(items: list[pytest.Item]) -> tuple[int, int]:
 
 
 def _clipped(value: Any) -> Any:
-    from ..errors import clip
-
     if isinstance(value, str):
         return clip(value, JUNIT_TEXT)
     if isinstance(value, list):
@@ -335,12 +356,16 @@ def payload(report: pytest.TestReport) -> dict[str, Any] | None:
 def teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
     """``W``/``WRONG`` for a wrong answer, ``I``/``INFRA-ERROR`` for a failed call; answers
     from the response cache say so under ``-v`` (``PASSED (cached)``)."""
+    if report.when == "call" and report.skipped and NOT_NEEDED in str(report.longrepr):
+        return "not needed", "n", "NOT NEEDED"
     if report.when != "call" or not report.passed:
         return None
     data = payload(report)
     if data is None:
         return None
     cached = " (cached)" if data.get("cached") else ""
+    if data.get("error_kind") == "not_asked":  # no call made: a stopped model, a budget
+        return "not asked", "-", "NOT ASKED"
     if data.get("error") is not None:
         return "infra error", "I", "INFRA-ERROR"
     if not data.get("correct"):

@@ -12,7 +12,12 @@ from typing import Any
 
 import pytest
 
-__all__ = ["OPTIONS", "Option", "RunOptions", "add_options", "cache_disabled"]
+from ..budget import Budget
+
+__all__ = ["MAX_SHARDS", "OPTIONS", "Option", "RunOptions", "add_options", "cache_disabled"]
+
+# --reasoning-shard K/N: more shards than this are not CI jobs but a typo.
+MAX_SHARDS = 1_000
 
 
 @dataclass(frozen=True)
@@ -84,17 +89,6 @@ OPTIONS: tuple[Option, ...] = (
         kind="flag",
     ),
     Option(
-        "--reasoning-call-processes",
-        "reasoning_call_processes",
-        "make LiteLLM's calls from N helper processes (default 0: from this one): its import "
-        "and per-call work then run on other cores, beside pytest's (docs/running.md)",
-        "N",
-        default=0,
-        kind="int",
-        minimum=0,
-        maximum=64,
-    ),
-    Option(
         "--reasoning-samples",
         "reasoning_samples",
         "override every suite's sample count per level",
@@ -130,6 +124,24 @@ OPTIONS: tuple[Option, ...] = (
         "reasoning_results",
         "append one JSON line per answered sample to PATH",
         "PATH",
+    ),
+    Option(
+        "--reasoning-batch",
+        "reasoning_batch",
+        "first send the requests of the selected items that have no cached answer through "
+        "the provider's Batch API (about half the price, answers within 24 h), then score "
+        "the run from the cache; a rerun picks a submitted batch up (docs/models.md)",
+        kind="flag",
+    ),
+    Option(
+        "--reasoning-batch-wait",
+        "reasoning_batch_wait",
+        "seconds --reasoning-batch waits for its batches (default 86400: the 24 h window); "
+        "a batch still running then stays recorded, the run stops (exit 2), and the same "
+        "command picks it up",
+        "S",
+        default=86400.0,
+        kind="float",
     ),
     Option(
         "--reasoning-concurrency",
@@ -211,6 +223,22 @@ OPTIONS: tuple[Option, ...] = (
         "report every gate and comparison as deferred, not decided (shards finer than a "
         "level, e.g. pytest-split); pytest-reasoning gate decides them from the merged "
         "results files (docs/ci.md)",
+        kind="flag",
+    ),
+    Option(
+        "--reasoning-budget",
+        "reasoning_budget",
+        "stop asking once the run's calls cost this much: usd=AMOUNT and/or tokens=COUNT "
+        "(e.g. usd=5,tokens=2e6); what was paid is kept, the rest is not asked",
+        "LIMITS",
+        kind="list",
+    ),
+    Option(
+        "--reasoning-sequential",
+        "reasoning_sequential",
+        "make every level sequential (as the suite key sequential: true): ask its samples in "
+        "order and stop once an anytime-valid test settles its gate and comparison; the rest "
+        "are not needed (docs/sequential.md)",
         kind="flag",
     ),
     Option(
@@ -337,7 +365,10 @@ class RunOptions:
     lenient: bool = False
     shard: tuple[int, int] | None = None  # (K, N) of --reasoning-shard K/N
     defer_gates: bool = False
-    call_processes: int = 0  # LiteLLM's calls from this many helper processes (0: none)
+    sequential: bool = False  # --reasoning-sequential: every level sequential
+    budget: Budget = field(default_factory=Budget)  # --reasoning-budget (empty: none)
+    batch: bool = False  # --reasoning-batch: the Batch API first (plugin/batch.py)
+    batch_wait_s: float = 86400.0
 
     @staticmethod
     def active(config: pytest.Config) -> bool:
@@ -348,14 +379,14 @@ class RunOptions:
     def from_config(cls, config: pytest.Config) -> RunOptions:
         from ..config import parse_param
         from ..errors import InvalidArgument
-        from ..models.endpoints import check_not_secret
+        from ..models.endpoints import check_param
         from .checks import check_api_base, check_llm_param, check_samples, check_text
 
         params: dict[str, Any] = {}
         for pair in _list(config, "reasoning_llm_params"):
             try:
                 key, value = parse_param(pair)
-                check_not_secret(key)
+                check_param(key, value)
                 check_llm_param(key, value)
             except InvalidArgument as exc:
                 raise pytest.UsageError(f"--llm-param: {exc}") from None
@@ -397,15 +428,27 @@ class RunOptions:
 
         if repeats is not None and repeats > MAX_REPEATS:
             raise pytest.UsageError(f"--reasoning-repeats: must be <= {MAX_REPEATS}, got {repeats}")
+        batch = bool(_raw(config, "reasoning_batch"))
+        if batch:
+            asked = (*models, *([str(baseline)] if baseline else []))
+            _check_batch(config, asked, specs, cache if cache_dir is None else None)
+        batch_wait = float(_typed(config, "reasoning_batch_wait"))
+        if not math.isfinite(batch_wait) or batch_wait <= 0:
+            raise pytest.UsageError(
+                f"--reasoning-batch-wait: expected a positive number of seconds, got {batch_wait}"
+            )
         return cls(
+            batch=batch,
+            batch_wait_s=batch_wait,
             shard=_shard(config),
             defer_gates=bool(_raw(config, "reasoning_defer_gates")),
+            sequential=bool(_raw(config, "reasoning_sequential")),
+            budget=_budget(config),
             llm_config=llm_config,
             llm_router=llm_router,
             model_specs=specs,
             repeats=repeats,
             lenient=bool(_raw(config, "reasoning_lenient")),
-            call_processes=_typed(config, "reasoning_call_processes"),
             models=models,
             api_base=api_base,
             params=params,
@@ -427,6 +470,35 @@ class RunOptions:
             report_dir=config.getoption("reasoning_report", None),
             robustness=config.getoption("reasoning_robustness", None),
         )
+
+
+def _check_batch(
+    config: pytest.Config, models: tuple[str, ...], specs: dict[str, Any], no_folder: str | None
+) -> None:
+    """``--reasoning-batch`` where it cannot work: one line, before anything is asked.
+    ``no_folder``: the --reasoning-cache value when it names no cache folder."""
+    from ..models.kinds import model_kind
+
+    if no_folder is not None:
+        raise pytest.UsageError(
+            "--reasoning-batch: needs a cache folder (the batch's answers and its record are "
+            f"kept there, then the run scores them); --reasoning-cache {no_folder!r} keeps none"
+        )
+    dist = str(getattr(config.option, "dist", "no") or "no")
+    if getattr(config.option, "numprocesses", None) or dist != "no":
+        raise pytest.UsageError(
+            "--reasoning-batch: not with -n/--dist (each xdist worker would submit the same "
+            "requests): run it without -n (the answers go to the cache), then with -n if you "
+            "like"
+        )
+    for model in models:
+        kind = model_kind(model, specs)
+        if kind.needs_local_server or kind.routed:
+            what = "the embedded server" if kind.needs_local_server else "a --llm-router group"
+            raise pytest.UsageError(
+                f"--reasoning-batch: {model} is {what}, which has no batch API; run it "
+                "without --reasoning-batch"
+            )
 
 
 def _file_option(config: pytest.Config, dest: str) -> str | None:
@@ -517,19 +589,34 @@ def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
 
 
 def _shard(config: pytest.Config) -> tuple[int, int] | None:
-    """``--reasoning-shard K/N`` (or the ini key): 1 <= K <= N."""
+    """``--reasoning-shard K/N`` (or the ini key): 1 <= K <= N <= MAX_SHARDS."""
     raw = _raw(config, "reasoning_shard")
     if raw is None:
         return None
+    from ..errors import clip
+
     k, sep, n = str(raw).strip().partition("/")
     try:
-        shard = (int(k), int(n))
+        shard = (int(k), int(n)) if len(k) + len(n) < 40 else None
     except ValueError:
         shard = None
     if not sep or shard is None or not 1 <= shard[0] <= shard[1]:
-        from ..errors import clip
-
         raise pytest.UsageError(
             f"--reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {clip(repr(raw))}"
         )
+    if shard[1] > MAX_SHARDS:
+        # Each shard is a CI job; N also sizes the assignment's tables before collection.
+        raise pytest.UsageError(
+            f"--reasoning-shard: at most {MAX_SHARDS:,} shards (a CI matrix job each), got "
+            f"{clip(n.strip(), 30)}"
+        )
     return shard
+
+
+def _budget(config: pytest.Config) -> Budget:
+    from ..errors import InvalidArgument
+
+    try:
+        return Budget.parse(_list(config, "reasoning_budget"))
+    except InvalidArgument as exc:
+        raise pytest.UsageError(f"--reasoning-budget: {exc}") from None

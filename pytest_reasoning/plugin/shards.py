@@ -9,6 +9,7 @@ every job the same assignment whatever its PYTHONHASHSEED or its own selection (
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -43,11 +44,12 @@ def assign(sizes: Mapping[str, int], shards: int) -> dict[str, int]:
     """Group key → shard (1..N): greedy largest-first (longest-processing-time) over groups
     ordered by size, then by the SHA-256 of their key; each to the least loaded shard."""
     order = sorted(sizes, key=lambda k: (-sizes[k], hashlib.sha256(k.encode()).hexdigest()))
-    loads = [0] * shards
+    # (load, shard index): the heap's top is the least loaded shard, the lowest on a tie.
+    loads = [(0, i) for i in range(shards)]
     out: dict[str, int] = {}
     for key in order:
-        target = min(range(shards), key=lambda i: (loads[i], i))
-        loads[target] += sizes[key]
+        load, target = loads[0]
+        heapq.heapreplace(loads, (load + sizes[key], target))
         out[key] = target + 1
     return out
 

@@ -1,15 +1,15 @@
-"""Per-run state, kept in ``config.stash`` (no module globals): the options, the models, the
-evaluator (opened on first use), the embedded server's address, and the collected items in
-order for prefetching."""
+"""Per-run state, kept in ``config.stash`` (no module globals): plain data the run's rooms
+share — the options, the models, the evaluator, the embedded server's address, the collected
+items in order for prefetching. It imports none of the rooms that use it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .options import RunOptions
+from .signals import Signals
 
 if TYPE_CHECKING:
     from ..core import Item
@@ -20,9 +20,7 @@ if TYPE_CHECKING:
     from .progress import LiveCount, Ticker
     from .shards import Shard
 
-__all__ = ["LOOKAHEAD_PER_SLOT", "STATE", "RunState"]
-
-LOOKAHEAD_PER_SLOT = 4
+__all__ = ["STATE", "RunState"]
 
 
 class RunState:
@@ -36,64 +34,27 @@ class RunState:
         self.local_url: str | None = None
         self.local_identity: str | None = None
         self.local_server: Any = None
-        self._evaluator: Evaluator | None = None
-        self.items: list[ReasoningItem] = []
-        self.order: dict[str, int] = {}
-        self.built: dict[str, Item] = {}
+        self.evaluator: Evaluator  # set by the run session once the local server runs
+        self.items: list[ReasoningItem] = []  # the run's samples in the order they run
+        self.order: dict[str, int] = {}  # node id → its place in ``items``
+        self.built: dict[str, Item] = {}  # prefetched items, built once, kept until they run
         self.llm: LLM | None = None
         self.controller: Controller | None = None  # only in the process that sees every report
         self.live: LiveCount | None = None  # the waiting line (a TTY, not -q, not xdist)
         self.ticker: Ticker | None = None  # its xdist controller's form
         self.selection: tuple[int, int] = (0, 0)  # (samples added for gates, partial gates)
         self.shard: Shard | None = None  # what --reasoning-shard K/N kept
-        self._worker_queue: Any = None
-
-    @property
-    def evaluator(self) -> Evaluator:
-        if self._evaluator is None:
-            from ..evaluate import EvalConfig, Evaluator
-
-            o = self.options
-            self._evaluator = Evaluator(
-                EvalConfig(
-                    api_base=o.api_base,
-                    params=o.params,
-                    cache_dir=str(o.cache_dir) if o.cache_dir else None,
-                    cache_url=o.cache_url,
-                    concurrency=o.concurrency,
-                    timeout_s=o.timeout_s,
-                    attempts=o.retries,
-                    local_url=self.local_url,
-                    local_identity=self.local_identity,
-                    models=o.model_specs,
-                    lenient=o.lenient,
-                    call_processes=o.call_processes,
-                )
-            )
-        return self._evaluator
-
-    def set_items(self, items: list[pytest.Item]) -> None:
-        """The run's items in the order they will run (after every plugin's selection)."""
-        from .items import ReasoningItem
-
-        self.items = [i for i in items if isinstance(i, ReasoningItem)]
-        self.order = {i.nodeid: n for n, i in enumerate(self.items)}
-
-    def upcoming(self, item: ReasoningItem) -> Iterator[ReasoningItem]:
-        """The items this process will run next, ``item`` first (for concurrent prefetch)."""
-        window = self.options.concurrency * LOOKAHEAD_PER_SLOT
-        if not self.is_worker:
-            start = self.order.get(item.nodeid, 0)
-            yield from self.items[start : start + window]
-            return
-        from .xdist import worker_upcoming
-
-        yield item
-        yield from worker_upcoming(item, window)
+        self.worker_queue: Any = None  # xdist's WorkerInteractor, once looked up (or False)
+        self.signals = Signals()  # the controller's word on settled levels (see signals.py)
+        # Per candidate: its comparisons in the selection (the Holm family of a sequential
+        # comparison's early verdicts).
+        self.families: dict[str, int] = {}
 
     def close(self) -> None:
-        if self._evaluator is not None:
-            self._evaluator.close()
+        self.signals.close()
+        evaluator = getattr(self, "evaluator", None)
+        if evaluator is not None:
+            evaluator.close()
         if self.local_server is not None:
             self.local_server.stop()
 

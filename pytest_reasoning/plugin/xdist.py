@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
+from .progress import LiveCount, Ticker
 from .state import STATE
 
 if TYPE_CHECKING:
-    from .items import ReasoningItem
     from .state import RunState
 
 __all__ = ["XdistHooks", "stop_workers", "worker_upcoming"]
@@ -27,6 +29,7 @@ class XdistHooks:
         node.workerinput["reasoning_local_identity"] = self.state.local_identity
         node.workerinput["reasoning_seed"] = self.state.options.seed
         node.workerinput["reasoning_seed_source"] = self.state.options.seed_source
+        node.workerinput["reasoning_signals"] = self.state.signals.folder
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """The controller does not collect: the workers' ids say which gates were selected
@@ -34,8 +37,6 @@ class XdistHooks:
         controller = self.state.controller
         if controller is not None and controller.selected is None:
             controller.select(ids)
-            from .progress import LiveCount, Ticker
-
             config = self.state.config
             if LiveCount.wanted(config) and self.state.ticker is None:
                 self.state.ticker = Ticker(config, len(ids))
@@ -51,19 +52,22 @@ def stop_workers(config: Any, reason: str) -> None:
         dsession.shouldstop = reason
 
 
-def worker_inputs(config: Any) -> tuple[str | None, str | None]:
-    """The local server's address and identity, as the controller handed them over."""
+def worker_inputs(config: Any) -> tuple[str | None, str | None, str | None]:
+    """The local server's address and identity, and the signals folder, as the controller
+    handed them over."""
     workerinput = config.workerinput
-    return workerinput.get("reasoning_local_url"), workerinput.get("reasoning_local_identity")
+    return (
+        workerinput.get("reasoning_local_url"),
+        workerinput.get("reasoning_local_identity"),
+        workerinput.get("reasoning_signals"),
+    )
 
 
-def worker_upcoming(item: ReasoningItem, window: int) -> Iterator[ReasoningItem]:
+def worker_upcoming(item: pytest.Item, window: int) -> Iterator[pytest.Item]:
     """The items after ``item`` in this worker's queue (xdist's ``WorkerInteractor.torun``)."""
-    from .items import ReasoningItem
-
     state = item.config.stash[STATE]
-    if state._worker_queue is None:
-        state._worker_queue = next(
+    if state.worker_queue is None:
+        state.worker_queue = next(
             (
                 p
                 for p in item.config.pluginmanager.get_plugins()
@@ -71,7 +75,7 @@ def worker_upcoming(item: ReasoningItem, window: int) -> Iterator[ReasoningItem]
             ),
             False,
         )
-    wi = state._worker_queue
+    wi = state.worker_queue
     if not wi:
         return
     try:
@@ -82,6 +86,4 @@ def worker_upcoming(item: ReasoningItem, window: int) -> Iterator[ReasoningItem]
     all_items = item.session.items
     for i in indices:
         if isinstance(i, int) and 0 <= i < len(all_items):
-            other = all_items[i]
-            if isinstance(other, ReasoningItem):
-                yield other
+            yield all_items[i]

@@ -1,27 +1,30 @@
-"""Results rows aggregated per (model, task, level) the way gates aggregate them (the gates'
-own ``LevelStats``), with each cell's failing rows for the report's drill-down."""
+"""Results rows aggregated per (model, suite, entry, level) the way gates aggregate them (the
+gates' own ``LevelStats``): suites are kept apart, as their gates are."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..core import Outcome
 from ..gates import GateSpec, LevelStats
 
-__all__ = ["Cell", "cells"]
+__all__ = ["Cell", "CellKey", "cells"]
+
+CellKey = tuple[str, str, str, str]  # (model, suite, entry, level)
 
 
 @dataclass
 class Cell:
-    """One (model, task, level): the gates' own LevelStats, plus its failing rows."""
+    """One (model, suite, entry, level): the gates' own LevelStats."""
 
     stats: LevelStats
-    failing: list[dict[str, Any]] = field(default_factory=list)
 
     model = property(lambda self: self.stats.model)
+    suite = property(lambda self: self.stats.spec.suite)
+    entry = property(lambda self: self.stats.spec.entry)
     task = property(lambda self: self.stats.task)
     level = property(lambda self: self.stats.spec.level)
     n = property(lambda self: self.stats.n)
@@ -43,6 +46,8 @@ class Cell:
         lo, hi = self.stats.interval(0.95)
         return {
             "model": self.model,
+            "suite": self.suite,
+            "entry": self.entry,
             "task": self.task,
             "level": self.level,
             "n": self.n,
@@ -55,14 +60,15 @@ class Cell:
         }
 
 
-def cells(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], Cell]:
-    """Results rows aggregated the way gates aggregate them (``LevelStats``)."""
-    cells: dict[tuple[str, str, str], Cell] = {}
+def cells(rows: Sequence[Mapping[str, Any]]) -> dict[CellKey, Cell]:
+    """Results rows aggregated the way gates aggregate them (``LevelStats``), per suite file
+    and entry (rows written before suites were recorded: the task, no suite)."""
+    cells: dict[CellKey, Cell] = {}
     for r in rows:
-        key = (str(r["model"]), str(r["task"]), str(r["level"]))
+        suite, entry = str(r.get("suite") or ""), str(r.get("entry") or r["task"])
+        key = (str(r["model"]), suite, entry, str(r["level"]))
         if key not in cells:
-            cells[key] = Cell(LevelStats(key[0], GateSpec("", key[1], key[2]), key[1]))
+            spec = GateSpec(suite, entry, key[3])
+            cells[key] = Cell(LevelStats(key[0], spec, str(r["task"])))
         cells[key].stats.add(Outcome.from_dict(dict(r)))
-        if r.get("error") is None and r.get("correct") is False:
-            cells[key].failing.append(dict(r))
     return cells

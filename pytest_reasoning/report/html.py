@@ -1,8 +1,10 @@
-"""The HTML report: one self-contained ``index.html`` (inline CSS, plots embedded as data
-URIs and also written beside it as PNGs) and ``summary.json``, from a run or from results files.
+"""The HTML report: one self-contained ``index.html`` (inline CSS and script, plots embedded as
+data URIs and also written beside it as PNGs, every sample in the viewer) and ``summary.json``,
+from a run or from results files. Past :data:`viewer.INLINE_MAX` bytes of samples, their data
+moves to ``data/*.js`` beside the page, loaded a level at a time.
 
 matplotlib (the ``[analysis]`` extra) draws the plots; without it the report still has every
-table. Nothing in the page loads from the network.
+table. Nothing in the page loads from the network (its Content-Security-Policy says so too).
 """
 
 from __future__ import annotations
@@ -21,13 +23,23 @@ from ..core import level_key
 from ..gates import Comparison, GateResult, LevelStats
 from ..models.kinds import model_kind
 from .cells import Cell, cells
+from .links import fragment
 from .plots import plots, plots_unavailable
 from .render import html_table
-from .tables import Partial, Table, comparisons_table, fmt, levels_table, models_table
+from .samples import sample_data, sample_id
+from .tables import (
+    Partial,
+    Table,
+    comparisons_table,
+    fmt,
+    levels_table,
+    models_table,
+    verdict,
+)
+from .viewer import asset, viewer_parts, write_file
 
 __all__ = ["Report", "build_report"]
 
-DRILL = 3  # failing samples shown per (model, task, level)
 TOP = 10  # rows in the slowest / most expensive tables
 
 
@@ -57,23 +69,6 @@ def _prompt(row: Mapping[str, Any]) -> str | None:
     except Exception:  # a task not installed here, a changed generator
         return None
     return item.prompt if item.prompt_sha256 == row.get("prompt_sha256") else None
-
-
-# -- the page -----------------------------------------------------------------------------------
-CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;margin:.5em 0;font-size:13px}
-th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f4f4f4}.pass{color:#1a7f37;font-weight:600}.fail{color:#c62828;font-weight:600}
-figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}
-pre{white-space:pre-wrap;background:#f8f8f8;padding:.6em;max-height:22em;overflow:auto;font-size:12px}
-details{margin:.3em 0}summary{cursor:pointer}.muted{color:#777}.warn{color:#a15c00;font-weight:600}
-"""
-
-
-def _ordered(by_key: Mapping[tuple[str, str, str], Cell]) -> list[tuple[str, str, str]]:
-    return sorted(by_key, key=lambda k: (k[0], k[1], level_key(k[2])))
 
 
 def _costs(
@@ -115,38 +110,6 @@ def _costs(
     return tokens, costs, row_cost
 
 
-def _failing(by_key: Mapping[tuple[str, str, str], Cell]) -> list[str]:
-    """The deterministic drill-down: up to DRILL failing samples per cell, prompts rebuilt."""
-    parts = []
-    for key in _ordered(by_key):
-        c = by_key[key]
-        if not c.failing:
-            continue
-        picks = sorted(
-            c.failing, key=lambda r: hashlib.sha256(str(r["item_id"]).encode()).hexdigest()
-        )[:DRILL]
-        inner = []
-        for r in picks:
-            prompt = _prompt(r)
-            detail = (r.get("extra") or {}).get("detail")
-            cached = " (cached)" if r.get("cached") else ""
-            inner.append(
-                f"<details><summary>{html.escape(str(r['item_id']))}{cached}: "
-                f"{html.escape(str(r.get('failure_mode') or 'wrong'))}"
-                + (f" — {html.escape(str(detail))}" if detail else "")
-                + "</summary>"
-                + f"<p><b>Prompt</b></p><pre>{html.escape(prompt) if prompt else '<span class=muted>(not rebuildable here)</span>'}</pre>"
-                + f"<p><b>Response</b></p><pre>{html.escape(str(r.get('response')))}</pre>"
-                + f"<p><b>Extracted</b>: <code>{html.escape(str(r.get('extracted')))}</code> — <b>gold</b>: <code>{html.escape(str(r.get('gold')))}</code></p>"
-                + "</details>"
-            )
-        parts.append(
-            f"<details><summary>{html.escape(c.model)} · {html.escape(c.task)} · {html.escape(c.level)}: "
-            f"{c.n - c.correct} of {c.n} wrong</summary>{''.join(inner)}</details>"
-        )
-    return parts
-
-
 def build_report(
     rows: Iterable[Mapping[str, Any]],
     out: str,
@@ -158,25 +121,30 @@ def build_report(
     title: str = "pytest-reasoning report",
     partial: Partial | None = None,
 ) -> Report:
-    """Write ``index.html``, ``summary.json`` and the PNGs to ``out``. ``levels`` are a run's
-    own per-level stats (by suite entry); from results files they are rebuilt per task."""
+    """Write ``index.html``, ``summary.json`` and the PNGs to ``out`` (and ``data/*.js``
+    when the samples outgrow one page). ``levels`` are a run's own per-level stats (with
+    their gates' rules); from results files they are rebuilt per suite, entry and level."""
     rows = [dict(r) for r in rows]
     os.makedirs(out, exist_ok=True)
-    by_key = cells(rows)
-    gated = {
-        (s.task, s.spec.level): (s.spec.rule.min_accuracy, s.spec.rule.metric)
-        for s in (levels or ())
-    }
-    written = plots(by_key, rows, comparisons, out, gated)
+    stats = list(levels) if levels is not None else [c.stats for c in cells(rows).values()]
+    by_key = {(s.model, *s.spec.where): Cell(s) for s in stats}
+    ordered = sorted(by_key, key=lambda k: (k[0], k[1], k[2], level_key(k[3])))
+    written = plots(by_key, rows, comparisons, out)
     note = None if written else plots_unavailable()
-    models = sorted({c.model for c in by_key.values()})
+    models = sorted({c.model for c in by_key.values()} | {str(r["model"]) for r in rows})
     tokens, costs, row_cost = _costs(rows, models)
+    data = sample_data(
+        rows, comparisons, prompt=_prompt, cost=row_cost, verdicts=[verdict(c) for c in comparisons]
+    )
+    viewer, scripts, late, data_files = viewer_parts(data, out)
+    ids = {k: sample_id(r) for k, r in enumerate(rows)}
+    by_row = {id(r): k for k, r in enumerate(rows)}
 
-    parts = [f"<h1>{html.escape(title)}</h1>"]
+    parts = [f"<h1>{html.escape(title)}</h1>", NAV]
     answered = sum(c.n for c in by_key.values())
     errors = sum(c.errors for c in by_key.values())
     failed = sum(g.passed is False for g in gates) + sum(c.regressed for c in comparisons)
-    verdict = (
+    verdict_text = (
         f'<span class="fail">{failed} gate(s) failed</span>'
         if failed
         else '<span class="pass">all gates passed</span>'
@@ -185,35 +153,68 @@ def build_report(
     )
     parts.append(
         f"<p>{len(models)} model(s): {html.escape(', '.join(models))}; {answered} samples "
-        f"scored, {errors} call error(s); {verdict}.</p>"
+        f"scored, {errors} call error(s); {verdict_text}.</p>"
     )
-    stats = list(levels) if levels is not None else [c.stats for c in by_key.values()]
-    parts.append("<h2>Levels</h2>")
-    parts.append(html_table(levels_table(stats, gates, reasons=bool(gates), partial=partial)))
-    parts.append("<h2>Models</h2>")
-    parts.append(
-        '<p class="muted">Answers from the response cache cost nothing and take no time: '
-        "a warm rerun shows them here, not as latency.</p>"
-    )
-    parts.append(html_table(models_table(stats)))
+    parts.append('<h2 id="levels">Levels</h2>')
+    table = levels_table(stats, gates, reasons=bool(gates), partial=partial, suite=True)
+    links = []
+    for row in table.rows:
+        c = by_key.get((row[0], row[1], row[2], row[3]))
+        wrong = c is not None and c.n + c.errors > c.correct
+        view = fragment(
+            model=row[0],
+            suite=row[1],
+            task=row[2],
+            level=row[3],
+            outcome="not-correct" if wrong else None,
+        )
+        links.append(("failing" if wrong else "samples", f"#{view}"))
+    parts.append(html_table(table, links=links, paths={"suite"}))
     if comparisons:
         parts.append(
-            f"<h2>Candidate against baseline ({html.escape(comparisons[0].baseline)})</h2>"
+            f'<h2 id="baseline">Candidate against baseline ({html.escape(comparisons[0].baseline)})</h2>'
         )
-        parts.append(html_table(comparisons_table(comparisons)))
-    parts.append("<h2>Plots</h2>")
+        pair_links = [
+            (
+                "pairs",
+                "#"
+                + fragment(
+                    view="pairs",
+                    model=c.candidate,
+                    suite=c.spec.suite,
+                    task=c.spec.entry,
+                    level=c.spec.level,
+                ),
+            )
+            for c in comparisons
+        ]
+        parts.append(
+            html_table(
+                comparisons_table(comparisons, suite=True), links=pair_links, paths={"suite"}
+            )
+        )
+    parts.append(viewer)
+    # The viewer's script runs here, once the page above it is parsed: the plots, the other
+    # tables and the samples' texts (read only to search or to show) are parsed after it.
+    viewer_at = len(parts)
+    parts.append('<h2 id="plots">Plots</h2>')
     for caption, path in [*written, *extra_images]:
         with open(path, "rb") as fh:
-            data = base64.b64encode(fh.read()).decode("ascii")
+            png = base64.b64encode(fh.read()).decode("ascii")
         parts.append(
-            f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
+            f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{png}">'
             f"<figcaption>{html.escape(caption)} "
             f'(<a href="{html.escape(os.path.basename(path))}">PNG</a>)</figcaption></figure>'
         )
     if not written:
         parts.append(f'<p class="muted">{html.escape(note or "No plots: nothing to plot")}.</p>')
-
-    parts.append("<h2>Tokens and cost</h2>")
+    parts.append('<h2 id="models">Models</h2>')
+    parts.append(
+        '<p class="muted">Answers from the response cache cost nothing and take no time: '
+        "a warm rerun shows them here, not as latency.</p>"
+    )
+    parts.append(html_table(models_table(stats)))
+    parts.append('<h2 id="costs">Tokens and cost</h2>')
     parts.append(
         html_table(
             Table(
@@ -248,7 +249,8 @@ def build_report(
                     ]
                     for r in slow
                 ],
-            )
+            ),
+            links=[("open", "#" + fragment(sample=ids[by_row[id(r)]])) for r in slow],
         )
     )
     if row_cost:
@@ -268,33 +270,37 @@ def build_report(
                         ]
                         for k in dear
                     ],
-                )
+                ),
+                links=[("open", "#" + fragment(sample=ids[k])) for k in dear],
             )
         )
 
-    parts.append("<h2>Failing samples</h2>")
-    parts.append(
-        f'<p class="muted">Up to {DRILL} per model, task and level, chosen by a hash of the item id (the same ones every time).</p>'
-    )
-    drill = _failing(by_key)
-    parts += drill or ["<p>No failing samples.</p>"]
-
+    body, rest = "\n".join(parts[:viewer_at]), "\n".join(parts[viewer_at:])
+    script = asset("viewer.js")
+    nonce = hashlib.sha256((body + scripts + rest + late + script).encode("utf-8")).hexdigest()[:32]
     page = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{CSS}</style>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        # Nothing from the network, no script but the page's own (and its data files).
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        f"script-src 'nonce-{nonce}' 'strict-dynamic'; style-src 'unsafe-inline'; "
+        "img-src data:; base-uri 'none'; form-action 'none'\">"
+        f"<title>{html.escape(title)}</title><style>{CSS}{asset('viewer.css')}</style>"
         # Lets a headless browser check that every plot decoded (see benchmarks/report_browser.py).
-        "<script>addEventListener('load',()=>{document.body.dataset.brokenImages="
+        f"<script nonce=\"{nonce}\">addEventListener('load',()=>{{document.body.dataset.brokenImages="
         "[...document.images].filter(i=>!i.naturalWidth).length})</script></head><body>"
-        + "\n".join(parts)
+        + body
+        + scripts
+        + f'<script nonce="{nonce}">{script}</script>'
+        + rest
+        + late
         + "</body></html>\n"
     )
     index = os.path.join(out, "index.html")
-    with open(index, "w", encoding="utf-8") as fh:
-        fh.write(page)
+    write_file(index, page)
     summary = {
         "models": models,
-        "levels": [by_key[k].to_dict() for k in _ordered(by_key)],
+        "levels": [by_key[k].to_dict() for k in ordered],
         "gates": [
             {
                 "model": g.stats.model,
@@ -310,8 +316,32 @@ def build_report(
             for m in models
         },
         "plots": [os.path.basename(p) for _, p in written],
+        "samples": len(rows),
+        "sample_data": "inline" if not data_files else f"{len(data_files)} files in data/",
     }
-    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
-        json.dump(summary, fh, indent=1, sort_keys=True)
-    files = [index, os.path.join(out, "summary.json"), *(p for _, p in written)]
+    write_file(
+        os.path.join(out, "summary.json"), json.dumps(summary, indent=1, sort_keys=True) + "\n"
+    )
+    # The data folder as one entry: a large report holds hundreds of files there.
+    folder = [os.path.join(out, "data")] if data_files else []
+    files = [index, os.path.join(out, "summary.json"), *(p for _, p in written), *folder]
     return Report(out, files, summary, note)
+
+
+NAV = (
+    '<nav class="pr-nav"><a href="#levels">Levels</a> · <a href="#samples">Samples</a> · '
+    '<a href="#plots">Plots</a> · <a href="#models">Models</a> · <a href="#costs">Cost</a></nav>'
+)
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;color:#222;padding:0 1em}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.5em 0;font-size:13px}
+th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap}
+th{white-space:normal}td.prose{white-space:normal;min-width:10em}
+th{background:#f4f4f4}.pass{color:#1a7f37;font-weight:600}.fail{color:#c62828;font-weight:600}
+td.abbr{max-width:14em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f8f8f8;padding:.6em;max-height:22em;overflow:auto;font-size:12px}
+details{margin:.3em 0}summary{cursor:pointer}.muted{color:#777}.warn{color:#a15c00;font-weight:600}
+"""

@@ -1,25 +1,29 @@
 """The report's plots (matplotlib, the ``[analysis]`` extra): accuracy by level, FLenQA by
 length, zebra sizes, failure-mode shares, candidate against baseline. Without matplotlib the
-report still has every table."""
+report still has every table.
+
+Suites are kept apart (a panel per suite and entry, a series per suite where one panel holds
+several, each suite's own thresholds), every number is the gate's own (its measure, interval
+and denominator: truncated and unanswered samples count, failed calls do not), and no label is
+cut: long names wrap, figures are saved with their whole bounding box."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections import defaultdict
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core import level_key
+from ..files import write_output_bytes
 from ..gates import Comparison
-from ..stats import wilson_interval
-from .cells import Cell
+from .cells import Cell, CellKey
+from .tables import breakdowns
 
-__all__ = ["Gated", "plots", "plots_unavailable"]
+__all__ = ["plots", "plots_unavailable"]
 
-# (task, level) → (min_accuracy or None, metric): what the run's gates measured, so every plot
-# shows the gated number and its threshold.
-Gated = Mapping[tuple[str, str], tuple[float | None, str]]
+WRAP = 28  # characters per line of a label
 
 
 def plots_unavailable() -> str | None:
@@ -34,17 +38,22 @@ def plots_unavailable() -> str | None:
     return None
 
 
+def _wrap(text: str, width: int = WRAP) -> str:
+    return "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=True))
+
+
+def _suite(name: str) -> str:
+    return os.path.basename(name) or "(no suite)"
+
+
 def plots(
-    cells: Mapping[tuple[str, str, str], Cell],
+    cells: Mapping[CellKey, Cell],
     rows: Sequence[Mapping[str, Any]],
     comparisons: Sequence[Comparison],
     out: str,
-    gated: Gated | None = None,
 ) -> list[tuple[str, str]]:
-    """(title, path) of each PNG written; none without matplotlib. ``gated`` (from a run's
-    gates) draws each level's threshold and plots cell accuracy where that is what a level
-    is gated on."""
-    gated = gated or {}
+    """(title, path) of each PNG written; none without matplotlib. Each cell's stats carry
+    its gate's rule: the plots show the gated measure and threshold."""
     try:
         import matplotlib
 
@@ -57,173 +66,177 @@ def plots(
     def save(fig: Any, name: str, title: str) -> None:
         path = os.path.join(out, name)
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
+        with write_output_bytes(path) as fh:  # the one writer: whole or not at all
+            fig.savefig(fh, format="png", dpi=110, bbox_inches="tight")  # no label cut off
         plt.close(fig)
         written.append((title, path))
 
     models = sorted({c.model for c in cells.values()})
-    tasks = sorted({c.task for c in cells.values()})
-    # 1. Accuracy against difficulty level, per task (DyVal's figure 2 shape).
-    cols = min(3, len(tasks))
-    rows_n = math.ceil(len(tasks) / cols)
-    fig, axes = plt.subplots(rows_n, cols, figsize=(4.2 * cols, 3.0 * rows_n), squeeze=False)
-    for ax, task in zip(axes.flat, tasks, strict=False):
-        levels = sorted({c.level for c in cells.values() if c.task == task}, key=level_key)
-        # The gated measure: cell accuracy for levels gated with ``metric: cell``.
-        cell = any(gated.get((task, lv), (None, ""))[1] == "cell" for lv in levels)
+    suites = sorted({c.suite for c in cells.values()})
+    several = len(suites) > 1
+    _accuracy(plt, cells, models, several, save)
+    _breakdowns(plt, rows, save)
+    _outcomes(plt, cells, models, several, save)
+    if comparisons:
+        _baseline(plt, comparisons, several, save)
+    return written
+
+
+def _accuracy(
+    plt: Any, cells: Mapping[CellKey, Cell], models: list[str], several: bool, save: Any
+) -> None:
+    """1. The gated measure against difficulty level, a panel per (suite, entry)."""
+    panels = sorted({(c.suite, c.entry) for c in cells.values()})
+    cols = min(3, len(panels))
+    rows_n = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(4.2 * cols, 3.2 * rows_n), squeeze=False)
+    thresholds = False
+    for ax, (suite, entry) in zip(axes.flat, panels, strict=False):
+        mine = [c for c in cells.values() if (c.suite, c.entry) == (suite, entry)]
+        levels = sorted({c.level for c in mine}, key=level_key)
+        cell_metric = any(c.stats.spec.rule.partial for c in mine)
         for m in models:
-            pts = [
-                (i, cells[(m, task, lv)]) for i, lv in enumerate(levels) if (m, task, lv) in cells
-            ]
-            pts = [(i, c) for i, c in pts if c.n]
+            pts = [(levels.index(c.level), c.stats) for c in mine if c.model == m and c.n]
             if not pts:
                 continue
+            pts.sort()
             xs = [i for i, _ in pts]
-            hits = [c.score if cell else c.correct for _, c in pts]
-            ys = [h / c.n for h, (_, c) in zip(hits, pts, strict=True)]
-            ci = [wilson_interval(h, c.n) for h, (_, c) in zip(hits, pts, strict=True)]
-            err = [  # clipped: Wilson's bound can round a hair past the estimate
+            ys = [s.measure or 0.0 for _, s in pts]
+            ci = [s.interval(0.95) for _, s in pts]
+            err = [  # clipped: an interval can round a hair past the estimate
                 [max(0.0, y - lo) for y, (lo, _) in zip(ys, ci, strict=True)],
                 [max(0.0, hi - y) for y, (_, hi) in zip(ys, ci, strict=True)],
             ]
-            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=m)
-        _thresholds(ax, [gated.get((task, lv), (None, ""))[0] for lv in levels])
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=_wrap(m))
+        limits: dict[str, float] = {}
+        for c in mine:
+            if c.stats.spec.rule.min_accuracy is not None:
+                limits[c.level] = c.stats.spec.rule.min_accuracy
+        thresholds |= bool(limits)
+        _thresholds(ax, [limits.get(lv) for lv in levels], "#c33", "--")
         ax.set_xticks(range(len(levels)), levels, rotation=45 if len(levels) > 6 else 0)
         ax.set_ylim(-0.05, 1.05)
-        ax.set_title(task, fontsize=9)
-        ax.set_ylabel("cell accuracy (gated)" if cell else "accuracy")
-    for ax in list(axes.flat)[len(tasks) :]:
+        title = entry + (f" — {_suite(suite)}" if several else "")
+        ax.set_title(_wrap(title, 40), fontsize=9)
+        ax.set_ylabel("cell accuracy (gated)" if cell_metric else "accuracy")
+    for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
     save(
         fig,
         "accuracy_by_level.png",
-        "Accuracy by difficulty level (the gated measure, 95% Wilson intervals"
-        + ("; red dashes: thresholds)" if any(t for t, _ in gated.values()) else ")"),
+        "Accuracy by difficulty level (the gated measure, 95% intervals"
+        + ("; red dashes: each suite's thresholds)" if thresholds else ")"),
     )
 
-    # 2. FLenQA: accuracy against input length, per padding and position (its figure 1).
-    flen = [
-        r
-        for r in rows
-        if str(r["task"]).startswith("flenqa.")
-        and r.get("correct") is not None
-        and "padding" in (r.get("extra") or {})
-    ]
-    if flen:
-        groups: dict[tuple[str, str, str], dict[int, list[bool]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
-        for r in flen:
-            e = r["extra"]
-            groups[(r["model"], e["padding"], e["position"])][int(e["target_tokens"])].append(
-                bool(r["correct"])
-            )
-        paddings = sorted({k[1] for k in groups})
-        fig, axes = plt.subplots(
-            1, len(paddings), figsize=(4.2 * len(paddings), 3.2), squeeze=False
-        )
-        for ax, padding in zip(axes.flat, paddings, strict=True):
-            for (m, pad, pos), by_len in sorted(groups.items()):
-                if pad != padding:
-                    continue
-                xs = sorted(by_len)
-                ax.plot(
-                    xs,
-                    [sum(by_len[x]) / len(by_len[x]) for x in xs],
-                    marker="o",
-                    label=f"{m} {pos}",
-                )
-            ax.set_title(f"padding: {padding}", fontsize=9)
-            ax.set_xlabel("input length (tokens)")
+
+def _breakdowns(plt: Any, rows: Sequence[Mapping[str, Any]], save: Any) -> None:
+    """2. Each family's own chart (FLenQA by length, ZebraLogic by size): a panel per
+    ``Panel``, a line per series, from the family's ``Breakdown``."""
+    for b in breakdowns(rows):
+        chart = b.chart
+        if chart is None or not chart.panels:
+            continue
+        n = len(chart.panels)
+        ticks = max(len(p.x) for p in chart.panels)
+        wide = max(4.2, 0.45 * ticks + 2)
+        fig, axes = plt.subplots(1, n, figsize=(wide * n, 3.2), squeeze=False)
+        for ax, panel in zip(axes.flat, chart.panels, strict=True):
+            for label, ys in panel.lines:
+                pts = [(i, y) for i, y in enumerate(ys) if y is not None]
+                if pts:
+                    ax.plot(*zip(*pts, strict=True), marker="o", label=_wrap(label))
+            ax.set_xticks(range(len(panel.x)), panel.x, rotation=45 if len(panel.x) > 6 else 0)
+            if panel.title:
+                ax.set_title(_wrap(panel.title, 40), fontsize=9)
+            ax.set_xlabel(chart.x_label)
+            ax.set_ylabel(chart.y_label)
             ax.set_ylim(-0.05, 1.05)
-            ax.legend(fontsize=6)
-        save(fig, "flenqa_length.png", "FLenQA: accuracy by input length, padding and position")
+            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        save(fig, chart.file, chart.caption)
 
-    # 3. Zebra: puzzle and cell accuracy per size.
-    zebra = sorted(
-        (c for c in cells.values() if c.task == "zebra.grid" and c.n),
-        key=lambda c: level_key(c.level),
-    )
-    if zebra:
-        sizes = sorted({c.level for c in zebra}, key=level_key)
-        metric = {s: gated.get(("zebra.grid", s), (None, ""))[1] for s in sizes}
-        fig, ax = plt.subplots(figsize=(max(5, 0.45 * len(sizes) + 2), 3.2))
-        for m in models:
-            mine = {c.level: c for c in zebra if c.model == m}
-            xs = [i for i, s in enumerate(sizes) if s in mine]
-            gated_on = {k for s, k in metric.items() if s in mine and k}
-            ax.plot(
-                xs,
-                [mine[sizes[i]].correct / mine[sizes[i]].n for i in xs],
-                marker="o",
-                label=f"{m} puzzle" + (" (gated)" if gated_on == {"accuracy"} else ""),
-            )
-            ax.plot(
-                xs,
-                [mine[sizes[i]].score / mine[sizes[i]].n for i in xs],
-                marker="s",
-                ls="--",
-                label=f"{m} cell" + (" (gated)" if gated_on == {"cell"} else ""),
-            )
-        _thresholds(ax, [gated.get(("zebra.grid", s), (None, ""))[0] for s in sizes])
-        ax.set_xticks(range(len(sizes)), sizes, rotation=45)
-        ax.set_ylim(-0.05, 1.05)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        save(fig, "zebra_sizes.png", "ZebraLogic: puzzle and cell accuracy by size")
 
-    # 4. Failure-mode shares per level, stacked.
-    keys = sorted(cells, key=lambda k: (k[0], k[1], level_key(k[2])))
+def _outcomes(
+    plt: Any, cells: Mapping[CellKey, Cell], models: list[str], several: bool, save: Any
+) -> None:
+    """4. Outcome shares per level over the gate's denominator (every scored sample:
+    truncated and unanswered ones included), as horizontal bars whose labels read whole;
+    failed calls, outside the denominator, are counted at the end of the bar."""
+    keys = sorted(cells, key=lambda k: (k[1], k[2], level_key(k[3]), k[0]))
     modes = sorted({m for c in cells.values() for m in c.modes})
-    fig, ax = plt.subplots(figsize=(max(6, 0.32 * len(keys) + 2) + 1.6, 3.6))
-    bottom = [0.0] * len(keys)
-    for name in ["correct", *modes, "error"]:
+    fig, ax = plt.subplots(figsize=(8.5, max(2.4, 0.18 * len(keys) + 1.2)))
+    ys = list(range(len(keys)))[::-1]  # the first level on top
+    left = [0.0] * len(keys)
+    for name in ["correct", *modes]:
         shares = []
         for k in keys:
             c = cells[k]
-            total = c.n + c.errors
-            v = c.correct if name == "correct" else c.errors if name == "error" else c.modes[name]
-            shares.append(v / total if total else 0.0)
-        ax.bar(range(len(keys)), shares, bottom=bottom, label=name)
-        bottom = [b + s for b, s in zip(bottom, shares, strict=True)]
-    ax.set_xticks(
-        range(len(keys)),
-        [f"{k[1].split('.')[-1]} {k[2]}" + (f" ({k[0]})" if len(models) > 1 else "") for k in keys],
-        rotation=90,
-        fontsize=6,
+            v = c.correct if name == "correct" else c.modes[name]
+            shares.append(v / c.n if c.n else 0.0)
+        ax.barh(ys, shares, left=left, label=name, height=0.8)
+        left = [a + b for a, b in zip(left, shares, strict=True)]
+    for y, k in zip(ys, keys, strict=True):
+        c = cells[k]
+        note = f"n={c.n}" + (f", +{c.errors} failed call(s)" if c.errors else "")
+        ax.text(1.01, y, note, va="center", fontsize=6)
+    labels = []
+    for model, suite, entry, level in keys:
+        label = f"{entry} {level}"
+        label += f" ({model})" if len(models) > 1 else ""
+        label += f" [{_suite(suite)}]" if several else ""
+        labels.append(_wrap(label, 70))
+    ax.set_yticks(ys, labels, fontsize=6)
+    ax.set_ylim(-0.6, len(keys) - 0.4)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of scored samples (the gate's denominator)")
+    ax.legend(fontsize=6, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=4)
+    save(
+        fig,
+        "failure_modes.png",
+        "Outcomes per level over the gate's denominator: correct and each failure mode "
+        "(failed calls, outside it, noted at the end of each bar)",
     )
-    ax.set_ylabel("share of samples")
-    # Beside the bars, not over them.
-    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    save(fig, "failure_modes.png", "Outcomes per level: correct, each failure mode, errors")
-
-    # 5. Candidate against baseline per level, with the paired difference.
-    if comparisons:
-        fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(comparisons) + 2), 3.4))
-        xs = list(range(len(comparisons)))
-        diffs = [c.table.difference for c in comparisons]
-        err = [
-            [max(0.0, d - c.low) for d, c in zip(diffs, comparisons, strict=True)],
-            [max(0.0, c.high - d) for d, c in zip(diffs, comparisons, strict=True)],
-        ]
-        colors = ["#c33" if c.regressed else "#393" if c.improved else "#555" for c in comparisons]
-        ax.bar(xs, diffs, color=colors)
-        ax.errorbar(xs, diffs, yerr=err, fmt="none", ecolor="k", capsize=3)
-        ax.axhline(0, color="k", lw=0.8)
-        ax.set_xticks(
-            xs, [f"{c.spec.entry} {c.spec.level}" for c in comparisons], rotation=60, fontsize=7
-        )
-        ax.set_ylabel("candidate − baseline accuracy")
-        save(
-            fig,
-            "baseline.png",
-            f"Candidate against baseline ({comparisons[0].baseline}), paired, 95% intervals",
-        )
-    return written
 
 
-def _thresholds(ax: Any, values: Sequence[float | None]) -> None:
-    """A red dash at each level's threshold (x = the level's position)."""
+def _baseline(plt: Any, comparisons: Sequence[Comparison], several: bool, save: Any) -> None:
+    """5. Candidate − baseline per level with its paired interval, as horizontal bars: a
+    level's name reads whole at any length."""
+    candidates = len({c.candidate for c in comparisons}) > 1
+    comparisons = sorted(
+        comparisons,
+        key=lambda c: (c.spec.suite, c.spec.entry, level_key(c.spec.level), c.candidate),
+    )
+    labels = []
+    for c in comparisons:
+        label = f"{c.spec.entry} {c.spec.level}"
+        label += f" ({c.candidate})" if candidates else ""
+        label += f" [{_suite(c.spec.suite)}]" if several and c.spec.suite else ""
+        labels.append(_wrap(label, 70))
+    n = len(comparisons)
+    fig, ax = plt.subplots(figsize=(7.5, max(2.4, 0.18 * n + 1.2)))
+    ys = list(range(n))[::-1]  # the first comparison on top
+    diffs = [c.table.difference for c in comparisons]
+    err = [
+        [max(0.0, d - c.low) for d, c in zip(diffs, comparisons, strict=True)],
+        [max(0.0, c.high - d) for d, c in zip(diffs, comparisons, strict=True)],
+    ]
+    colors = ["#c33" if c.regressed else "#393" if c.improved else "#777" for c in comparisons]
+    ax.barh(ys, diffs, color=colors)
+    ax.errorbar(diffs, ys, xerr=err, fmt="none", ecolor="k", capsize=3)
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_yticks(ys, labels, fontsize=6)
+    ax.set_ylim(-0.6, n - 0.4)
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel("candidate − baseline accuracy (red: regression, green: improved)")
+    save(
+        fig,
+        "baseline.png",
+        f"Candidate against baseline ({comparisons[0].baseline}), paired, 95% intervals",
+    )
+
+
+def _thresholds(ax: Any, values: Sequence[float | None], color: str, style: Any) -> None:
+    """A dash at each level's threshold (x = the level's position)."""
     for i, value in enumerate(values):
         if value is not None:
-            ax.hlines(value, i - 0.35, i + 0.35, colors="#c33", linestyles="--", lw=1.2)
+            ax.hlines(value, i - 0.35, i + 0.35, colors=color, linestyles=style, lw=1.2)

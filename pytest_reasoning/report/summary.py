@@ -4,17 +4,20 @@ needs pytest, so the summary is testable from plain data."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..gates import Comparison, GateResult, LevelStats
+from ..gates.verdicts import failure_cause
 from . import render
 from .tables import (
-    LENGTH_TASKS,
     Partial,
+    breakdown_table,
+    breakdowns,
+    breaks_down,
     comparisons_table,
-    length_table,
     levels_table,
     models_table,
     underpowered,
@@ -67,6 +70,11 @@ class RunSummary:
     undecided: int = 0  # selected gates left undecided by the stop
     deferred: int = 0  # verdicts left to ``pytest-reasoning gate`` (shards, defer mode)
     merged: bool = False  # decided by ``pytest-reasoning gate`` from results files
+    # Sequential levels that settled early: (model, where) → (samples needed, samples of the
+    # level, answers paid for after it settled).
+    sequential: Mapping[Any, tuple[int, int, int]] = field(default_factory=dict)
+    spend: str | None = None  # "spent $… and … tokens on … call(s)" (calls made now)
+    budget_reached: str | None = None  # why the run stopped asking (--reasoning-budget)
 
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
@@ -74,10 +82,16 @@ WRONG_LISTED = 20  # wrong samples listed per level in the step summary
 
 
 def summary_reads(task: str, error: str | None, correct: bool | None, step: bool) -> bool:
-    """Whether the summary reads a sample's row: FLenQA's (the length table) and, for GitHub's
-    step summary (``step``), the wrong and errored ones. A run keeps only these in memory
-    (the summary comes out the same: the tables read no other row)."""
-    return task.startswith(LENGTH_TASKS) or (step and (error is not None or not correct))
+    """Whether the summary reads a sample's row: those of a family with a breakdown (FLenQA
+    by length, ZebraLogic by size) and, for GitHub's step summary (``step``), the wrong and
+    errored ones. A run keeps only these in memory (the summary comes out the same: the
+    tables read no other row)."""
+    return _breaks_down(task) or (step and (error is not None or not correct))
+
+
+@functools.lru_cache(maxsize=256)
+def _breaks_down(task: str) -> bool:
+    return breaks_down(task)
 
 
 def summary_lines(run: RunSummary) -> list[Line]:
@@ -120,6 +134,8 @@ def summary_lines(run: RunSummary) -> list[Line]:
             ("have fewer results rows than samples", "a shard did not run, or its results "
              "file was not given (docs/ci.md)")
             if run.merged
+            else ("were cut short by the budget", "rerun with a larger --reasoning-budget")
+            if run.budget_reached
             else ("ran in part (a selection)", "select whole levels to decide them "
                   f"(-k '{example}', or paste a gate's id)")
         )  # fmt: skip
@@ -130,19 +146,53 @@ def summary_lines(run: RunSummary) -> list[Line]:
                 "yellow",
             )
         )
+    if run.spend:
+        lines.append(Line(f"reasoning: {run.spend}"))
+    if run.budget_reached:
+        lines.append(
+            Line(
+                f"reasoning: STOPPED: {run.budget_reached}; levels cut short are not decided "
+                "(rerun with a larger budget: cached answers are not paid for again)",
+                "yellow bold",
+            )
+        )
+    if run.sequential:
+        needed = sum(n for n, _, _ in run.sequential.values())
+        size = sum(s for _, s, _ in run.sequential.values())
+        late = sum(x for _, _, x in run.sequential.values())
+        spared = 0.0
+        for stats in run.levels:  # what the samples not needed would have cost, at its price
+            counts = run.sequential.get((stats.model, stats.spec.where))
+            if counts and stats.calls and stats.cost_usd:
+                spared += (counts[1] - counts[0] - counts[2]) * stats.cost_usd / stats.calls
+        lines.append(
+            Line(
+                f"reasoning: {len(run.sequential)} sequential level(s) settled early: "
+                f"{needed} of {size} samples needed, {size - needed} not needed"
+                + (f" (about ${spared:.4f} saved)" if spared else "")
+                + (f"; {late} answer(s) paid for after their level settled" if late else ""),
+                "green",
+            )
+        )
     failed = [g for g in run.gates if g.passed is False]
     if failed:
         decided = sum(g.passed is not None for g in run.gates)
         lines.append(Line(f"reasoning: {len(failed)} of {decided} gates FAILED", "red bold"))
+        suites = len({g.stats.spec.suite for g in run.gates}) > 1
         for g in failed:
             s = g.stats
+            where = f"{s.spec.suite} " if suites else ""
+            cause = failure_cause(s)
             lines.append(
-                Line(f"  FAILED {s.model} {s.spec.entry} {s.spec.level}: {g.reason}", "red")
+                Line(
+                    f"  FAILED {s.model} {where}{s.spec.entry} {s.spec.level}: {g.reason}"
+                    + (f"; {cause}" if cause else ""),
+                    "red",
+                )
             )
-    lengths = length_table(run.rows)
-    if lengths:
-        lines.append(Line("accuracy by input length (FLenQA)", sep=True))
-        lines += [Line(t) for t in render.text(lengths).splitlines()]
+    for b in breakdowns(run.rows):
+        lines.append(Line(b.title, sep=True))
+        lines += [Line(t) for t in render.text(breakdown_table(b)).splitlines()]
     if run.comparisons:
         lines += _comparison_lines(run.comparisons)
     return lines
@@ -177,7 +227,8 @@ def error_lines(run: RunSummary) -> list[Line]:
     for model in sorted(set(run.error_messages) | set(run.not_asked)):
         messages = list(run.error_messages.get(model, ()))
         total = sum(c for _, c in messages)
-        lines.append(Line(f"reasoning: errors of {model} ({total}):", "yellow"))
+        what = f"errors of {model} ({total})" if total else f"calls not made to {model}"
+        lines.append(Line(f"reasoning: {what}:", "yellow"))
         for message, count in messages[:SHOWN_CAUSES]:
             lines.append(Line(f"  {count}x {message}", "yellow"))
         if len(messages) > SHOWN_CAUSES:
@@ -186,9 +237,8 @@ def error_lines(run: RunSummary) -> list[Line]:
             )
         skipped = run.not_asked.get(model, 0)
         if skipped:
-            lines.append(
-                Line(f"  {skipped}x not asked: an error above stopped calls to {model}", "yellow")
-            )
+            why = run.budget_reached or f"an error above stopped calls to {model}"
+            lines.append(Line(f"  {skipped}x not asked: {why}", "yellow"))
     return lines
 
 
@@ -236,9 +286,9 @@ def markdown_summary(run: RunSummary) -> str:
     wrong = _wrong_markdown(run.rows)
     if wrong:
         parts += ["", *wrong]
-    lengths = length_table(run.rows)
-    if lengths:
-        parts += ["", "### Accuracy by input length (FLenQA)", "", render.markdown(lengths)]
+    for b in breakdowns(run.rows):
+        title = b.title[0].upper() + b.title[1:]
+        parts += ["", f"### {title}", "", render.markdown(breakdown_table(b))]
     if run.comparisons:
         table = comparisons_table(run.comparisons)
         for row, c in zip(table.rows, run.comparisons, strict=True):

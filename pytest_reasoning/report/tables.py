@@ -9,15 +9,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import level_key
+from ..errors import UnknownTask
 from ..gates import Comparison, GateResult, LevelStats
+from ..gates.verdicts import UNANSWERED
+from ..registry import get_task
+from ..tasks.base import Task
+from ..tasks.breakdown import Breakdown
 
 __all__ = [
     "Table",
+    "breakdown_table",
+    "breakdowns",
+    "breaks_down",
     "comparisons_table",
+    "failure_modes",
     "fmt",
-    "length_table",
     "levels_table",
     "models_table",
+    "unanswered",
     "underpowered",
     "verdict",
 ]
@@ -50,6 +59,8 @@ LEVEL_HEADERS = (
     "95% CI",
     "threshold",
     "gate",
+    "unanswered",
+    "failure modes",
     "errors",
     "tokens",
     "mean latency",
@@ -65,13 +76,18 @@ def levels_table(
     *,
     reasons: bool = False,
     partial: Partial | None = None,
+    suite: bool = False,
 ) -> Table:
     """One row per (model, suite entry, level): the gated measure, its interval, the verdict
     (``partial k/n`` where a selection ran part of the level: not decided; ``INFRA`` where
     every sample failed for infrastructure). With ``reasons``, the gate's one-line reason is a
-    last column (the HTML report)."""
+    last column; with ``suite``, the suite column is there even for one suite (the HTML
+    report)."""
     levels = list(levels)
     partial = partial or {}
+    # Two suites may gate the same task and level differently: their rows stay apart, and
+    # the suite is shown whenever more than one ran.
+    suites = suite or len({s.spec.suite for s in levels}) > 1
     by_stats = {id(g.stats): g for g in gates}
     # Repeats add pass@k and majority vote (and only then: tables without repeats keep
     # their columns).
@@ -98,6 +114,7 @@ def levels_table(
             decided = f"partial {part[0]}/{part[1]}"
         row = [
             s.model,
+            *([s.spec.suite] if suites else []),
             s.spec.entry,
             s.spec.level,
             str(s.n),
@@ -106,6 +123,8 @@ def levels_table(
             f"[{lo:.2f}, {hi:.2f}]" if s.n else "-",
             threshold,
             decided,
+            unanswered(s),
+            failure_modes(s),
             str(s.errors),
             str(s.prompt_tokens + s.completion_tokens),
             _latency(s),
@@ -122,7 +141,30 @@ def levels_table(
             )
         rows.append(row)
     headers = LEVEL_HEADERS + (REPEAT_HEADERS if repeated else ())
+    if any(s.cost_usd for s in ordered):  # priced calls: what each level cost now
+        headers += ("cost",)
+        for row, s in zip(rows, ordered, strict=True):
+            at = len(headers) - 1 + int(suites)  # rows hold the suite column already
+            row.insert(at, f"${s.cost_usd:.4f}" if s.cost_usd else "-")
+    if suites:
+        headers = (headers[0], "suite", *headers[1:])
     return Table(headers + (("reason",) if reasons else ()), rows)
+
+
+def unanswered(s: LevelStats) -> str:
+    """The share of answered samples with no readable answer (truncated, none in the asked
+    format, unreadable: NPHardEval's "failure rate"), of the gate's own n."""
+    if not s.n:
+        return "-"
+    count = sum(s.failure_modes.get(mode, 0) for mode in UNANSWERED)
+    return f"{count / s.n:.2f}" if count else "0"
+
+
+def failure_modes(s: LevelStats, shown: int = 3) -> str:
+    """The level's failure modes with their counts, most frequent first."""
+    modes = sorted(s.failure_modes.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{mode} {count}" for mode, count in modes[:shown])
+    return text + (f", +{len(modes) - shown} more" if len(modes) > shown else "") or "-"
 
 
 def _latency(s: LevelStats) -> str:
@@ -139,16 +181,18 @@ MODEL_HEADERS = ("model", "samples", "answered now", "from cache", "errors", "me
 def models_table(levels: Iterable[LevelStats]) -> Table:
     """Per model: samples, how many were answered now and how many came from the response
     cache (free, instant: a warm rerun), call errors, and the mean latency of the calls made."""
-    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])
+    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0, 0.0])
     for s in levels:
         t = totals[s.model]
         t[0] += s.n + s.errors
         t[1] += s.calls
         t[2] += s.errors
         t[3] += s.latency_total
+        t[4] += s.cost_usd
+    priced = any(t[4] for t in totals.values())
     rows = []
     for model in sorted(totals):
-        samples, calls, errors, latency = totals[model]
+        samples, calls, errors, latency, cost = totals[model]
         rows.append(
             [
                 model,
@@ -157,9 +201,10 @@ def models_table(levels: Iterable[LevelStats]) -> Table:
                 str(int(samples - calls)),
                 str(int(errors)),
                 f"{latency / calls:.2f}s" if calls else "-",
+                *([f"${cost:.4f}" if cost else "-"] if priced else []),
             ]
         )
-    return Table(MODEL_HEADERS, rows)
+    return Table(MODEL_HEADERS + (("cost",) if priced else ()), rows)
 
 
 def underpowered(c: Comparison) -> bool:
@@ -194,7 +239,8 @@ COMPARISON_HEADERS = (
 )
 
 
-def comparisons_table(comparisons: Sequence[Comparison]) -> Table:
+def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False) -> Table:
+    """One row per comparison; with ``suite``, the suite file is the second column."""
     rows = []
     for c in comparisons:
         t = c.table
@@ -213,50 +259,46 @@ def comparisons_table(comparisons: Sequence[Comparison]) -> Table:
                 verdict(c),
             ]
         )
-    return Table(COMPARISON_HEADERS, rows)
+        if suite:
+            rows[-1].insert(1, c.spec.suite)
+    headers = COMPARISON_HEADERS
+    return Table((headers[0], "suite", *headers[1:]) if suite else headers, rows)
 
 
-LENGTH_TASKS = "flenqa."  # the tasks whose rows the length table reads
-
-
-def length_table(rows: Iterable[Mapping[str, Any]]) -> Table:
-    """FLenQA's figure 1 as a table: accuracy per target length for each (model, task,
-    padding, position), then the label bias (share of False answers against the balanced
-    truth's 0.50) and, for chain-of-thought, the answer-first and key-sentence coverage shares.
-    Empty when no FLenQA sample was answered. ``rows`` are results rows (dicts)."""
-    cells: dict[tuple[str, str, str, str], dict[int, list[bool]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    flags: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    lengths: set[int] = set()
+def breakdowns(rows: Iterable[Mapping[str, Any]]) -> list[Breakdown]:
+    """Each task family's own breakdown of its rows (FLenQA by length, ZebraLogic by size:
+    ``Task.breakdown``), in family order; suites told apart when the rows hold several."""
+    families: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in rows:
-        extra = r.get("extra") or {}
-        task = str(r["task"])
-        if (
-            not task.startswith(LENGTH_TASKS)
-            or r.get("error") is not None
-            or "padding" not in extra
-        ):
-            continue
-        key = (str(r["model"]), task, str(extra["padding"]), str(extra["position"]))
-        length = int(extra["target_tokens"])
-        lengths.add(length)
-        cells[key][length].append(bool(r.get("correct")))
-        flags[key].append(r)
-    order = sorted(lengths)
-    headers = ("model", "task", "padding", "position", *map(str, order))
-    headers += ("False share", "answer first", "coverage")
+        families[str(r.get("task", "")).partition(".")[0]].append(r)
+    suites = len({r.get("suite") for r in rows_of(families)}) > 1
     out = []
-    for key in sorted(cells):
-        row = list(key)
-        for length in order:
-            hits = cells[key].get(length, [])
-            row.append(f"{sum(hits) / len(hits):.2f} ({len(hits)})" if hits else "-")
-        outs = flags[key]
-        said = [o.get("extracted") for o in outs if o.get("extracted") in ("True", "False")]
-        row.append(f"{said.count('False') / len(said):.2f}" if said else "-")
-        cot = [o for o in outs if "coverage" in (o.get("extra") or {})]
-        for flag in ("answer_first", "coverage"):
-            row.append(f"{sum(bool(o['extra'][flag]) for o in cot) / len(cot):.2f}" if cot else "-")
-        out.append(row)
-    return Table(headers, out)
+    for _, mine in sorted(families.items()):
+        task = _task(str(mine[0]["task"]))
+        if task is not None and task.breaks_down:
+            found = task.breakdown(mine, suites=suites)
+            if isinstance(found, Breakdown):
+                out.append(found)
+    return out
+
+
+def rows_of(families: Mapping[str, list[Mapping[str, Any]]]) -> Iterable[Mapping[str, Any]]:
+    for rows in families.values():
+        yield from rows
+
+
+def breakdown_table(b: Breakdown) -> Table:
+    return Table(b.headers, [list(row) for row in b.rows])
+
+
+def breaks_down(task: str) -> bool:
+    """Whether ``task``'s family reads its rows for a breakdown (a run keeps them)."""
+    found = _task(task)
+    return found is not None and found.breaks_down
+
+
+def _task(task_id: str) -> Task | None:
+    try:
+        return get_task(task_id)
+    except UnknownTask:  # rows of a task not installed here: no breakdown, no crash
+        return None

@@ -1,1 +1,35 @@
-"""Task families: generators, prompts and scorers. Families never import each other."""
+"""Task families: generators, prompts and scorers (families never import each other), and the
+public face for task authors — everything a third-party family needs (docs/extending.md)::
+
+    from pytest_reasoning.tasks import Chooser, Generated, Item, Knob, Score, Task
+
+A built-in task is extended through its family package (``pytest_reasoning.tasks.dyval``
+exports ``ArithmeticTask``, …); the families' modules themselves are internal."""
+
+from __future__ import annotations
+
+from ..answers import extract_delimited, format_number, normalise_label, parse_number
+from ..core import Item, Score
+from ..rng import Chooser, SeededChooser, derive_seed
+from .base import Generated, Knob, Shortcut, Task, item_id
+from .breakdown import Breakdown, Chart, Panel
+
+__all__ = [
+    "Breakdown",
+    "Chart",
+    "Chooser",
+    "Generated",
+    "Item",
+    "Knob",
+    "Panel",
+    "Score",
+    "SeededChooser",
+    "Shortcut",
+    "Task",
+    "derive_seed",
+    "extract_delimited",
+    "format_number",
+    "item_id",
+    "normalise_label",
+    "parse_number",
+]

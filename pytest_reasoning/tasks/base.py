@@ -576,6 +576,17 @@ class Task(ABC):
         ``None``: the prompt alone does not determine the answer."""
         return None
 
+    # -- the family's own breakdown (report) ----------------------------------------------
+    # Whether :meth:`breakdown` reads this task's rows (a run then keeps them in memory).
+    breaks_down: ClassVar[bool] = False
+
+    def breakdown(self, rows: Sequence[Mapping[str, Any]], *, suites: bool = False) -> Any:
+        """The family's own table (and chart) over the results rows of its tasks, a
+        :class:`~pytest_reasoning.tasks.breakdown.Breakdown` — FLenQA's accuracy by length,
+        ZebraLogic's by size — or None. ``suites``: rows of several suites (tell them
+        apart)."""
+        return None
+
     # -- shortcut audit ------------------------------------------------------------------
     def shortcuts(self) -> Sequence[Shortcut]:
         """The family's declared heuristic rules (see ``pytest-reasoning audit``)."""

@@ -4,6 +4,10 @@ The model name picks the behaviour (see ``BEHAVIOURS``); server-wide latency and
 (seeded) can be set at start or changed through ``POST /control``. ``GET /stats`` counts
 requests, so a test can prove that a warm rerun made zero HTTP requests.
 
+It also speaks OpenAI's Files and Batch API (``batches.py``, with its own faults): a batch's
+lines are answered by the same behaviours, but they are not chat requests and are counted
+apart, in ``stats()["batch"]``.
+
 Run standalone: ``python -m pytest_reasoning.testing.server --port 8765 --latency 0.05``.
 """
 
@@ -23,6 +27,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .batches import BatchDesk, BatchSettings
 
 __all__ = [
     "ALL_FAULTS",
@@ -146,6 +152,144 @@ def narrator_reply(behaviour: str, prompt: str) -> str:
     return " ".join(told)
 
 
+# What a chat request gets: (HTTP status, a JSON object or raw HTML bytes, extra headers).
+ChatReply = tuple[int, Any, dict[str, str]]
+
+
+def chat_reply(
+    model: str,
+    prompt: str,
+    body: dict[str, Any],
+    *,
+    bearer: str = "",
+    heads: bool = True,
+    first: bool = False,
+) -> ChatReply:
+    """The behaviour ``model`` names (``BEHAVIOURS``), answering ``prompt``: shared by the
+    chat endpoint and the batch runner (``testing/batches.py``). ``heads`` is the coin's
+    toss; ``first`` says this prompt was never asked before (``flaky-oracle``)."""
+    if model == "fail-500":
+        return 500, {"error": {"message": "injected failure", "type": "server_error"}}, {}
+    if model == "fail-429":
+        return 429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"}
+    if model == "garbage":
+        return 200, b"<html><body>Bad gateway</body></html>", {}
+    if model == "flaky-oracle" and first:
+        return 500, {"error": {"message": "flaky first attempt"}}, {}
+    if model == "bad-key":
+        message = (
+            "Incorrect API key provided. You can find your API key in your account settings; "
+            "keys are rotated every 90 days and a revoked key stops working at once. Check the "
+            f"environment of the process that sent this request. You passed: {bearer}."
+        )
+        error = {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}
+        return 401, {"error": error}, {}
+    if _OPENAI_REASONING.match(model):
+        return _reasoning_model(model, prompt, body)
+    if model in _REASONING_KINDS:
+        return 200, _reasoning_habit(model, prompt), {}
+    if model in ("oracle", "flaky-oracle"):
+        content = oracle_answer(prompt)
+    elif model.startswith("shallow:"):
+        content = shallow_answer(prompt, int(model.split(":", 1)[1]))
+    elif model == "always-true":
+        content = "<<<True>>>"
+    elif model == "coin":
+        content = oracle_answer(prompt) if heads else "<<<N/A>>>"
+    elif model == "echo":
+        content = prompt
+    elif model in _NARRATORS:
+        content = narrator_reply(model, prompt)
+    elif model.startswith("constant:"):
+        content = model.split(":", 1)[1]
+    elif model == "empty":
+        content = ""
+    elif model == "surrogate":
+        content = oracle_answer(prompt) + " \ud800"
+    elif model.startswith("long:"):
+        content = "x" * int(model.split(":", 1)[1]) + " " + oracle_answer(prompt)
+    else:
+        return 404, {"error": {"message": f"unknown model {model}"}}, {}
+    return 200, completion(model, prompt, content), {}
+
+
+def _reasoning_model(model: str, prompt: str, body: dict[str, Any]) -> ChatReply:
+    """OpenAI's o-series and gpt-5: what they refuse, and reasoning tokens in usage."""
+    if body.get("temperature", 1) != 1:
+        return _bad_request(
+            "temperature",
+            f"Unsupported value: 'temperature' does not support {body['temperature']} with "
+            "this model. Only the default (1) value is supported.",
+        )
+    if "max_tokens" in body:
+        return _bad_request(
+            "max_tokens",
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+            "'max_completion_tokens' instead.",
+        )
+    return 200, completion(model, prompt, oracle_answer(prompt), reasoning_tokens=128), {}
+
+
+def _bad_request(param: str, message: str) -> ChatReply:
+    error = {"message": message, "type": "invalid_request_error", "param": param}
+    return 400, {"error": {**error, "code": "unsupported_parameter"}}, {}
+
+
+def _reasoning_habit(model: str, prompt: str) -> dict[str, Any]:
+    right = oracle_answer(prompt)
+    if model == "think":
+        content = f"<think>A first guess: <<<-1>>>. No, work it out.</think>\n\n{right}"
+    elif model == "think-noopen":
+        content = f"A first guess: <<<-1>>>. No, work it out.</think>\n\n{right}"
+    elif model == "think-unclosed":
+        content = f"<think>Working it out, I would say {right} but let me check again"
+    elif model == "truncated":
+        return completion(model, prompt, f"{right} And to double-check, ", "length")
+    elif model == "reasoning-content":
+        return completion(
+            model,
+            prompt,
+            right,
+            reasoning="Worked out step by step.",
+            reasoning_tokens=_REASONING_TOKENS,
+        )
+    else:  # boxed
+        inner = _DELIMITED.findall(right)
+        content = f"So the result is \\boxed{{{inner[-1] if inner else right}}}."
+    return completion(model, prompt, content)
+
+
+def completion(
+    model: str,
+    prompt: str,
+    content: str,
+    finish_reason: str = "stop",
+    *,
+    reasoning: str | None = None,
+    reasoning_tokens: int | None = None,
+) -> dict[str, Any]:
+    """A chat.completion object (usage counted in words, like a tokenizer would roughly)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    tokens = len(content.split()) + (reasoning_tokens or 0)
+    usage: dict[str, Any] = {
+        "prompt_tokens": len(prompt.split()),
+        "completion_tokens": tokens,
+        "total_tokens": len(prompt.split()) + tokens,
+    }
+    if reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
+        "usage": usage,
+    }
+
+
 @dataclass
 class _State:
     latency_s: float = 0.0
@@ -167,6 +311,8 @@ class _State:
     active: int = 0  # chat requests being answered now (counted through the latency)
     peak: int = 0  # the most at once since the last reset
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The Files and Batch API (testing/batches.py): its lines answer through chat_reply.
+    desk: BatchDesk = field(default_factory=lambda: BatchDesk(chat_reply))
 
 
 def _stats(st: _State) -> dict[str, Any]:
@@ -180,6 +326,7 @@ def _stats(st: _State) -> dict[str, Any]:
             "keys": {m: sorted(k) for m, k in st.keys.items()},
             "order": list(st.order),
             "peak_in_flight": st.peak,
+            "batch": st.desk.stats(),
         }
 
 
@@ -217,8 +364,20 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(obj).encode(), headers=headers)
 
+    def _batch_api(self, method: str, raw: bytes = b"") -> bool:
+        """A Files or Batch API request, answered; False for any other path."""
+        bearer = str(self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        found = self.server.state.desk.handle(method, self.path, self.headers, raw, bearer)
+        if found is None:
+            return False
+        status, body, ctype = found
+        self._send(status, body, ctype)
+        return True
+
     def do_GET(self) -> None:
         st = self.server.state
+        if self._batch_api("GET"):
+            return
         if self.path.rstrip("/") == "/stats":
             self._json(200, _stats(st))
         elif self.path.rstrip("/").endswith("/models"):
@@ -257,7 +416,10 @@ class _Handler(BaseHTTPRequestHandler):
                     st.keys.clear()
                     st.order.clear()
                     st.peak = 0
+            st.desk.control(cfg)
             self._json(200, {"ok": True})
+            return
+        if self._batch_api("POST", raw):
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": "not found"}})
@@ -296,63 +458,13 @@ class _Handler(BaseHTTPRequestHandler):
                 st.active -= 1
         if fault and self._fault(fault):
             return
-        if model == "fail-500":
-            self._json(500, {"error": {"message": "injected failure", "type": "server_error"}})
-            return
-        if model == "fail-429":
-            self._json(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"})
-            return
-        if model == "garbage":
-            self._send(200, b"<html><body>Bad gateway</body></html>", "text/html")
-            return
-        if model == "flaky-oracle" and first_time:
-            self._json(500, {"error": {"message": "flaky first attempt"}})
-            return
-        if model == "bad-key":
-            self._json(
-                401,
-                {
-                    "error": {
-                        "message": "Incorrect API key provided. You can find your API key in "
-                        "your account settings; keys are rotated every 90 days and a revoked "
-                        "key stops working at once. Check the environment of the process that "
-                        f"sent this request. You passed: {bearer}.",
-                        "type": "invalid_request_error",
-                        "code": "invalid_api_key",
-                    }
-                },
-            )
-            return
-        if _OPENAI_REASONING.match(model):
-            self._reasoning_model(model, prompt, body)
-            return
-        if model in _REASONING_KINDS:
-            self._reasoning_habit(model, prompt)
-            return
-        if model in ("oracle", "flaky-oracle"):
-            content = oracle_answer(prompt)
-        elif model.startswith("shallow:"):
-            content = shallow_answer(prompt, int(model.split(":", 1)[1]))
-        elif model == "always-true":
-            content = "<<<True>>>"
-        elif model == "coin":
-            content = oracle_answer(prompt) if heads else "<<<N/A>>>"
-        elif model == "echo":
-            content = prompt
-        elif model in _NARRATORS:
-            content = narrator_reply(model, prompt)
-        elif model.startswith("constant:"):
-            content = model.split(":", 1)[1]
-        elif model == "empty":
-            content = ""
-        elif model == "surrogate":
-            content = oracle_answer(prompt) + " \ud800"
-        elif model.startswith("long:"):
-            content = "x" * int(model.split(":", 1)[1]) + " " + oracle_answer(prompt)
+        self._reply(*chat_reply(model, prompt, body, bearer=bearer, heads=heads, first=first_time))
+
+    def _reply(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        if isinstance(payload, bytes):  # not JSON: the "garbage" behaviour's HTML page
+            self._send(status, payload, "text/html", headers)
         else:
-            self._json(404, {"error": {"message": f"unknown model {model}"}})
-            return
-        self._completion(model, prompt, content)
+            self._json(status, payload, headers)
 
     def _fault(self, kind: str) -> bool:
         if kind == "429":
@@ -362,7 +474,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif kind == "html":
             self._send(200, b"<html>oops</html>", "text/html")
         elif kind == "empty":
-            self._completion("fault", "", "")
+            self._json(200, completion("fault", "", ""))
         elif kind == "truncated":
             self._send(200, b'{"id": "x", "choices": [{"mess')
         elif kind == "429-wait":
@@ -374,9 +486,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif kind == "hang":
             if self._client_left_within(self.server.state.hang_s):
                 return True
-            self._completion("fault", "", "late")
+            self._json(200, completion("fault", "", "late"))
         elif kind == "huge":
-            self._completion("fault", "", "x" * 10_000_000)
+            self._json(200, completion("fault", "", "x" * 10_000_000))
         else:
             return False
         return True
@@ -401,85 +513,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         return left
 
-    def _reasoning_model(self, model: str, prompt: str, body: dict[str, Any]) -> None:
-        """OpenAI's o-series and gpt-5: what they refuse, and reasoning tokens in usage."""
-        if body.get("temperature", 1) != 1:
-            self._bad_request(
-                "temperature",
-                f"Unsupported value: 'temperature' does not support {body['temperature']} with "
-                "this model. Only the default (1) value is supported.",
-            )
-        elif "max_tokens" in body:
-            self._bad_request(
-                "max_tokens",
-                "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
-                "'max_completion_tokens' instead.",
-            )
-        else:
-            self._completion(model, prompt, oracle_answer(prompt), reasoning_tokens=128)
-
-    def _bad_request(self, param: str, message: str) -> None:
-        error = {"message": message, "type": "invalid_request_error", "param": param}
-        self._json(400, {"error": {**error, "code": "unsupported_parameter"}})
-
-    def _reasoning_habit(self, model: str, prompt: str) -> None:
-        right = oracle_answer(prompt)
-        if model == "think":
-            content = f"<think>A first guess: <<<-1>>>. No, work it out.</think>\n\n{right}"
-        elif model == "think-noopen":
-            content = f"A first guess: <<<-1>>>. No, work it out.</think>\n\n{right}"
-        elif model == "think-unclosed":
-            content = f"<think>Working it out, I would say {right} but let me check again"
-        elif model == "truncated":
-            self._completion(model, prompt, f"{right} And to double-check, ", "length")
-            return
-        elif model == "reasoning-content":
-            self._completion(
-                model,
-                prompt,
-                right,
-                reasoning="Worked out step by step.",
-                reasoning_tokens=_REASONING_TOKENS,
-            )
-            return
-        else:  # boxed
-            inner = _DELIMITED.findall(right)
-            content = f"So the result is \\boxed{{{inner[-1] if inner else right}}}."
-        self._completion(model, prompt, content)
-
-    def _completion(
-        self,
-        model: str,
-        prompt: str,
-        content: str,
-        finish_reason: str = "stop",
-        *,
-        reasoning: str | None = None,
-        reasoning_tokens: int | None = None,
-    ) -> None:
-        message: dict[str, Any] = {"role": "assistant", "content": content}
-        if reasoning is not None:
-            message["reasoning_content"] = reasoning
-        completion = len(content.split()) + (reasoning_tokens or 0)
-        usage: dict[str, Any] = {
-            "prompt_tokens": len(prompt.split()),
-            "completion_tokens": completion,
-            "total_tokens": len(prompt.split()) + completion,
-        }
-        if reasoning_tokens is not None:
-            usage["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
-        self._json(
-            200,
-            {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion",
-                "created": 0,
-                "model": model,
-                "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
-                "usage": usage,
-            },
-        )
-
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -497,6 +530,7 @@ class FakeOpenAIServer:
         fault_rate: float = 0.0,
         fault_kinds: tuple[str, ...] = FAULT_KINDS,
         seed: int = 0,
+        batch: BatchSettings | None = None,
     ) -> None:
         self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.state = _State(
@@ -504,6 +538,7 @@ class FakeOpenAIServer:
             fault_rate=fault_rate,
             fault_kinds=fault_kinds,
             rng=random.Random(seed),
+            desk=BatchDesk(chat_reply, batch, seed),
         )
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -529,7 +564,14 @@ class FakeOpenAIServer:
             for k, v in cfg.items():
                 setattr(st, k, v)
 
+    def control(self, **cfg: Any) -> None:
+        """What ``POST /control`` does (the batch faults too: see ``testing/batches.py``)."""
+        st = self._server.state
+        st.desk.control(cfg)
+        self.configure(**{k: v for k, v in cfg.items() if hasattr(st, k)})
+
     def close(self) -> None:
+        self._server.state.desk.close()
         self._server.shutdown()
         self._server.server_close()
 
@@ -546,9 +588,15 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--fault-rate", type=float, default=0.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch-line-s", type=float, default=0.0, help="seconds per batch line")
+    ap.add_argument("--no-batches", action="store_true", help="no Files or Batch API (404)")
     args = ap.parse_args()
     srv = FakeOpenAIServer(
-        port=args.port, latency_s=args.latency, fault_rate=args.fault_rate, seed=args.seed
+        port=args.port,
+        latency_s=args.latency,
+        fault_rate=args.fault_rate,
+        seed=args.seed,
+        batch=BatchSettings(enabled=not args.no_batches, line_s=args.batch_line_s),
     )
     print(f"listening on {srv.url}", flush=True)
     try:

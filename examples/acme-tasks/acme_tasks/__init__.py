@@ -11,10 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from pytest_reasoning import Chooser, Item, Score
-from pytest_reasoning.answers import extract_delimited
-from pytest_reasoning.tasks.base import Generated, Knob, Task
-from pytest_reasoning.tasks.dyval.arithmetic import ArithmeticTask
+from pytest_reasoning.tasks import Chooser, Generated, Item, Knob, Score, Task, extract_delimited
+from pytest_reasoning.tasks.dyval import ArithmeticTask
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 

@@ -23,6 +23,7 @@ from ...rng import Chooser, SeededChooser, derive_seed
 from ..base import Generated, Knob, Shortcut, Task
 from ..names import first_names, last_names
 from . import corpus, shortcuts, solver
+from .breakdown import length_breakdown
 from .tokens import count
 from .vocab import (
     CONCLUSIONS,
@@ -69,7 +70,10 @@ def _names() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return first_names(banned), last_names(banned)
 
 
-_encoded = lru_cache(maxsize=200_000)(count)
+# Bounded caches: a 128k-token item holds about 8,000 distinct sentences, so this keeps several
+# items' counts and memory stops growing after a few long items (docs/benchmarks.md).
+_CACHE = 50_000
+_encoded = lru_cache(maxsize=_CACHE)(count)
 _KNOWN: dict[str, int] = {}  # bank sentences (with their leading space), counted by parts
 
 
@@ -86,7 +90,7 @@ def _filled(template: str, slot: str, value: str) -> str:
     sentence = template.replace(slot, value)
     key = " " + sentence
     if key not in _KNOWN:
-        if len(_KNOWN) > 200_000:
+        if len(_KNOWN) > _CACHE:
             _KNOWN.clear()
         parts = template.split(slot)  # text around each mention (one sentence has two)
         total = _encoded(" " + parts[0][:-1]) if parts[0] else 0
@@ -139,6 +143,8 @@ def _continue(
 
 
 _RUN = 12  # bank sentences drawn up front for one paragraph
+_LOW = 2 * _RUN  # past the paper's lengths, a bank this close to spent starts a new round
+PAPER_MAX = 3000  # the paper's longest level: up to it no filler template is used twice
 
 
 def _mentions(text: str, words: frozenset[str]) -> bool:
@@ -148,6 +154,12 @@ def _mentions(text: str, words: frozenset[str]) -> bool:
 class FlenqaTask(Task):
     levels = ("250", "500", "1000", "2000", "3000")
     styles = ("direct", "cot")
+    breaks_down = True  # accuracy by input length (breakdown.py)
+
+    def breakdown(self, rows: Sequence[Mapping[str, Any]], *, suites: bool = False) -> Any:
+        return length_breakdown(rows, suites=suites)
+
+    banks: ClassVar[tuple[Sequence[str], ...]] = (PERSON_BANK,)  # where fillers come from
     knobs: ClassVar[dict[str, Knob]] = {
         "target_tokens": Knob(
             "target_tokens", int, "prompt length in cl100k tokens (the level)", minimum=100,
@@ -223,7 +235,9 @@ class FlenqaTask(Task):
         material = SeededChooser(chooser.randint(0, 2**63 - 1))
         if padding == "different":
             corpus.sentences(params["padding_corpus"])  # a bad path fails before any work
-        source = self._padding(base, padding, params["padding_corpus"], material)
+        source = self._padding(
+            base, padding, params["padding_corpus"], material, recycle=target > PAPER_MAX
+        )
 
         head_text, tail_text = base.head or INTRO, self.tail(base)
         head = _count(f"{head_text}\n\n")
@@ -255,6 +269,16 @@ class FlenqaTask(Task):
             if abs(size + step - aim) >= abs(size - aim):
                 break
             k, size = k + 1, size + step
+        # The per-sentence guess misses by about a token per paragraph break: nothing at the
+        # paper's lengths, hundreds of sentences at 128k with short `similar` paragraphs.
+        # Jump by the measured miss first (secant steps on exact counts), so the walk below
+        # stays a few sentences long at any length.
+        for _ in range(8):
+            miss = measure(k) + _cot_extra() // 2 - target
+            if abs(miss) <= MAX_SENTENCE or k == 0:
+                break
+            per = max(1.0, (measure(k) - fixed) / k)
+            k = max(0, k - round(miss / per))
         best = abs(measure(k) + _cot_extra() // 2 - target)
         for d in (1, -1):
             while k + d >= 0 and (trial := abs(measure(k + d) + _cot_extra() // 2 - target)) < best:
@@ -348,9 +372,11 @@ class FlenqaTask(Task):
         return out
 
     def _padding(
-        self, base: Base, kind: str, corpus_name: str, chooser: Chooser
+        self, base: Base, kind: str, corpus_name: str, chooser: Chooser, *, recycle: bool = False
     ) -> Iterator[tuple[str, int]]:
-        """An endless stream of (sentence, paragraph number) to pad with."""
+        """An endless stream of (sentence, paragraph number) to pad with. With ``recycle``
+        (lengths past the paper's), ``similar`` padding reuses the filler templates once the
+        banks run low, never the sample's own."""
         para = 0
         if kind == "duplicate":
             while True:  # the key paragraphs again, alternately
@@ -361,6 +387,10 @@ class FlenqaTask(Task):
         if kind == "similar":
             used = set(base.templates)
             while True:  # key paragraphs of other instances that name none of ours
+                if recycle and any(
+                    len(bank) - len(used.intersection(bank)) < _LOW for bank in self.banks
+                ):
+                    used = set(base.templates)  # a new round of the banks
                 other = self.base(chooser, chooser.random() < 0.5, used)
                 if other.entities & base.entities:
                     continue
@@ -522,6 +552,7 @@ class MonoRelTask(FlenqaTask):
 
 class PeopleInRoomsTask(FlenqaTask):
     id = "flenqa.people_in_rooms"
+    banks = (PERSON_BANK, ROOM_BANK)
     description = "A person is in a room, the room has a property; is the person in a room with it?"
 
     def shortcuts(self) -> Sequence[Shortcut]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from .clues import Clue, Ref
 
-__all__ = ["Uniqueness", "reduce_clues"]
+__all__ = ["Uniqueness", "conflicts", "reduce_clues"]
 
 # Where pos(b) may be, relative to pos(a), for each relation kind.
 _OFFSETS: dict[str, tuple[int, ...]] = {
@@ -30,7 +30,17 @@ _OFFSETS: dict[str, tuple[int, ...]] = {
 class Uniqueness:
     """Decides whether a set of true clues pins the gold grid down as the only solution."""
 
-    def __init__(self, grid: Sequence[dict[str, str]], clues: Sequence[Clue]) -> None:
+    def __init__(
+        self,
+        grid: Sequence[dict[str, str]],
+        clues: Sequence[Clue],
+        extra: Sequence[Ref] = (),
+        *,
+        block: bool = True,
+    ) -> None:
+        """``extra``: values outside the grid (red herring attributes), each in exactly one
+        house and free otherwise. Without ``block`` the solver looks for any solution (the
+        difficulty measure), not a second one."""
         from pysat.solvers import Solver  # 20 ms to import: only when a puzzle is built
 
         self.n = n = len(grid)
@@ -39,6 +49,8 @@ class Uniqueness:
         for house in grid:
             for f, v in house.items():
                 self.index[(f, v)] = len(self.index)
+        for ref in extra:
+            self.index[ref] = len(self.index)
         self.solver: Any = Solver(name="minisat22")
         add = self.solver.add_clause
         feats = list(grid[0])
@@ -54,22 +66,26 @@ class Uniqueness:
                 for i, r in enumerate(refs):
                     for s in refs[i + 1 :]:
                         add([-self.var(r, h), -self.var(s, h)])
-        # Any other grid differs from the gold one in some cell.
-        add([-self.var((f, house[f]), h) for h, house in enumerate(grid) for f in feats])
+        for ref in extra:  # one person has the attribute; any person may have several
+            add([self.var(ref, h) for h in range(n)])
+            for h in range(n):
+                for k in range(h + 1, n):
+                    add([-self.var(ref, h), -self.var(ref, k)])
+        if block:  # any other grid differs from the gold one in some cell
+            add([-self.var((f, house[f]), h) for h, house in enumerate(grid) for f in feats])
         self.next_var = len(self.index) * n + 1
-        self.selector: dict[int, int] = {}
+        self.selector = [0] * len(clues)  # clue index -> its selector literal (0: none yet)
         self.calls = 0
 
     def var(self, ref: Ref, house: int) -> int:
         return self.index[ref] * self.n + house + 1
 
     def _selector(self, i: int) -> int:
-        s = self.selector.get(i)
-        if s is None:
+        s = self.selector[i]
+        if not s:
             s = self.selector[i] = self.next_var
             self.next_var += 1
-            for clause in self._clauses(self.clues[i]):
-                self.solver.add_clause([*clause, -s])
+            self.solver.append_formula([[*clause, -s] for clause in self._clauses(self.clues[i])])
         return s
 
     def _clauses(self, clue: Clue) -> list[list[int]]:
@@ -83,16 +99,33 @@ class Uniqueness:
             return [[-(a + h), *range(b + h + 1, b + n)] for h in range(n)]
         if kind == "right_of":
             return [[-(a + h), *range(b, b + h)] for h in range(n)]
+        if kind == "different_house":
+            return [[-(a + h), -(b + h)] for h in range(n)]
         offsets = _OFFSETS[kind]
         return [[-(a + h), *(b + h + d for d in offsets if 0 <= h + d < n)] for h in range(n)]
 
     def unique(self, active: Sequence[int]) -> bool:
         """Whether the clues at indices ``active`` leave the gold grid as the only solution."""
         self.calls += 1
-        return not self.solver.solve(assumptions=[self._selector(i) for i in active])
+        sel = self.selector
+        return not self.solver.solve(assumptions=[sel[i] or self._selector(i) for i in active])
 
     def close(self) -> None:
         self.solver.delete()
+
+
+def conflicts(grid: Sequence[dict[str, str]], clues: Sequence[Clue]) -> int:
+    """How many conflicts a fresh MiniSat meets finding the solution of ``clues`` (the
+    grid's constraints and the clues; nothing about the gold grid): the difficulty measure
+    ZebraLogic takes from Z3. Deterministic: MiniSat's choices depend on the clause order."""
+    check = Uniqueness(grid, clues, block=False)
+    try:
+        found = check.solver.solve(assumptions=[check._selector(i) for i in range(len(clues))])
+        if not found:  # true clues of the grid always admit it
+            raise AssertionError("the clues contradict their own grid")
+        return int(check.solver.accum_stats()["conflicts"])
+    finally:
+        check.close()
 
 
 def reduce_clues(check: Uniqueness, order: Sequence[int], min_clues: int = 0) -> list[int]:

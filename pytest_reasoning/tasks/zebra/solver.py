@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "HERRING",
     "Puzzle",
     "SolverError",
     "Step",
@@ -29,6 +30,9 @@ class SolverError(ValueError):
 
 
 Ref = tuple[str, str]
+# A clue that names no grid value, or one and no house: a red herring, set aside (it cannot
+# narrow the grid; with it ignored the solver can only find MORE grids, never fewer).
+HERRING: tuple[str, Ref, Ref | None, int | None] = ("red_herring", ("", ""), None, None)
 
 
 @dataclass(frozen=True)
@@ -97,10 +101,13 @@ def parse_prompt(prompt: str) -> Puzzle:
         found = [(owner[x.group(0)], x.group(0)) for x in mention.finditer(sentence)]
         rest = mention.sub("@", sentence).lower()
         texts.append(sentence)
-        if len(found) == 1:
+        if not found:
+            clues.append(HERRING)
+        elif len(found) == 1:
             hm = re.search(r"house (\d+)", rest) or re.search(r"the (\w+) house", rest)
             if hm is None:
-                raise SolverError(f"no house in clue {sentence!r}")
+                clues.append(HERRING)
+                continue
             word = hm.group(1)
             house = int(word) if word.isdigit() else _ORD.get(word)
             if house is None:
@@ -132,7 +139,8 @@ class _State:
             [self.at[(f, v)] for v in vs] for f, vs in puzzle.features.items()
         ]  # one per feature
         self.clues = [
-            (k, self.at[a], self.at[b] if b else -1, h or 0) for k, a, b, h in puzzle.clues
+            (k, -1, -1, 0) if k == HERRING[0] else (k, self.at[a], self.at[b] if b else -1, h or 0)
+            for k, a, b, h in puzzle.clues
         ]
 
 
@@ -170,6 +178,8 @@ def _propagate(s: _State, dom: list[int], log: list[tuple[int, int, str]] | None
         changed = False
         for c, (kind, a, b, h) in enumerate(s.clues):
             why = f"clue {c + 1}"
+            if a < 0:  # a red herring
+                continue
             if b < 0:
                 bit = 1 << (h - 1)
                 if not narrow(a, bit if kind == "found_at" else full & ~bit, why):
@@ -354,6 +364,8 @@ def _reasons(
         changed = False
         for c, (kind, a, b, h) in enumerate(s.clues):
             me = 1 << c
+            if a < 0:  # a red herring
+                continue
             if b < 0:
                 bit = 1 << (h - 1)
                 if not narrow(a, bit if kind == "found_at" else full & ~bit, me):

@@ -13,13 +13,22 @@ from ...core import Item, Score, canonical_json
 from ...errors import InvalidArgument, UnknownLevel
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut, Task
-from . import shortcuts, solver
+from . import herrings, shortcuts, solver
+from .breakdown import size_breakdown
 from .clues import KINDS, Clue, holds, names, render, true_clues
 from .grid import extract_grid, norm
 from .pools import FEATURES, NAME, feature, phrase
-from .sat import Uniqueness, reduce_clues
+from .sat import Uniqueness, conflicts, reduce_clues
 
-__all__ = ["DEFAULT_WEIGHTS", "EASY_THRESHOLD", "MAX_FEATURES", "MAX_HOUSES", "ZebraGridTask"]
+__all__ = [
+    "BUCKETS",
+    "DEFAULT_WEIGHTS",
+    "EASY_THRESHOLD",
+    "MAX_FEATURES",
+    "MAX_HERRINGS",
+    "MAX_HOUSES",
+    "ZebraGridTask",
+]
 
 MAX_HOUSES = 10  # every pool has ten values (months twelve)
 MAX_FEATURES = len(FEATURES)
@@ -44,6 +53,17 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 
 _LEVEL = re.compile(r"(\d+)x(\d+)")
 _ATTEMPTS = 20  # fresh grids tried when max_clues rejects one
+MAX_HERRINGS = 8
+
+# The ZebraLogic leaderboard's size buckets (search space (N!)^M below 10^3, below 10^6,
+# below 10^10, and above), as levels whose items draw their size from the bucket in turn:
+# item i is sizes[i % len(sizes)], so a bucket of 40 puzzles per size is the paper's set.
+BUCKETS: dict[str, tuple[str, ...]] = {
+    "Small": ("2x2", "2x3", "2x4", "2x5", "2x6", "3x2", "3x3", "4x2"),
+    "Medium": ("3x4", "3x5", "3x6", "4x3", "4x4", "5x2", "6x2"),
+    "Large": ("4x5", "5x3", "4x6", "5x4", "6x3"),
+    "XL": ("5x5", "6x4", "5x6", "6x5", "6x6"),
+}
 
 
 def log10_space(houses: int, features: int) -> float:
@@ -51,12 +71,27 @@ def log10_space(houses: int, features: int) -> float:
     return -features * math.log10(math.factorial(houses))
 
 
+def _size(text: str) -> tuple[int, int] | None:
+    m = _LEVEL.fullmatch(text)
+    if m is None:
+        return None
+    n, k = int(m.group(1)), int(m.group(2))
+    return (n, k) if 2 <= n <= MAX_HOUSES and 2 <= k <= MAX_FEATURES else None
+
+
+def _sizes(params: Mapping[str, Any]) -> list[tuple[int, int]]:
+    if "sizes" in params:
+        return [_size(x) or (0, 0) for x in params["sizes"]]
+    return [(params["houses"], params["features"])]
+
+
 class ZebraGridTask(Task):
     id = "zebra.grid"
-    levels = tuple(f"{n}x{m}" for n in range(2, 7) for m in range(2, 7))
+    levels = (*(f"{n}x{m}" for n in range(2, 7) for m in range(2, 7)), *BUCKETS)
     styles = ("direct", "cot", "oneshot")
     example_styles = ("oneshot",)
     partial_credit = True  # cell accuracy
+    breaks_down = True  # accuracy by puzzle size (breakdown.py)
     description = "Logic grid puzzles with a proven unique solution; NxM = houses x features."
     knobs: ClassVar[dict[str, Knob]] = {
         # The level names the size; these override it (for frontier searches over size).
@@ -75,31 +110,62 @@ class ZebraGridTask(Task):
         "max_clues": Knob(
             "max_clues", int, "redraw puzzles whose minimal clue set is larger", minimum=1
         ),
+        "red_herrings": Knob(
+            "red_herrings",
+            int,
+            "true clues about attributes outside the grid (MultiZebraLogic), added to the "
+            "minimal set",
+            minimum=0,
+            maximum=MAX_HERRINGS,
+        ),
+        "sizes": Knob(
+            "sizes",
+            list,
+            "NxM sizes item i draws from in turn (i mod their count); a bucket level's set",
+            item_kind=str,
+        ),
     }
 
     # -- levels ------------------------------------------------------------------------------
     def check_level(self, level: str) -> None:
-        m = _LEVEL.fullmatch(level)
-        if (
-            m is None
-            or not 2 <= int(m.group(1)) <= MAX_HOUSES
-            or not 2 <= int(m.group(2)) <= MAX_FEATURES
-        ):
+        if level not in BUCKETS and _size(level) is None:
             raise UnknownLevel(
                 f"unknown level {level!r} for {self.id}; expected NxM with 2 <= N <= "
-                f"{MAX_HOUSES} houses and 2 <= M <= {MAX_FEATURES} features, e.g. 4x4"
+                f"{MAX_HOUSES} houses and 2 <= M <= {MAX_FEATURES} features, e.g. 4x4, or a "
+                f"leaderboard bucket: {', '.join(BUCKETS)}"
             )
+
+    def breakdown(self, rows: Sequence[Mapping[str, Any]], *, suites: bool = False) -> Any:
+        return size_breakdown(rows, suites=suites)
 
     def preset(self, level: str) -> dict[str, Any]:
         self.check_level(level)
+        common = {"clue_weights": dict(DEFAULT_WEIGHTS), "min_clues": 0, "red_herrings": 0}
+        if level in BUCKETS:
+            return {"sizes": list(BUCKETS[level]), **common}
         n, m = map(int, level.split("x"))
-        return {"houses": n, "features": m, "clue_weights": dict(DEFAULT_WEIGHTS), "min_clues": 0}
+        return {"houses": n, "features": m, **common}
 
     def adapt(self, params: dict[str, Any], given: set[str]) -> None:
         if "clue_weights" in given:  # a partial mapping changes only the kinds it names
             params["clue_weights"] = {**DEFAULT_WEIGHTS, **params["clue_weights"]}
+        if "sizes" in params:
+            both = sorted(given & {"houses", "features"})
+            if both:
+                raise InvalidArgument(
+                    f"knob '{both[0]}': not with 'sizes' (each item's size comes from "
+                    "'sizes'; give an NxM level to set the size)"
+                )
+            params.pop("houses", None)
+            params.pop("features", None)
 
     def check_combination(self, params: Mapping[str, Any]) -> None:
+        for text in params.get("sizes", ()):
+            if _size(text) is None:
+                raise InvalidArgument(
+                    f"knob 'sizes': {text!r} is not a size; expected NxM with 2 <= N <= "
+                    f"{MAX_HOUSES} and 2 <= M <= {MAX_FEATURES}, e.g. 7x7"
+                )
         if not any(params["clue_weights"].values()):
             raise InvalidArgument("knob 'clue_weights': every kind is weighted 0")
         if "max_clues" in params and params["max_clues"] < params["min_clues"]:
@@ -108,8 +174,12 @@ class ZebraGridTask(Task):
             )
 
     # -- generation --------------------------------------------------------------------------
+    def stratum(self, params: Mapping[str, Any], index: int) -> int:
+        return index % len(_sizes(params))  # a bucket's sizes exhaust apart
+
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
-        n, m = params["houses"], params["features"]
+        sizes = _sizes(params)
+        n, m = sizes[index % len(sizes)]
         weights = params["clue_weights"]
         for _ in range(_ATTEMPTS):
             feats = [NAME, *chooser.sample(FEATURES[1:], m - 1)]
@@ -123,9 +193,25 @@ class ZebraGridTask(Task):
                 f"knob 'max_clues': {params['max_clues']} clues are too few for {n}x{m} "
                 f"puzzles here (the last of {_ATTEMPTS} needed {len(kept)})"
             )
-        chooser.shuffle(kept)
-        clues, lines = [], []
-        for clue in kept:
+        hard = conflicts(grid, kept)
+        herring_count = params.get("red_herrings", 0)
+        told: list[Clue | herrings.Herring] = list(kept)
+        if herring_count:
+            extra = herrings.draw(grid, herring_count, _phrase, chooser)
+            _prove_with_herrings(grid, kept, extra)
+            told += extra
+        chooser.shuffle(told)
+        clues: list[dict[str, Any]] = []
+        lines: list[str] = []
+        for clue in told:
+            if isinstance(clue, herrings.Herring):
+                subject = list(clue.subject) if clue.subject else None
+                clues.append(
+                    {"kind": RED_HERRING, "herring": clue.kind, "a": subject, "b": None,
+                     "house": None, "text": clue.text}
+                )  # fmt: skip
+                lines.append(clue.text)
+                continue
             stated, text = render(clue, chooser)
             clues.append({**stated.to_dict(), "text": text})
             lines.append(text)
@@ -137,6 +223,12 @@ class ZebraGridTask(Task):
             "clues": clues,
             "log10_space": round(space, 6),
             "difficulty": "easy" if space > EASY_THRESHOLD else "hard",
+            "size": f"{n}x{m}",
+            # The paper's two difficulty measures: log10 of the search space (N!)^M, and
+            # the conflicts a SAT solver meets finding the solution (MiniSat here, Z3 there).
+            "search_space_log10": round(-space, 6),
+            "sat_conflicts": hard,
+            "red_herrings": herring_count,
         }
         return Generated(
             problem=problem,
@@ -185,10 +277,12 @@ class ZebraGridTask(Task):
         return 1
 
     def example_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        # The one-shot example is small whatever the item's size, as in the paper (2x3 there).
+        # The one-shot example is small whatever the item's size, as in the paper (2x3 there),
+        # and has no red herrings.
+        sizes = _sizes(params)
         return {
-            "houses": min(3, params["houses"]),
-            "features": min(3, params["features"]),
+            "houses": min(3, *(n for n, _ in sizes)),
+            "features": min(3, *(m for _, m in sizes)),
             "clue_weights": dict(DEFAULT_WEIGHTS),
             "min_clues": 0,
         }
@@ -236,17 +330,20 @@ class ZebraGridTask(Task):
     # -- scoring -----------------------------------------------------------------------------
     def score(self, item: Item, response: str) -> Score:
         problem = item.problem
+        # The difficulty measures travel with every results row (items exported before
+        # issue 33 lack some).
+        facts = {k: problem[k] for k in _MEASURES if k in problem}
         gold: list[dict[str, str]] = json.loads(item.answer)
         grid, failure = extract_grid(response, problem["features"], problem["houses"])
         if grid is None:
-            return Score(False, None, failure, value=0.0)
+            return Score(False, None, failure, value=0.0, extra=facts)
         right = sum(
             norm(v) == grid[h].get(f) for h, house in enumerate(gold) for f, v in house.items()
         )
         cells = len(gold) * len(gold[0])
         extracted = canonical_json(grid)
         if right == cells:
-            return Score(True, extracted, None, value=1.0)
+            return Score(True, extracted, None, value=1.0, extra=facts)
         # Where the answer puts each value (a value written twice or not at all: unknown).
         pos: dict[tuple[str, str], int] = {}
         seen: set[tuple[str, str]] = set()
@@ -262,6 +359,8 @@ class ZebraGridTask(Task):
                     pos[(f, v)] = h + 1
                 seen.add((f, v))
         for i, c in enumerate(problem["clues"], 1):
+            if c["kind"] == RED_HERRING:  # says nothing about the grid
+                continue
             clue = Clue(c["kind"], tuple(c["a"]), tuple(c["b"]) if c["b"] else None, c["house"])
             if holds(clue, pos) is False:
                 return Score(
@@ -269,10 +368,10 @@ class ZebraGridTask(Task):
                     extracted,
                     "contradiction",
                     value=right / cells,
-                    extra={"detail": f"breaks clue {i}: {c['text']}"},
+                    extra={**facts, "detail": f"breaks clue {i}: {c['text']}"},
                 )
         mode = "partial_grid" if right else "wrong_grid"
-        return Score(False, extracted, mode, value=right / cells)
+        return Score(False, extracted, mode, value=right / cells, extra=facts)
 
     # -- solving -----------------------------------------------------------------------------
     def solve(self, item: Item) -> str:
@@ -320,7 +419,34 @@ def _puzzle(problem: Mapping[str, Any]) -> solver.Puzzle:
         houses=problem["houses"],
         features={f: list(vs) for f, vs in problem["features"].items()},
         clues=[
-            (c["kind"], tuple(c["a"]), tuple(c["b"]) if c["b"] else None, c["house"])
+            solver.HERRING
+            if c["kind"] == RED_HERRING
+            else (c["kind"], tuple(c["a"]), tuple(c["b"]) if c["b"] else None, c["house"])
             for c in problem["clues"]
         ],
     )
+
+
+RED_HERRING = "red_herring"
+_MEASURES = ("size", "search_space_log10", "sat_conflicts", "red_herrings")
+
+
+def _phrase(ref: tuple[str, str]) -> str:
+    return phrase(feature(ref[0]), ref[1])
+
+
+def _prove_with_herrings(
+    grid: Sequence[dict[str, str]], kept: Sequence[Clue], extra: Sequence[herrings.Herring]
+) -> None:
+    """Prove that the clues with the red herrings still force exactly the gold grid (the
+    herring attributes as extra values: one house each, free otherwise)."""
+    states = [c for h in extra for c in h.states]
+    refs = [r for c in states for r in (c.a, c.b) if r and r[0] == herrings.HERRING]
+    every = range(len(kept) + len(states))
+    for block in (False, True):  # the gold grid still fits; no other grid does
+        check = Uniqueness(grid, [*kept, *states], list(dict.fromkeys(refs)), block=block)
+        try:
+            if check.unique(every) is not block:  # by construction never
+                raise AssertionError("red herrings changed what the clues allow")
+        finally:
+            check.close()

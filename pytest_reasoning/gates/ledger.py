@@ -1,0 +1,520 @@
+"""The one verdict ledger: every gate and comparison of a run is decided here, whether the
+samples come report by report (a pytest run's controller) or from results files
+(``pytest-reasoning gate``), so the two can never disagree.
+
+It is told what each level should hold (:meth:`Ledger.plan`: its size, its gate's and its
+comparison's verdict ids), fed one answered sample at a time (:meth:`Ledger.add`), and decides:
+
+- a **gate** as soon as its level is whole (every sample in), on its own tallies; a level with
+  fewer samples than planned is *not decided* (``not decided (N of M samples)``), never decided
+  on fewer samples;
+- the **comparisons** against a baseline at the end, per candidate, Holm-corrected across the
+  candidate's compared levels — the *family*. A family is decided only when every one of its
+  levels is whole: the family a merge with a missing shard could form is smaller than the full
+  run's, and Holm's correction over fewer levels is weaker (a p-value adjusted by 3 instead of
+  9), so a verdict on it could pass what the full run fails. Such a family reads "not decided";
+- the run-wide **error budget** (infrastructure, not the model).
+
+**Sequential levels** (``sequential: true``, docs/sequential.md) are fed in collection order
+(``position``; answers that arrive early wait) to the anytime-valid tests of
+``gates.sequential``; a level *settles* as soon as its gate and its comparison are decided,
+and is then whole at that point: later answers are counted as paid past the stop, never in a
+verdict or a figure, and the run is told (:meth:`Ledger.settled`) so that it stops asking. The
+stopping point depends only on the answers in collection order, so a run with or without
+``-n``, a shard and a merge settle the same level at the same sample.
+
+Deferred verdicts (``--reasoning-defer-gates``; comparisons in a shard) are reported as such.
+Pure: no pytest, no files; a row read from a file is type-checked before it gets here
+(``gates.rows``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..core import Outcome
+from .clustered import majority_correct
+from .comparison import Comparison, PairAnswer, PairKey, adjust, baseline_answers, compare
+from .rules import GateSpec
+from .sequential import Decision, PairedSequence, ThresholdSequence
+from .threshold import GateResult, LevelStats, decide_gates
+from .verdicts import (
+    INFRASTRUCTURE_ID,
+    Tally,
+    Verdict,
+    comparison_verdict,
+    deferred_verdict,
+    gate_verdict,
+    infrastructure_message,
+    partial_verdict,
+)
+
+__all__ = ["Ledger", "StoredBaseline"]
+
+Where = tuple[str, str, str]  # (suite, entry, level)
+Key = tuple[str, Where]  # (model, where)
+# A stored baseline (--reasoning-baseline-results): its verdict per item and prompt, its name.
+StoredBaseline = tuple[Mapping[PairKey, bool | None], str]
+
+
+@dataclass
+class _Level:
+    """What one model's level should hold and what it holds so far."""
+
+    spec: GateSpec
+    task: str
+    size: int = 0  # its samples (0: not known yet)
+    received: int = 0  # samples in (with a sequential level's waiting and late ones)
+    gate_id: str | None = None
+    comparison_id: str | None = None
+    stats: LevelStats | None = None
+    repeats: int = 1  # samples per item
+    family: int = 1  # levels under the candidate's Holm correction (sequential comparisons)
+    # A sequential level: answers taken in collection order, item by item (``repeats``
+    # samples each); an item is *counted* (tallies, pairs, tests) once its comparison can
+    # read it, so that what a level counts never depends on the order answers arrived in.
+    waiting: dict[int, Outcome] = field(default_factory=dict)  # arrived early
+    taken: int = 0  # samples taken in order
+    current: list[Outcome] = field(default_factory=list)  # the item being taken
+    items: list[list[Outcome]] = field(default_factory=list)  # taken, not yet counted
+    verdicts: list[bool | None] = field(default_factory=list)  # per taken item (majority)
+    keys: list[PairKey] = field(default_factory=list)  # per taken item: its pairing key
+    counted_items: int = 0
+    stop: int | None = None  # items counted when it settled
+    late: int = 0  # answers past the stop (paid, counted nowhere else)
+    seq: ThresholdSequence | None = None
+    pair: PairedSequence | None = None  # a candidate's comparison
+
+    @property
+    def total_items(self) -> int:
+        return self.size // self.repeats
+
+    @property
+    def sequential(self) -> bool:
+        return self.spec.rule.sequential and self.size > 0
+
+    @property
+    def whole(self) -> bool:
+        """Every sample in — or, sequential, every sample up to where it settled."""
+        if self.size <= 0:
+            return False
+        if self.sequential:
+            return self.stop is not None or self.counted_items >= self.total_items
+        return self.received >= self.size
+
+    @property
+    def counted(self) -> int:
+        """Samples its figures and verdicts count (a sequential level: those counted)."""
+        return self.counted_items * self.repeats if self.sequential else self.received
+
+
+class Ledger:
+    """Decides every verdict of one run or one merge (see the module docstring).
+
+    ``hint`` ends a not-decided verdict's message (what to do: select the whole level, give
+    the missing shard's file). ``baseline`` names a live baseline model (its answers are fed
+    like any other); ``stored`` is a baseline read from a file instead. ``defer_gates`` /
+    ``defer_comparisons``: why those verdicts are left to ``pytest-reasoning gate`` (None: they
+    are decided here)."""
+
+    def __init__(
+        self,
+        *,
+        hint: str,
+        baseline: str | None = None,
+        stored: StoredBaseline | None = None,
+        defer_gates: str | None = None,
+        defer_comparisons: str | None = None,
+        max_errors: int = 0,
+    ) -> None:
+        self.hint = hint
+        self.baseline = baseline
+        self.stored = stored
+        self.defer_gates = defer_gates
+        self.defer_comparisons = defer_comparisons
+        self.max_errors = max_errors
+        self._levels: dict[Key, _Level] = {}
+        self._verdict_level: dict[str, Key] = {}  # gate or comparison id → its level
+        # The collection's verdict ids (kind, model), known before any sample arrives.
+        self.expected: dict[str, tuple[str, str]] = {}
+        self.selected: set[str] | None = None  # None: every verdict counts as selected
+        self.order: dict[str, int] = {}  # verdict id → the order it was planned in
+        self.reported: set[str] = set()
+        self.gates: list[GateResult] = []
+        self.comparisons: list[Comparison] = []
+        self.pairs: list[tuple[PairAnswer, GateSpec]] = []  # kept only when comparing
+        self.tally = Tally()
+        self._settled: list[Key] = []  # sequential levels settled since last asked
+
+    @property
+    def comparing(self) -> bool:
+        return self.baseline is not None or self.stored is not None
+
+    def use_stored(self, stored: StoredBaseline) -> None:
+        """Compare against a baseline read from a file (read once, before any sample)."""
+        self.stored = stored
+
+    # -- what the run holds ------------------------------------------------------------------
+    def select(
+        self, ids: Iterable[str], expected: Mapping[str, tuple[str, str]] | None = None
+    ) -> None:
+        """The node ids that will run (after every selection); ``expected``: the verdict
+        items among them, ``id → (kind, model)``, where the collection is at hand."""
+        self.selected = set(ids)
+        for vid, kind_model in (expected or {}).items():
+            self.expected[vid] = kind_model
+            self.order.setdefault(vid, len(self.order))
+
+    def plan(
+        self,
+        model: str,
+        spec: GateSpec,
+        task: str,
+        size: int,
+        *,
+        gate_id: str | None = None,
+        comparison_id: str | None = None,
+        repeats: int = 1,
+        family: int = 1,
+    ) -> None:
+        """What ``model``'s level ``spec`` holds: ``size`` samples (``repeats`` per item),
+        the verdict ids of its gate and its comparison (``family``: how many levels that
+        comparison's Holm correction spans). Planning again updates it (a live run plans from
+        each sample's report)."""
+        key = (model, spec.where)
+        level = self._levels.get(key)
+        if level is None:
+            level = self._levels[key] = _Level(spec, task)
+        level.size = size or level.size
+        level.repeats, level.family = max(1, repeats), max(1, family)
+        for vid, attr in ((gate_id, "gate_id"), (comparison_id, "comparison_id")):
+            if vid and getattr(level, attr) is None:
+                setattr(level, attr, vid)
+                self._verdict_level[vid] = key
+                self.order.setdefault(vid, len(self.order))
+        if level.sequential and level.taken == 0 and level.seq is None and level.pair is None:
+            self._start(level)
+
+    def _start(self, level: _Level) -> None:
+        """A sequential level's tests, made once its size is known."""
+        rule, items = level.spec.rule, level.size // level.repeats
+        if level.gate_id and rule.min_accuracy is not None and self._open(level.gate_id):
+            level.seq = ThresholdSequence.for_rule(rule, items, repeats=level.repeats)
+        if level.comparison_id and self.comparing and self._open(level.comparison_id):
+            level.pair = PairedSequence.for_rule(rule, items, family=level.family)
+
+    @property
+    def levels(self) -> dict[Key, LevelStats]:
+        """Each level that got at least one sample: its tallies."""
+        return {k: lv.stats for k, lv in self._levels.items() if lv.stats is not None}
+
+    def partial(self) -> dict[tuple[str, str, str, str], tuple[int, int]]:
+        """``(model, suite, entry, level) → (samples in, samples of the level)`` for every
+        planned level that is not whole."""
+        return {
+            (model, *where): (lv.counted, lv.size)
+            for (model, where), lv in self._levels.items()
+            if lv.size and not lv.whole
+        }
+
+    def settled(self) -> list[Key]:
+        """Sequential levels settled since the last call: their remaining samples are not
+        needed (a level no one asks for any more)."""
+        out, self._settled = self._settled, []
+        return out
+
+    def sequential_counts(self) -> dict[Key, tuple[int, int, int]]:
+        """Per settled sequential level: (samples it needed, samples it has, answers paid for
+        after it settled)."""
+        return {
+            k: (lv.stop * lv.repeats, lv.size, lv.late)
+            for k, lv in self._levels.items()
+            if lv.sequential and lv.stop is not None
+        }
+
+    # -- feeding -----------------------------------------------------------------------------
+    def add(
+        self, outcome: Outcome, spec: GateSpec, position: int | None = None
+    ) -> tuple[list[Verdict], str | None]:
+        """One answered sample of a planned level (an unplanned one is planned with an
+        unknown size); ``position``: its place in the level's collection order (a sequential
+        level needs it). Returns the verdicts decided by it (its level's gate when the level
+        is now whole, or settled) and, when this sample's error is the first to stop its
+        model, that error."""
+        key = (outcome.model, spec.where)
+        level = self._levels.get(key)
+        if level is None:
+            level = self._levels[key] = _Level(spec, outcome.task)
+        if level.stats is None:
+            level.stats = LevelStats(outcome.model, level.spec, outcome.task)
+        stopped = self.tally.add(outcome)
+        if outcome.error_kind == "not_asked":  # never asked: its level is not whole
+            level.stats.add(outcome)
+            return [], stopped
+        level.received += 1
+        if not level.sequential or position is None:
+            self._count(level, outcome)
+            gate = level.gate_id
+            if gate is not None and level.received == level.size and self._open(gate):
+                return [self._decide(gate, outcome.model, level)], stopped
+            return [], stopped
+        if level.stop is not None and position >= level.stop * level.repeats:
+            level.late += 1  # paid for before the run heard the level had settled
+            return [], stopped
+        level.waiting[position] = outcome
+        self._take(level)
+        return self._count_ready(spec.where), stopped
+
+    def _count(self, level: _Level, outcome: Outcome) -> None:
+        assert level.stats is not None
+        level.stats.add(outcome)
+        if self.comparing:
+            self.pairs.append((PairAnswer.of(outcome), level.spec))
+
+    def _take(self, level: _Level) -> None:
+        """Take a sequential level's waiting answers in collection order, item by item."""
+        while level.stop is None and level.taken in level.waiting:
+            level.current.append(level.waiting.pop(level.taken))
+            level.taken += 1
+            if len(level.current) == level.repeats:
+                item, level.current = level.current, []
+                votes = [(o.extracted, bool(o.correct)) for o in item if o.error is None]
+                level.items.append(item)
+                level.verdicts.append(majority_correct(votes) if votes else None)
+                level.keys.append((item[0].cluster, item[0].prompt_sha256))
+
+    def _count_ready(self, where: Where) -> list[Verdict]:
+        """Count every taken item of ``where``'s sequential levels that can be counted now —
+        a candidate's once the baseline's verdict on the same item is known, the live
+        baseline's once every candidate has counted it or settled before it — and settle
+        the levels whose tests have decided. Returns the gates decided."""
+        out: list[Verdict] = []
+        levels = [(m, lv) for (m, w), lv in self._levels.items() if w == where and lv.sequential]
+        progress = True
+        while progress:
+            progress = False
+            for model, level in levels:
+                while level.stop is None and level.counted_items < len(level.items):
+                    i = level.counted_items
+                    if model == self.baseline:
+                        if not self._baseline_may_count(where, i, level):
+                            break
+                    elif level.pair is not None and level.pair.decision is Decision.CONTINUE:
+                        known, theirs = self._theirs(where, level, i)
+                        if not known:
+                            break  # the baseline has not answered this item yet
+                        mine = level.verdicts[i]
+                        if mine is not None and theirs is not None:
+                            level.pair.update(mine, theirs)
+                    self._count_item(model, level, i, out)
+                    progress = True
+        return out
+
+    def _theirs(self, where: Where, level: _Level, i: int) -> tuple[bool, bool | None]:
+        """(known, the baseline's verdict) on a candidate's item ``i``: not known while the
+        live baseline has not taken that item; a verdict of None where its call failed."""
+        if self.baseline is not None:
+            base = self._levels.get((self.baseline, where))
+            if base is None or len(base.verdicts) <= i:
+                return False, None
+            return True, base.verdicts[i]
+        assert self.stored is not None
+        return True, self.stored[0].get(level.keys[i])
+
+    def _baseline_may_count(self, where: Where, i: int, base: _Level) -> bool:
+        """The live baseline's item ``i`` is counted once every candidate compared on it
+        has counted it (or settled before it); when all settled before it, it settles."""
+        compared = [lv for (m, w), lv in self._levels.items() if w == where and lv.pair]
+        if not compared:
+            return True
+        if all(lv.stop is not None and lv.stop <= i for lv in compared):
+            self._settle((self.baseline or "", where), base)
+            return False
+        return all(lv.counted_items > i or lv.stop is not None for lv in compared)
+
+    def _count_item(self, model: str, level: _Level, i: int, out: list[Verdict]) -> None:
+        """Count item ``i`` of a sequential level: its samples into the tallies and pairs,
+        its answer into the gate's test; decide the gate when that test settles (or the
+        level is complete), settle the level when every test of it has."""
+        item = level.items[i]
+        for outcome in item:
+            self._count(level, outcome)
+        level.counted_items += 1
+        answered = [o for o in item if o.error is None and o.correct is not None]
+        seq = level.seq
+        if seq is not None and seq.decision is Decision.CONTINUE and answered:
+            partial = level.spec.rule.partial
+            values = [
+                (o.score if partial and o.score is not None else float(bool(o.correct)))
+                for o in answered
+            ]
+            seq.update(sum(values) / len(values))
+        complete = level.counted_items >= level.total_items
+        gate = level.gate_id
+        settled = seq is not None and (seq.decision is not Decision.CONTINUE or complete)
+        if gate is not None and settled and self._open(gate):
+            out.append(self._decide(gate, model, level))
+        tests = [t for t in (level.seq, level.pair) if t is not None]
+        if tests and not complete and all(t.decision is not Decision.CONTINUE for t in tests):
+            self._settle((model, level.spec.where), level)
+
+    def _settle(self, key: Key, level: _Level) -> None:
+        """No more of this level is needed: answers taken but not counted were paid for past
+        the stop."""
+        level.stop = level.counted_items
+        level.late += sum(len(item) for item in level.items[level.stop :]) + len(level.current)
+        level.late += len(level.waiting)
+        del level.items[level.stop :]
+        level.current, level.waiting = [], {}
+        self._settled.append(key)
+
+    def _open(self, vid: str) -> bool:
+        """A selected verdict not yet reported."""
+        return vid not in self.reported and (self.selected is None or vid in self.selected)
+
+    def _decide(self, gate: str, model: str, level: _Level) -> Verdict:
+        self.reported.add(gate)
+        if self.defer_gates is not None:
+            return deferred_verdict(gate, model, self.defer_gates)
+        assert level.stats is not None
+        seq = level.seq
+        if seq is not None and seq.decision in (Decision.PASS, Decision.FAIL):
+            result = GateResult(level.stats, seq.decision is Decision.PASS, seq.reason)
+        else:
+            result = decide_gates([level.stats])[0]
+        self.gates.append(result)
+        return gate_verdict(gate, result)
+
+    def undecided(self) -> int:
+        """Selected gates not reported yet (a run stopped early leaves them undecided)."""
+        return len(self._ids("gate"))
+
+    # -- the end -----------------------------------------------------------------------------
+    def finish(self, *, missing_fails: bool = False) -> list[Verdict]:
+        """Every verdict not yet reported: gates of partial levels (not decided), the
+        comparisons, and the error budget's verdict when it is exceeded. ``missing_fails``
+        (a merge): levels with fewer samples than planned fail the run as infrastructure."""
+        out: list[Verdict] = []
+        for gate in self._ids("gate"):
+            key = self._verdict_level.get(gate)
+            level = self._levels.get(key) if key else None
+            model = key[0] if key else self.expected[gate][1]
+            if self.defer_gates is not None:
+                self.reported.add(gate)
+                out.append(deferred_verdict(gate, model, self.defer_gates))
+            elif level is not None and level.whole and level.stats is not None:
+                out.append(self._decide(gate, model, level))  # planned whole, never fed
+            else:
+                self.reported.add(gate)
+                ran, size = (level.counted, level.size) if level else (0, 0)
+                out.append(partial_verdict(gate, model, ran, size, self.hint))
+        out += self._finish_comparisons()
+        message = self.infrastructure(missing_fails=missing_fails)
+        if message is not None:
+            out.append(Verdict(INFRASTRUCTURE_ID, "", "failed", message, (), "infrastructure"))
+        return out
+
+    def _ids(self, kind: str) -> list[str]:
+        """The open verdicts of ``kind``, in planning order."""
+        attr = "gate_id" if kind == "gate" else "comparison_id"
+        ids = {getattr(lv, attr) for lv in self._levels.values()} - {None}
+        ids |= {v for v, (k, _) in self.expected.items() if k == kind}
+        open_ids = [v for v in ids if v is not None and self._open(v)]
+        return sorted(open_ids, key=lambda v: self.order.get(v, len(self.order)))
+
+    def _finish_comparisons(self) -> list[Verdict]:
+        ids = self._ids("comparison")
+        if not ids:
+            return []
+        if self.defer_comparisons is not None:
+            self.reported.update(ids)
+            return [
+                deferred_verdict(c, self._model(c), self.defer_comparisons, "comparison")
+                for c in ids
+            ]
+        families: dict[str, list[str]] = {}
+        for cid in ids:
+            families.setdefault(self._model(cid), []).append(cid)
+        decided: dict[str, Verdict] = {}
+        for candidate, members in families.items():
+            decided.update(self._family(candidate, members))
+        self.reported.update(ids)
+        return [decided[c] for c in ids]
+
+    def _model(self, vid: str) -> str:
+        key = self._verdict_level.get(vid)
+        return key[0] if key else self.expected.get(vid, ("", ""))[1]
+
+    def _compared(self, cid: str) -> tuple[int, int, bool]:
+        """(samples in, samples of the level, whole) of a comparison: the candidate's, and
+        with a live baseline the baseline's too (a stored baseline holds what it holds)."""
+        key = self._verdict_level.get(cid)
+        if key is None:
+            return 0, 0, False
+        level = self._levels[key]
+        ran, size, whole = level.counted, level.size, level.whole
+        if self.baseline is not None:
+            base = self._levels.get((self.baseline, key[1]))
+            if base is None or not base.whole:
+                ran = min(ran, base.counted if base is not None else 0)
+                whole = False
+        return ran, size, whole
+
+    def _family(self, candidate: str, members: list[str]) -> dict[str, Verdict]:
+        """One candidate's comparisons: decided together when every level is whole."""
+        counts = {cid: self._compared(cid) for cid in members}
+        short = [cid for cid, (_, _, whole) in counts.items() if not whole]
+        if short:
+            out = {}
+            for cid in members:
+                ran, size, _ = counts[cid]
+                if cid in short:
+                    out[cid] = partial_verdict(cid, candidate, ran, size, self.hint, "comparison")
+                    continue
+                names = ", ".join(c.partition("::")[2] or c for c in short[:3])
+                more = f" and {len(short) - 3} more" if len(short) > 3 else ""
+                out[cid] = Verdict(
+                    cid,
+                    candidate,
+                    "skipped",
+                    f"{cid.partition('::')[2] or cid}: not decided: Holm's correction spans "
+                    f"the {len(members)} compared level(s) of {candidate}, and {len(short)} "
+                    f"of them are not whole ({names}{more}); a smaller family would correct "
+                    f"less than the full run ({self.hint})",
+                    (),
+                    "comparison",
+                )
+            return out
+        wheres = {self._verdict_level[cid][1]: cid for cid in members}
+        rows = [(a, s) for a, s in self.pairs if a.model == candidate and s.where in wheres]
+        if self.baseline is not None:
+            name = self.baseline
+            base: Mapping[PairKey, bool | None] = baseline_answers(
+                a for a, _ in self.pairs if a.model == name
+            )
+        else:
+            assert self.stored is not None
+            base, name = self.stored
+        found = compare(rows, base, name)
+        for c in found:  # a sequential level's p-value stays valid where it stopped
+            pair = self._levels[(candidate, c.spec.where)].pair
+            if pair is not None:
+                fixed = c.p_regression if pair.decision is Decision.FIXED else None
+                c.p_regression = pair.p_value(fixed)
+                if pair.decision is not Decision.FIXED:
+                    c.settled = pair.reason
+        adjust(found)
+        self.comparisons += found
+        out = {wheres[c.spec.where]: comparison_verdict(wheres[c.spec.where], c) for c in found}
+        for cid in members:  # a level whose samples all failed pairs with nothing
+            if cid not in out:
+                out[cid] = partial_verdict(cid, candidate, 0, counts[cid][1], self.hint)
+        return out
+
+    def infrastructure(self, *, missing_fails: bool = False) -> str | None:
+        """The error budget's one line (None while it holds); with ``missing_fails``, levels
+        with fewer samples than planned fail it too."""
+        missing = self.partial() if missing_fails else None
+        return infrastructure_message(
+            list(self.levels.values()), self.max_errors, self.tally, missing=missing
+        )

@@ -1,0 +1,611 @@
+"""Sequential gates: a level's verdict after each answer, so that asking stops once it is
+settled (pure stdlib; the method, its guarantees and measurements: docs/sequential.md).
+
+Answers come one at a time in collection order. A level settles early by **exact
+curtailment** (the fixed-n verdict is certain whatever the remaining answers are) or by an
+**anytime-valid test**: a mixture of constant bets ``(1/J) Σ_j Π_i (1 + λ_j (x_i − m))``, a
+nonnegative supermartingale under the null that by Ville's inequality ever reaches
+``1/alpha`` with chance at most ``alpha``, whatever the stopping rule (Waudby-Smith and
+Ramdas 2024, "Estimating means of bounded random variables by betting", JRSS-B 86(1); for
+0/1 answers a discrete-prior mixture SPRT, Robbins 1970). At the ``n``-th answer today's
+fixed-n rule decides, so no level asks more than ``n``.
+
+Threshold gates test both sides of the line the fixed-n rule draws (the least mean answer
+that passes at ``n``). Comparisons bet on ``(1 + baseline right − candidate right) / 2``
+against ``(1 + max_drop) / 2`` (with ``max_drop`` 0: a sequential McNemar test on the
+discordant pairs) and report a p-value valid wherever the level stopped, so Holm's
+correction across levels keeps the family-wise error at ``alpha``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from enum import Enum
+from functools import lru_cache
+from typing import NamedTuple
+
+from ..stats import wilson_interval, z_for_confidence
+from .paired import PairedTable, mcnemar_regression_p
+from .rules import GateRule
+
+__all__ = [
+    "EARLY_SHARE",
+    "Decision",
+    "Expected",
+    "PairedSequence",
+    "ThresholdSequence",
+    "expected_calls",
+    "expected_pair_calls",
+]
+
+_BETS = 12  # bets per mixture: 1 to 40 moved the mean calls by under 1% of n (tuning)
+_TOP = 0.98  # the boldest bet stops 2% short of staking everything (every factor stays > 0)
+EARLY_SHARE = 0.05  # of a comparison's alpha, for early "regression" verdicts (0.1: verdicts differ
+# from fixed-n twice as often, for 3% fewer calls on regressions; benchmark)
+
+
+class Decision(str, Enum):
+    """Where a level stands after an answer."""
+
+    CONTINUE = "continue"  # ask on
+    PASS = "pass"  # settled: the gate passes (a comparison: no regression)
+    FAIL = "fail"  # settled: the gate fails (a comparison: regression)
+    FIXED = "fixed-n"  # all n answered undecided: today's fixed-n rule decides
+
+
+class _Mixture:
+    """The mixture capital against "the mean is at most ``m``" (``up``) or "at least ``m``",
+    in logs, in closed form from the counts of answers 1, 0 and 1/2 plus the per-bet sums
+    of any other answers (kept by the caller, in answer order)."""
+
+    def __init__(self, m: float, n: int, alpha: float, up: bool) -> None:
+        room = 1.0 - m if up else m
+        var = m * (1.0 - m)
+        low = min(math.sqrt(2.0 * var * math.log(1.0 / alpha) / n), room / 2)
+        step = (_TOP * room / low) ** (1.0 / (_BETS - 1))
+        sign = 1.0 if up else -1.0
+        # λ_j = Δ_j / (m (1 − m)): Kelly's bet for the Bernoulli alternative m ± Δ_j.
+        self.bets = tuple(sign * low * step**j / var for j in range(_BETS))
+        self.m = m
+        self._one = tuple(math.log1p(b * (1.0 - m)) for b in self.bets)
+        self._zero = tuple(math.log1p(-b * m) for b in self.bets)
+        self._half = tuple(math.log1p(b * (0.5 - m)) for b in self.bets)
+
+    def step(self, x: float) -> list[float]:
+        """Each bet's log factor for one answer ``x`` in [0, 1]."""
+        return [math.log1p(b * (x - self.m)) for b in self.bets]
+
+    def log_capital(
+        self, ones: int, zeros: int, halves: int = 0, other: list[float] | None = None
+    ) -> float:
+        if halves and self.m != 0.5:  # at m = 1/2 an answer of 1/2 leaves every bet as it is
+            terms = [
+                ones * a + zeros * z + halves * h
+                for a, z, h in zip(self._one, self._zero, self._half, strict=True)
+            ]
+        else:
+            terms = [ones * a + zeros * z for a, z in zip(self._one, self._zero, strict=True)]
+        if other:
+            terms = [t + o for t, o in zip(terms, other, strict=True)]
+        top = max(terms)
+        return top + math.log(sum([math.exp(t - top) for t in terms]) / _BETS)
+
+
+def _edge(rejects: Callable[[float], bool], inside: float, outside: float) -> float:
+    """The point between ``inside`` (rejected) and ``outside`` where ``rejects`` turns."""
+    for _ in range(30):
+        mid = (inside + outside) / 2
+        if rejects(mid):
+            inside = mid
+        else:
+            outside = mid
+    return inside
+
+
+class ThresholdSequence:
+    """One level's threshold gate, answer by answer.
+
+    ``threshold`` is ``min_accuracy``; ``n`` the level's ``samples``; with ``confidence`` the
+    fixed-n rule is "the Wilson lower bound at ``confidence`` clears the threshold", else
+    "the accuracy does". ``alpha`` bounds the anytime test's errors wherever the level stops:
+    a model whose accuracy is below the line (hence below ``threshold``) is passed by it with
+    chance at most ``alpha``, one above the line failed with chance at most ``alpha``.
+    Curtailed verdicts are the fixed-n verdict itself.
+
+    ``graded``: answers are means in [0, 1] (cell accuracy; or, with repeats, each item's
+    mean over its repeats, fed once per item, ``n`` items), not 0/1. ``curtail`` off with
+    repeats: the clustered fixed-n rule is not a function of the running sum (the anytime
+    test stays valid on item means, since items are independent; the line is then taken at
+    the conservative end of the clustering, one item one trial).
+
+    A failed call is simply not fed: every verdict stays right with fewer answers than ``n``.
+    Answers fed after the level settled are counted in :attr:`extra` and change nothing.
+    """
+
+    def __init__(
+        self,
+        threshold: float,
+        n: int,
+        *,
+        confidence: float | None = None,
+        alpha: float = 0.05,
+        graded: bool = False,
+        curtail: bool = True,
+        unit: str = "samples",
+        measure: str = "accuracy",
+    ) -> None:
+        if n < 1:
+            raise ValueError(f"a sequential gate needs n >= 1 answers, got {n}")
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        if confidence is not None:
+            z_for_confidence(confidence)  # one clear line for a bad confidence
+        self.threshold, self.n, self.confidence, self.alpha = threshold, n, confidence, alpha
+        self.graded, self.curtail, self.unit, self.measure = graded, curtail, unit, measure
+        self.line = self._line()
+        inner = 0.0 < self.line < 1.0
+        self._up = _Mixture(self.line, n, alpha, True) if inner else None
+        self._down = _Mixture(self.line, n, alpha, False) if inner else None
+        self._bar = math.log(1.0 / alpha)
+        self.t = self.ones = self.zeros = self.extra = 0
+        self.total = 0.0
+        self._others: list[float] = []
+        self._sum_up = [0.0] * _BETS
+        self._sum_down = [0.0] * _BETS
+        self.decision = Decision.CONTINUE
+        self.how = ""  # "curtailed", "anytime" or "fixed-n" once decided
+        self._why: str | None = None
+        if curtail:  # a gate no answer can change is settled before the first call
+            self._settle()
+
+    @classmethod
+    def for_rule(cls, rule: GateRule, samples: int, *, repeats: int = 1) -> ThresholdSequence:
+        """The sequential form of a level's threshold gate (``alpha`` is the rule's)."""
+        if rule.min_accuracy is None:
+            raise ValueError("a sequential threshold gate needs min_accuracy")
+        return cls(
+            rule.min_accuracy,
+            samples,
+            confidence=rule.confidence,
+            alpha=rule.alpha,
+            graded=rule.partial or repeats > 1,
+            curtail=repeats == 1,
+            unit="items" if repeats > 1 else "samples",
+            measure="cell accuracy" if rule.partial else "accuracy",
+        )
+
+    def passes(self, total: float) -> bool:
+        """Today's fixed-n rule on ``total`` (right answers, or summed credit) out of ``n``."""
+        if self.confidence is None:
+            return total / self.n >= self.threshold
+        return wilson_interval(total, self.n, self.confidence)[0] >= self.threshold
+
+    def _line(self) -> float:
+        """The least mean answer that passes at ``n`` (2.0: none does; 0.0: any does)."""
+        if self.passes(0):
+            return 0.0
+        if not self.passes(self.n):
+            return 2.0
+        # The rule is monotone in the total: bisect between a failing and a passing total.
+        if not self.graded:
+            lo_k, hi_k = 0, self.n
+            while hi_k - lo_k > 1:
+                mid_k = (lo_k + hi_k) // 2
+                lo_k, hi_k = (lo_k, mid_k) if self.passes(mid_k) else (mid_k, hi_k)
+            return hi_k / self.n
+        lo, hi = 0.0, float(self.n)
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if self.passes(mid) else (mid, hi)
+        return hi / self.n
+
+    def update(self, answer: bool | float) -> Decision:
+        """Feed the next answer in collection order (True/False, or credit in [0, 1])."""
+        if self.decision is not Decision.CONTINUE:
+            self.extra += 1
+            return self.decision
+        try:
+            x = float(answer)
+        except (TypeError, ValueError):
+            x = math.nan
+        if not 0.0 <= x <= 1.0 or (not self.graded and x not in (0.0, 1.0)):
+            want = "a value in [0, 1]" if self.graded else "True or False"
+            raise ValueError(f"a sequential gate's answer must be {want}, got {answer!r}")
+        self.t += 1
+        if x == 1.0:
+            self.ones += 1
+        elif x == 0.0:
+            self.zeros += 1
+        else:
+            self._others.append(x)
+            if self._up is not None and self._down is not None:
+                self._sum_up = [s + f for s, f in zip(self._sum_up, self._up.step(x), strict=True)]
+                self._sum_down = [
+                    s + f for s, f in zip(self._sum_down, self._down.step(x), strict=True)
+                ]
+        self.total += x
+        if self.t >= self.n:
+            self.decision, self.how = Decision.FIXED, "fixed-n"
+        else:
+            self._settle()
+        return self.decision
+
+    def verdict(self, t: int, ones: int, zeros: int) -> tuple[Decision, str]:
+        """The decision after ``t`` < ``n`` answers of which ``ones`` right and ``zeros`` wrong
+        (no graded answers), and how: the rule :meth:`update` applies."""
+        return self._decide(t, float(ones), ones, zeros, False)
+
+    def _decide(
+        self, t: int, total: float, ones: int, zeros: int, graded: bool
+    ) -> tuple[Decision, str]:
+        if self.curtail and self.passes(total):
+            return Decision.PASS, "curtailed"
+        if self.curtail and not self.passes(total + (self.n - t)):
+            return Decision.FAIL, "curtailed"
+        if t and self._up is not None and self._down is not None:
+            up = self._up.log_capital(ones, zeros, other=self._sum_up if graded else None)
+            if up >= self._bar:
+                return Decision.PASS, "anytime"
+            down = self._down.log_capital(ones, zeros, other=self._sum_down if graded else None)
+            if down >= self._bar:
+                return Decision.FAIL, "anytime"
+        return Decision.CONTINUE, ""
+
+    def _settle(self) -> None:
+        decision, how = self._decide(self.t, self.total, self.ones, self.zeros, bool(self._others))
+        if decision is not Decision.CONTINUE:
+            self.decision, self.how = decision, how
+
+    @property
+    def reason(self) -> str:
+        """One line saying why the level settled ("" while it asks on); made on first read."""
+        if self._why is None and self.decision is not Decision.CONTINUE:
+            self._why = self._reason()
+        return self._why or ""
+
+    def boundaries(self) -> tuple[list[int], list[int]]:
+        """For 0/1 answers, per ``t`` in 0..n-1: the most right answers at which the level has
+        failed, and the fewest at which it has passed (``-1`` / ``t + 1``: none). The decision
+        is monotone in the count, so these two lists are the whole rule; and each boundary
+        moves by at most one per answer (a right answer only raises the capital against
+        "below the line", a wrong one only lowers it), so walking them costs O(n)."""
+        fail_at_most, pass_at_least = [], []
+        lo, hi = -1, 1
+        for t in range(self.n):
+            hi = min(max(hi, 0), t + 1)
+            while hi <= t and self.verdict(t, hi, t - hi)[0] is not Decision.PASS:
+                hi += 1
+            while hi > 0 and self.verdict(t, hi - 1, t - hi + 1)[0] is Decision.PASS:
+                hi -= 1
+            lo = min(lo + 1, t)
+            while lo >= 0 and self.verdict(t, lo, t - lo)[0] is not Decision.FAIL:
+                lo -= 1
+            while lo < t and self.verdict(t, lo + 1, t - lo - 1)[0] is Decision.FAIL:
+                lo += 1
+            fail_at_most.append(lo)
+            pass_at_least.append(hi)
+        return fail_at_most, pass_at_least
+
+    def _rejects(self, m: float, up: bool) -> bool:
+        """Whether the test centred at ``m`` (its own grid) rejects on the answers so far."""
+        mix = _Mixture(m, self.n, self.alpha, up)
+        other = [0.0] * _BETS
+        for x in self._others:
+            other = [o + f for o, f in zip(other, mix.step(x), strict=True)]
+        return mix.log_capital(self.ones, self.zeros, other=other) >= self._bar
+
+    def _reason(self) -> str:
+        t, n, unit, what = self.t, self.n, self.unit, self.measure
+        if self.how == "fixed-n":
+            return f"all {n} {unit} answered: the fixed-n rule decides"
+        rule = (
+            f"{what} >= {self.threshold:g}"
+            if self.confidence is None
+            else f"the {self.confidence:.0%} Wilson lower bound >= {self.threshold:g}"
+        )
+        if self.how == "curtailed":
+            if t == 0:
+                if self.decision is Decision.PASS:
+                    return f"passed before any answer: {rule} holds at {n} {unit} whatever they are"
+                return f"failed before any answer: no {n} {unit} can reach {rule}"
+            got = f"{self.total:.2f} credit" if self.graded else f"{self.ones} right"
+            if self.decision is Decision.PASS:
+                return (
+                    f"passed at {t} of {n} {unit}: {got} already make {rule} at {n}, "
+                    f"whatever the other {n - t} answer"
+                )
+            return (
+                f"failed at {t} of {n} {unit}: even if the other {n - t} are all right, "
+                f"{rule} is out of reach at {n}"
+            )
+        count = f"{self.total:.2f}/{t}" if self.graded else f"{self.ones}/{t}"
+        level = f"{1 - self.alpha:.0%} anytime"
+        line = (
+            f"min_accuracy {self.threshold:g}"
+            if abs(self.line - self.threshold) < 1e-9
+            else f"{self.line:.3f} (the least {what} for {rule} at {n} {unit})"
+        )
+        head = f"{what} {self.total / t:.3f} ({count})"
+        at = f"early at {t} of {n} {unit}: {head}; {level}"
+        if self.decision is Decision.PASS:
+            bound = _edge(lambda m: self._rejects(m, True), self.line, 1.0)
+            return f"passed {at} lower bound {bound:.3f} >= {line}"
+        bound = _edge(lambda m: self._rejects(m, False), self.line, 0.0)
+        return f"failed {at} upper bound {bound:.3f} < {line}"
+
+
+@lru_cache(maxsize=65536)
+def _critical(pairs: int, share: float, level: float) -> int:
+    """The fewest regression pairs among ``pairs`` discordant ones whose exact one-sided
+    McNemar p-value, over ``1 − share``, is below ``level`` (``pairs + 1``: none). The
+    p-value is the very float :func:`mcnemar_regression_p` computes (an exact integer tail
+    over ``2**pairs``), summed here from the top so that a row costs O(pairs)."""
+    whole = 1 << pairs
+    k, term, tail = pairs + 1, 0, 0  # tail = sum of C(pairs, i) for i >= k; term = C(pairs, k)
+    while k > 0:
+        term = 1 if k == pairs + 1 else term * k // (pairs - k + 1)  # now C(pairs, k - 1)
+        if (tail + term) / whole / (1.0 - share) >= level:
+            return k
+        k, tail = k - 1, tail + term
+    return 0
+
+
+class PairedSequence:
+    """One level's regression gate against a baseline, pair by pair (the same item's
+    verdicts, majority votes with repeats, fed in collection order once both are in).
+
+    ``family``: the number of levels Holm's correction spans for this candidate. A level
+    settles ``FAIL`` (regression) early when its anytime p-value, over ``early_share``, is
+    below ``alpha / family``: Holm then rejects it whatever the other levels say. It settles
+    ``PASS`` early on anytime evidence (at ``alpha``) that the candidate is *not* worse by
+    ``max_drop`` (with ``max_drop`` 0: it wins more discordant pairs than it loses). With
+    ``max_drop`` 0 also by exact curtailment: no remaining pairs can make the combined
+    p-value small enough, or none can save it. Levels that reach ``n`` leave the verdict to
+    Holm over :meth:`p_value`.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        *,
+        alpha: float = 0.05,
+        max_drop: float = 0.0,
+        family: int = 1,
+        early_share: float = EARLY_SHARE,
+        curtail: bool = True,
+        unit: str = "paired items",
+    ) -> None:
+        if n < 1:
+            raise ValueError(f"a sequential comparison needs n >= 1 pairs, got {n}")
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        if not 0.0 <= max_drop < 1.0:
+            raise ValueError(f"max_drop must be in [0, 1), got {max_drop}")
+        if family < 1:
+            raise ValueError(f"family (levels under Holm) must be >= 1, got {family}")
+        if not 0.0 < early_share < 1.0:
+            raise ValueError(f"early_share must be in (0, 1), got {early_share}")
+        self.n, self.alpha, self.max_drop, self.family = n, alpha, max_drop, family
+        self.early_share, self.unit = early_share, unit
+        self.curtail = curtail and max_drop == 0.0  # Newcombe's p has no count to curtail on
+        m = (1.0 + max_drop) / 2
+        self._worse = _Mixture(m, n, alpha, True)
+        self._better = _Mixture(m, n, alpha, False)
+        self._peak = 0.0  # the largest log capital against "no regression" so far
+        self.t = self.both = self.only_baseline = self.only_candidate = self.neither = 0
+        self.extra = 0
+        self.decision = Decision.CONTINUE
+        self.how = ""
+        self._why: str | None = None
+
+    @classmethod
+    def for_rule(cls, rule: GateRule, samples: int, *, family: int = 1) -> PairedSequence:
+        return cls(samples, alpha=rule.alpha, max_drop=rule.max_drop, family=family)
+
+    @property
+    def table(self) -> PairedTable:
+        return PairedTable(self.both, self.only_baseline, self.only_candidate, self.neither)
+
+    @property
+    def anytime_p(self) -> float:
+        """The anytime-valid p-value of "no regression": P(it is ever <= a) <= a."""
+        return min(1.0, math.exp(-self._peak))
+
+    def p_value(self, fixed_p: float | None = None) -> float:
+        """The p-value for Holm: ``min(anytime_p / s, fixed_p / (1 − s))``, ``s`` the early
+        share and ``fixed_p`` today's fixed-n p-value on all ``n`` pairs. With ``max_drop`` 0
+        it is computed here, wherever the level stopped, as the exact McNemar p-value the
+        remaining pairs would leave if they all favoured the candidate (the largest they
+        can; at ``n``, today's p-value); with ``max_drop`` > 0 pass it for a level that
+        reached ``n`` (earlier, the first part alone is used).
+
+        Valid at any stopping point: the value is never below ``min(P / s, p_n / (1 − s))``
+        with ``P`` the anytime p-value's least value up to ``n`` and ``p_n`` the fixed-n
+        p-value had all ``n`` pairs been asked, and P(P <= s·a) <= s·a (Ville's inequality),
+        P(p_n <= (1 − s)·a) <= (1 − s)·a, so P(p_value <= a) <= a. Holm over these p-values
+        keeps the family-wise error at ``alpha`` whatever the levels' stopping points."""
+        p = self.anytime_p / self.early_share
+        if self.max_drop == 0.0:
+            left = self.n - self.t
+            worst = PairedTable(0, self.only_baseline, self.only_candidate + left, 0)
+            fixed_p = mcnemar_regression_p(worst)
+        elif self.decision is not Decision.FIXED:
+            fixed_p = None
+        elif fixed_p is None:
+            raise ValueError("with max_drop > 0 pass today's fixed-n p-value as fixed_p")
+        if fixed_p is not None:
+            p = min(p, fixed_p / (1.0 - self.early_share))
+        return min(1.0, p)
+
+    def update(self, candidate: bool, baseline: bool) -> Decision:
+        """Feed the next pair: whether the candidate and the baseline got the item right."""
+        if self.decision is not Decision.CONTINUE:
+            self.extra += 1
+            return self.decision
+        self.t += 1
+        if candidate and baseline:
+            self.both += 1
+        elif baseline:
+            self.only_baseline += 1
+        elif candidate:
+            self.only_candidate += 1
+        else:
+            self.neither += 1
+        b, c, same = self.only_baseline, self.only_candidate, self.both + self.neither
+        if b > c:  # otherwise every bet against "no regression" is at most where it started
+            self._peak = max(self._peak, self._worse.log_capital(b, c, same))
+        if self.t >= self.n:
+            self.decision, self.how = Decision.FIXED, "fixed-n"
+            return self.decision
+        decision, how = self.verdict(self.t, b, c, same, self._peak)
+        if decision is not Decision.CONTINUE:
+            self.decision, self.how = decision, how
+        return self.decision
+
+    @property
+    def reason(self) -> str:
+        """One line saying why the level settled ("" while it asks on)."""
+        if self._why is None and self.decision is not Decision.CONTINUE:
+            self._why = self._reason()
+        return self._why or ""
+
+    def verdict(self, t: int, b: int, c: int, same: int, peak: float) -> tuple[Decision, str]:
+        """The decision after ``t`` < ``n`` pairs (``b`` only baseline right, ``c`` only
+        candidate right, ``same`` concordant) with ``peak`` the running largest log capital."""
+        alpha, share, level = self.alpha, self.early_share, self.alpha / self.family
+        if math.exp(-peak) / share < level:
+            return Decision.FAIL, "anytime"
+        if self.curtail:
+            left = self.n - t
+            pairs = b + c + left
+            if b >= _critical(pairs, share, level):  # even if the rest all favour the candidate
+                return Decision.FAIL, "curtailed"
+            if b + left < _critical(pairs, share, alpha):  # even if the rest all favour
+                best = max(peak, self._worse.log_capital(b + left, c, same))  # the baseline
+                if math.exp(-best) / share >= alpha:
+                    return Decision.PASS, "curtailed"
+        # With max_drop 0 the candidate needs more wins than losses to have any evidence.
+        if (c > b or self.max_drop) and self._better.log_capital(b, c, same) >= -math.log(alpha):
+            return Decision.PASS, "anytime"
+        return Decision.CONTINUE, ""
+
+    def _reason(self) -> str:
+        t, n, unit = self.t, self.n, self.unit
+        if self.how == "fixed-n":
+            return f"all {n} {unit} answered: Holm over the levels decides"
+        head = (
+            f"{t} of {n} {unit} (only baseline right {self.only_baseline}, "
+            f"only candidate right {self.only_candidate})"
+        )
+        worse = f"worse by more than {self.max_drop:g}" if self.max_drop else "worse"
+        if self.decision is Decision.FAIL:
+            if self.how == "anytime":
+                return (
+                    f"regression settled early at {head}: anytime p-value "
+                    f"{self.anytime_p:.3g} / {self.early_share:g} < alpha {self.alpha:g}"
+                    + (f" / {self.family} levels" if self.family > 1 else "")
+                )
+            return (
+                f"regression settled at {head}: even if the other {n - t} all favour the "
+                f"candidate, the exact McNemar p-value stays below alpha"
+                + (f" / {self.family} levels" if self.family > 1 else "")
+            )
+        if self.how == "anytime":
+            return (
+                f"no regression, settled early at {head}: {1 - self.alpha:.0%} anytime "
+                f"evidence that the candidate is not {worse} than the baseline"
+            )
+        return (
+            f"no regression possible at {head}: even if the other {n - t} all favour the "
+            f"baseline, the p-value stays >= alpha {self.alpha:g}"
+        )
+
+
+class Expected(NamedTuple):
+    """What a sequential gate asks on average, and how often it settles early."""
+
+    calls: float  # expected answers asked (the fixed-n gate asks n)
+    early_pass: float  # chance of passing before n
+    early_fail: float  # chance of failing before n
+
+
+def expected_calls(
+    accuracy: float,
+    threshold: float,
+    n: int,
+    *,
+    confidence: float | None = None,
+    alpha: float = 0.05,
+) -> Expected:
+    """The sequential threshold gate for 0/1 answers each right with chance ``accuracy``:
+    computed exactly (dynamic programming over the count of right answers along the
+    stopping boundaries, O(n²)), not simulated."""
+    if not 0.0 <= accuracy <= 1.0:
+        raise ValueError(f"accuracy must be in [0, 1], got {accuracy}")
+    seq = ThresholdSequence(threshold, n, confidence=confidence, alpha=alpha)
+    if seq.decision is Decision.PASS:
+        return Expected(0.0, 1.0, 0.0)
+    if seq.decision is Decision.FAIL:
+        return Expected(0.0, 0.0, 1.0)
+    fail_at_most, pass_at_least = seq.boundaries()
+    calls = early_pass = early_fail = 0.0
+    alive = {0: 1.0}  # right answers so far -> chance, over levels not yet settled
+    for t in range(1, n + 1):
+        nxt: dict[int, float] = {}
+        for s, chance in alive.items():
+            nxt[s] = nxt.get(s, 0.0) + chance * (1.0 - accuracy)
+            nxt[s + 1] = nxt.get(s + 1, 0.0) + chance * accuracy
+        if t == n:
+            calls += n * sum(nxt.values())
+            break
+        alive = {}
+        for s, chance in nxt.items():
+            if s >= pass_at_least[t]:
+                early_pass += chance
+                calls += t * chance
+            elif s <= fail_at_most[t]:
+                early_fail += chance
+                calls += t * chance
+            else:
+                alive[s] = chance
+    return Expected(calls, early_pass, early_fail)
+
+
+def expected_pair_calls(
+    baseline_accuracy: float,
+    candidate_accuracy: float,
+    n: int,
+    *,
+    discordance: float | None = None,
+    alpha: float = 0.05,
+    max_drop: float = 0.0,
+    family: int = 1,
+    runs: int = 200,
+    seed: int = 0,
+) -> Expected:
+    """The sequential comparison: simulated (``runs`` seeded runs of :class:`PairedSequence`,
+    so the same arguments give the same answer; its standard error is about 2% of ``n``
+    at 200 runs). ``discordance`` (the share of items exactly one model gets right) defaults
+    to independent errors, as ``plan`` assumes; ``early_pass`` is "no regression" early."""
+    pb, pc = baseline_accuracy, candidate_accuracy
+    if not (0.0 <= pb <= 1.0 and 0.0 <= pc <= 1.0):
+        raise ValueError("accuracies must be in [0, 1]")
+    psi = pb * (1 - pc) + pc * (1 - pb) if discordance is None else discordance
+    delta = pc - pb
+    if not abs(delta) <= psi <= 1.0:
+        raise ValueError(f"discordance must be in [|difference|, 1], got {psi}")
+    lose = (psi - delta) / 2  # only baseline right
+    win = (psi + delta) / 2  # only candidate right
+    rng = random.Random(seed)
+    calls = early_pass = early_fail = 0.0
+    for _ in range(runs):
+        seq = PairedSequence(n, alpha=alpha, max_drop=max_drop, family=family)
+        while seq.decision is Decision.CONTINUE:
+            u = rng.random()
+            seq.update(u >= lose, u < lose or u >= lose + win)
+        calls += seq.t
+        early_pass += seq.decision is Decision.PASS
+        early_fail += seq.decision is Decision.FAIL
+    return Expected(calls / runs, early_pass / runs, early_fail / runs)

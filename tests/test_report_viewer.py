@@ -1,0 +1,400 @@
+"""The report's sample viewer: every sample in the page (as data the page's script shows),
+stable links, candidate beside baseline, hostile model text kept inert, suites kept apart;
+and, where Debian's Chromium is installed, the page itself driven in a real browser (marked
+e2e: each test starts Chromium)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_reasoning.config import addresses, load_suite
+from pytest_reasoning.core import Reply
+from pytest_reasoning.evaluate import score_reply
+from pytest_reasoning.gates import Ledger, baseline_answers, compare, decide_gates
+from pytest_reasoning.report import build_report
+from pytest_reasoning.report.links import gate_link, report_url, sample_link, samples_link
+from pytest_reasoning.report.samples import PAIR_KINDS, sample_id
+from pytest_reasoning.testing.browser import Browser, find_chromium
+
+SUITE = """\
+seed: 1
+samples: {n}
+tasks:
+  - task: dyval.arithmetic
+    levels: {{D1: {{min_accuracy: 0.5}}, D2: {{min_accuracy: 0.9}}}}
+"""
+# Everything a model could say to break out of the page.
+HOSTILE = (
+    "<script>window.__pwned = 1</script></script><script>window.__pwned = 2</script>"
+    '<img src=x onerror="window.__pwned = 3"> ]]> <!-- --> &amp; \x1b[31mred\x1b[0m NUL:\x00 '
+    "lone:\ud800 \u2028 <<<7>>>"
+)
+SECRET = "sk-test-not-a-real-key-1234567890"
+
+
+def _report(
+    tmp_path: Path,
+    *,
+    n: int = 4,
+    reply: Any = None,
+    models: tuple[str, str] = ("cand", "base"),
+    suites: tuple[str, ...] = ("s.yaml",),
+) -> tuple[list[dict[str, Any]], Any, Path]:
+    """Rows of two models over a small suite (the candidate wrong on odd items, the baseline
+    always right), gated and compared as a run does, and the report built from them."""
+    ledger = Ledger(hint="-")
+    outcomes, specs = [], []
+    for name in suites:
+        path = tmp_path / name
+        path.write_text(SUITE.format(n=n))
+        for a in addresses(load_suite(path, display=name)):
+            item = a.make_item()
+            for model in models:
+                wrong = model == models[0] and a.index % 2 == 1
+                content = reply(item, model, a) if reply else None
+                content = content or ("<<<-999>>>" if wrong else f"<<<{item.answer}>>>")
+                # A recorded cost: no price map to load (LiteLLM's import is slow).
+                said = Reply(content, prompt_tokens=50, completion_tokens=5, cost_usd=2e-5,
+                             latency_s=0.5 + a.index, finish_reason="stop")  # fmt: skip
+                if content == "<fail>":
+                    said = Reply(None, error="HTTP 500: boom", error_kind="transient")
+                o = score_reply(item, model, said)
+                outcomes.append(dataclasses.replace(o, suite=a.suite, entry=a.entry.id))
+                specs.append(a.gate)
+                ledger.add(outcomes[-1], a.gate)
+    base = baseline_answers(o for o in outcomes if o.model == models[1])
+    pairs = [(o, s) for o, s in zip(outcomes, specs, strict=True)
+             if o.model == models[0]]  # fmt: skip
+    comparisons = compare(pairs, base, models[1])
+    levels = list(ledger.levels.values())
+    rows = [o.to_dict() for o in outcomes]
+    out = tmp_path / "rep"
+    report = build_report(
+        rows, str(out), levels=levels, gates=decide_gates(levels), comparisons=comparisons
+    )
+    return rows, report, out
+
+
+def _data(out: Path) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    """(manifest, meta blobs, text blobs) as the page's script reads them."""
+    from pytest_reasoning.report.viewer import page_data
+
+    return page_data(out)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any]], Any, Path]:
+    """The report most tests read (built once: a report costs a second or two of plots)."""
+    return _report(tmp_path_factory.mktemp("built"))
+
+
+def test_every_sample_is_in_the_page_with_its_prompt(built: Any) -> None:
+    rows, report, out = built
+    manifest, metas, texts = _data(out)
+    samples = [s for m in metas for s in m["samples"]]
+    assert len(samples) == len(rows) == manifest["total"] == 16
+    assert sorted(s["id"] for s in samples) == sorted(sample_id(r) for r in rows)
+    assert len({s["id"] for s in samples}) == 16
+    assert manifest["models"] == ["base", "cand"] and manifest["levels"] == ["D1", "D2"]
+    assert manifest["suites"] == ["s.yaml"] and manifest["modes"] == ["wrong_value"]
+    by_id = {sample_id(r): r for r in rows}
+    for meta, text in zip(metas, texts, strict=True):
+        for i, s in enumerate(meta["samples"]):
+            row = by_id[s["id"]]
+            assert (s["model"], s["level"], s["gold"], s.get("extracted")) == (
+                row["model"], row["level"], row["gold"], row["extracted"])  # fmt: skip
+            assert s["outcome"] == ("correct" if row["correct"] else "wrong")
+            # The prompt, rebuilt from the row's address, is the one that was asked.
+            assert text["prompts"][s["prompt"]].startswith("Here is the description")
+            assert text["replies"][i] == row["response"]
+    # One prompt per item: both models' samples share it.
+    assert sum(len(t["prompts"]) for t in texts) == 8
+    assert report.summary["samples"] == 16 and report.summary["sample_data"] == "inline"
+
+
+def test_a_failed_call_shows_its_prompt_and_no_pair_verdict(tmp_path: Path) -> None:
+    """A failed call's row keeps no item address: its prompt comes from the other model's
+    answered sample of the same prompt; its pair is "a call failed"."""
+    _, _, out = _report(
+        tmp_path, reply=lambda item, model, a: "<fail>" if model == "cand" and a.index == 0 else None
+    )  # fmt: skip
+    manifest, metas, texts = _data(out)
+    failed = [(s, t) for m, t in zip(metas, texts, strict=True) for s in m["samples"]
+              if s["outcome"] == "error"]  # fmt: skip
+    assert len(failed) == 2  # item 0 of D1 and of D2
+    for s, t in failed:
+        assert s["mode"] == "error (transient)" and s["error"] == "HTTP 500: boom"
+        assert t["prompts"][s["prompt"]].startswith("Here is the description")
+    assert [c["kinds"][PAIR_KINDS.index("a call failed")] for c in manifest["comparisons"]] == [
+        1,
+        1,
+    ]
+    assert "without their prompt" not in (out / "index.html").read_text()
+
+
+def test_the_page_is_the_same_bytes_twice(built: Any, tmp_path: Path) -> None:
+    """The same rows give the same page, wherever it is written."""
+    _, _, again = _report(tmp_path)
+    assert (again / "index.html").read_bytes() == (built[2] / "index.html").read_bytes()
+
+
+def test_pairs_list_regressions_first(built: Any) -> None:
+    _, _, out = built
+    manifest, metas, _ = _data(out)
+    kinds = {c["level"]: c["kinds"] for c in manifest["comparisons"]}
+    # Odd items: the baseline right, the candidate wrong; even ones: both right.
+    assert kinds == {lv: [2, 0, 0, 2, 0, 0] for lv in ("D1", "D2")}
+    for meta in metas:
+        for _, cand, base, kind in meta["pairs"]:
+            c, b = meta["samples"][cand], meta["samples"][base]
+            assert (c["model"], b["model"]) == ("cand", "base") and c["item"] == b["item"]
+            assert PAIR_KINDS[kind] == (
+                "baseline right, candidate wrong" if c["outcome"] == "wrong" else "both right"
+            )
+    verdicts = [c["verdict"] for c in manifest["comparisons"]]
+    assert verdicts == ["under-powered", "under-powered"]  # 2 discordant pairs of 4
+
+
+def test_hostile_text_is_data_not_markup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Model text never reaches the markup: it travels base64-encoded, is valid Unicode
+    (a lone surrogate becomes U+FFFD), and keys in it are redacted."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    _, _, out = _report(
+        tmp_path, reply=lambda item, model, a: f"{HOSTILE} key={SECRET}",
+        models=("evil<script>window.__pwned=4</script>", "base"),
+    )  # fmt: skip
+    page = (out / "index.html").read_text()
+    assert page.count("<script") == page.count("</script>")
+    assert "<script>window" not in page and "<img src=x" not in page and "]]>" not in page
+    assert "\x00" not in page and "\x1b" not in page and SECRET not in page
+    _, metas, texts = _data(out)
+    replies = {r for t in texts for r in t["replies"]}
+    assert replies == {f"{HOSTILE.replace(chr(0xD800), chr(0xFFFD))} key=***"}
+    assert {s["model"] for m in metas for s in m["samples"]} == {
+        "evil<script>window.__pwned=4</script>", "base"}  # fmt: skip
+    assert SECRET not in json.dumps(texts)
+
+
+def test_long_texts_are_cut_with_a_marker(tmp_path: Path) -> None:
+    """A reply past CLIP characters is cut with a marker; a long answer (a zebra grid) is
+    short in the list, whole in the texts the sample's view reads."""
+    from pytest_reasoning.report.samples import CLIP, SHORT
+
+    answer = "9" * 200
+    long = "x" * CLIP + f" <<<{answer}>>>"
+    rows, _, out = _report(tmp_path, n=1, reply=lambda item, model, a: long)
+    assert {r["extracted"] for r in rows} == {answer}
+    _, metas, texts = _data(out)
+    more = len(long) - CLIP
+    shown = {r for t in texts for r in t["replies"]}
+    assert shown == {
+        f"{long[:CLIP]}… [{more} more characters: the whole text is in the results file]"
+    }
+    for meta, text in zip(metas, texts, strict=True):
+        for i, s in enumerate(meta["samples"]):
+            assert s["extracted"] == answer[:SHORT] + "…"
+            assert text["answers"][str(i)] == [answer, s["gold"]]
+
+
+def test_suites_stay_apart(tmp_path: Path) -> None:
+    """Two suites asking the same items: a suite column, separate rows, separate links."""
+    rows, report, out = _report(tmp_path, suites=("a.yaml", "b.yaml"))
+    page = (out / "index.html").read_text()
+    assert "<th>suite</th>" in page
+    # 2 models x 2 levels, and the 2 comparisons of the candidate
+    assert page.count('<td class="abbr" title="a.yaml">a.yaml</td>') == 6
+    assert 'href="#model=cand&amp;suite=b.yaml&amp;task=dyval.arithmetic&amp;level=D2' in page
+    assert len({sample_id(r) for r in rows}) == len(rows) == 32
+    levels = {(c["suite"], c["model"], c["level"]) for c in report.summary["levels"]}
+    assert len(levels) == 8
+
+
+def test_a_level_past_the_page_budget_goes_to_data_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_reasoning.report import viewer
+
+    monkeypatch.setattr(viewer, "INLINE_MAX", 0)
+    _, _, out = _report(tmp_path)
+    files = sorted(p.name for p in (out / "data").iterdir())
+    assert files == ["c0m.js", "c0t.js", "c1m.js", "c1t.js"]
+    assert 'id="pr-c0m"' not in (out / "index.html").read_text()
+    manifest, metas, _ = _data(out)
+    assert manifest["inline"] is False and sum(len(m["samples"]) for m in metas) == 16
+    monkeypatch.setattr(viewer, "INLINE_MAX", 10**9)  # inline again: the old files go
+    _report(tmp_path)
+    assert list((out / "data").iterdir()) == []
+
+
+def test_links(built: Any) -> None:
+    rows, _, out = built
+    index = out / "index.html"
+    assert report_url(out) == index.resolve().as_uri() == report_url(str(out) + "/")
+    assert report_url("https://o.github.io/r/") == "https://o.github.io/r/"
+    assert samples_link("https://x/", model="a b", level="D1", outcome="wrong") == (
+        "https://x/#model=a%20b&level=D1&outcome=wrong"
+    )
+    assert sample_link(index, rows[0]).endswith(f"#sample={sample_id(rows[0])}")
+    ledger = Ledger(hint="-")
+    for a in addresses(load_suite(out.parent / "s.yaml", display="s.yaml")):
+        item = a.make_item()
+        ledger.add(score_reply(item, "m", Reply("<<<-999>>>", latency_s=0.1)), a.gate)
+    gate = decide_gates(ledger.levels.values())[0]
+    assert gate.passed is False
+    assert gate_link("r/index.html", gate) == (
+        f"{report_url('r/index.html')}#model=m&suite=s.yaml&task=dyval.arithmetic&level=D1"
+        "&outcome=not-correct"
+    )
+
+
+def test_report_command_reads_shards(
+    built: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``pytest-reasoning report FOLDER``: every shard's file, a sample in two files once."""
+    from pytest_reasoning.cli import main
+
+    rows = built[0]
+    shards = tmp_path / "results"
+    (shards / "a").mkdir(parents=True)
+    half = len(rows) // 2
+    for name, part in (("a/s1.jsonl", rows[:half]), ("s2.jsonl", rows[half - 2 :])):
+        (shards / name).write_text("".join(json.dumps(r) + "\n" for r in part))
+    out = tmp_path / "from-files"
+    assert main(["report", str(shards), "--out", str(out), "--baseline", "base"]) == 0
+    manifest, _, _ = _data(out)
+    assert manifest["total"] == len(rows) == 16
+    assert [c["kinds"][0] for c in manifest["comparisons"]] == [2, 2]  # paired per level
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().endswith("empty: no *.jsonl file in this folder")
+
+
+# -- in Chromium -----------------------------------------------------------------------------
+CHROMIUM = find_chromium()
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)"
+)
+READY = "document.documentElement.dataset.viewer === 'ready'"
+ROWS = "document.querySelectorAll('#pr-samples tbody tr').length"
+
+
+def _after(page: Any, action: Any) -> None:
+    """Do ``action`` and wait until the viewer has drawn what it caused."""
+    n = int(page.evaluate("document.documentElement.dataset.rendered"))
+    action()
+    page.wait_for(f"Number(document.documentElement.dataset.rendered) > {n}")
+    page.wait_for("document.getElementById('pr-status').textContent !== ''")
+
+
+@needs_chromium
+@pytest.mark.e2e
+def test_filters_search_and_links_in_a_browser(tmp_path: Path) -> None:
+    rows, _, out = _report(tmp_path, n=6)
+    wrong = [r for r in rows if not r["correct"]]
+    with Browser() as browser:
+        page = browser.open((out / "index.html").as_uri(), ready=READY)
+        assert page.evaluate(ROWS) == len(rows) == 24
+        _after(page, lambda: page.choose("#pr-f-outcome", "wrong"))
+        assert page.evaluate(ROWS) == len(wrong) == 6
+        _after(page, lambda: page.choose("#pr-f-level", "D2"))
+        assert page.evaluate(ROWS) == 3
+        assert "outcome=wrong" in page.evaluate("location.hash")  # the view is shareable
+        _after(page, lambda: page.click("#pr-reset"))
+        assert page.evaluate(ROWS) == 24
+        _after(page, lambda: page.choose("#pr-f-sort", "slowest"))
+        latencies = page.evaluate(
+            "[...document.querySelectorAll('#pr-samples tbody td:nth-child(13)')]"
+            ".map(td => parseFloat(td.textContent))"
+        )
+        assert latencies == sorted(latencies, reverse=True) and latencies[0] == 5.5
+        # Search reads the replies: only the candidate's wrong answers say -999.
+        _after(page, lambda: page.type("#pr-f-q", "-999"))
+        assert page.evaluate(ROWS) == 6
+        # A click opens the sample: its prompt, its reply, its link.
+        _after(page, lambda: page.click("#pr-samples tbody tr:first-child a"))
+        shown = page.evaluate("document.querySelector('#pr-detail .pr-reply').textContent")
+        assert shown == "<<<-999>>>"
+        first = page.evaluate("location.hash")
+        assert "sample=" in first
+        assert page.problems() == []
+    # Links from outside: one sample; a failed gate's samples.
+    target = wrong[-1]
+    gate = next(g for g in _gates(rows) if g.stats.spec.level == target["level"])
+    with Browser() as browser:
+        page = browser.open(sample_link(out, target), ready=READY)
+        page.wait_for("!document.getElementById('pr-detail').hidden")
+        title = page.evaluate("document.getElementById('pr-detail-title').textContent")
+        assert title == f"{target['item_id']} · cand"
+        page = browser.open(gate_link(out, gate), ready=READY)
+        page.wait_for("document.getElementById('pr-status').textContent.includes('match')")
+        assert page.evaluate(ROWS) == 3  # the level's wrong answers
+        assert page.requests() and all(u.startswith(("file:", "data:")) for u in page.requests())
+        assert page.problems() == []
+
+
+def _gates(rows: list[dict[str, Any]]) -> Any:
+    from pytest_reasoning.core import Outcome
+    from pytest_reasoning.gates import GateRule, GateSpec
+
+    ledger = Ledger(hint="-")
+    for r in rows:
+        if r["model"] == "cand":
+            rule = GateRule(min_accuracy=0.9)
+            ledger.add(Outcome.from_dict(r), GateSpec("s.yaml", r["entry"], r["level"], rule))
+    return decide_gates(ledger.levels.values())
+
+
+@needs_chromium
+@pytest.mark.e2e
+def test_hostile_text_stays_inert_in_a_browser(tmp_path: Path) -> None:
+    _, _, out = _report(
+        tmp_path, n=2, reply=lambda item, model, a: HOSTILE,
+        models=("evil<script>window.__pwned=4</script>", "base"),
+    )  # fmt: skip
+    with Browser() as browser:
+        page = browser.open((out / "index.html").as_uri(), ready=READY)
+        _after(page, lambda: page.type("#pr-f-q", "script"))
+        assert page.evaluate(ROWS) == 8
+        _after(page, lambda: page.click("#pr-samples tbody tr:first-child a"))
+        reply = page.evaluate("document.querySelector('#pr-detail .pr-reply').textContent")
+        # Every character shown as text: markup as written, control characters as symbols.
+        expected = (HOSTILE.replace("\x1b", "\u241b").replace("\x00", "\u2400")
+                    .replace("\ud800", "\ufffd"))  # fmt: skip
+        assert reply == expected
+        _after(page, lambda: page.click("#pr-v-pairs"))
+        assert page.evaluate("document.querySelectorAll('article.pr-pair').length") == 4
+        assert page.evaluate("window.__pwned === undefined")
+        assert page.evaluate("document.querySelectorAll('img[src=x], script:not([nonce]):not([type])')"
+                             ".length") == 0  # fmt: skip
+        assert page.problems() == []
+        assert all(u.startswith(("file:", "data:")) for u in page.requests())
+
+
+@needs_chromium
+@pytest.mark.e2e
+def test_pairs_and_levels_loaded_on_demand_in_a_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the page's budget the data lives in files loaded a level at a time; the pairs
+    view lists regressions first."""
+    from pytest_reasoning.report import viewer
+
+    monkeypatch.setattr(viewer, "INLINE_MAX", 0)
+    monkeypatch.setattr(viewer, "LOAD_LIMIT", 12)
+    _, _, out = _report(tmp_path, n=6)
+    with Browser() as browser:
+        page = browser.open((out / "index.html").as_uri(), ready=READY)
+        assert page.evaluate(ROWS) == 2  # the level picker: D1, D2 (24 samples > 12)
+        assert not any("/data/" in u for u in page.requests())
+        _after(page, lambda: page.click("#pr-samples tbody tr:last-child a"))
+        assert page.evaluate(ROWS) == 12
+        assert [u.rsplit("/", 1)[1] for u in page.requests() if "/data/" in u] == ["c1m.js"]
+        _after(page, lambda: page.click("#pr-v-pairs"))
+        kinds = page.evaluate("[...document.querySelectorAll('.pr-kind')].map(e => e.textContent)")
+        assert kinds == ["baseline right, candidate wrong"] * 3 + ["both right"] * 3
+        assert page.problems() == []

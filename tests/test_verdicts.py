@@ -1,0 +1,393 @@
+"""Sound verdicts (issue 29): rows read from files are type-checked, one verdict ledger decides
+a live run and a merge alike (a merge that lacks part of a level or of a Holm family says "not
+decided", never a weaker verdict), failure modes reach the summary, every figure uses the
+gate's denominator, suites stay apart, and outputs that were not written fail the command."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import tempfile
+from collections.abc import Iterator, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_reasoning.cli import main
+from pytest_reasoning.config import addresses, load_suite
+from pytest_reasoning.core import Outcome, Reply
+from pytest_reasoning.errors import ReasoningError
+from pytest_reasoning.evaluate import score_reply
+from pytest_reasoning.gates import RESULT_FIELDS, GateRule, GateSpec, Ledger
+from pytest_reasoning.gates.verdicts import Verdict, comparison_name, gate_name
+from pytest_reasoning.merge import merge
+from pytest_reasoning.registry import get_task
+from pytest_reasoning.report import RunSummary, summary_lines
+from pytest_reasoning.report.tables import breakdowns, levels_table
+
+SUITE = """\
+name: prop
+seed: 3
+samples: 6
+tasks:
+  - task: dyval.boolean_logic
+    levels:
+      D1: {min_accuracy: 0.5}
+      D2: {min_accuracy: 0.6}
+  - task: dyval.arithmetic
+    levels:
+      D1: {min_accuracy: 0.5}
+"""
+
+
+@cache
+def _suite_rows_base(folder: str) -> tuple[tuple[Any, ...], ...]:
+    """(address fields, prompt hash) of every sample of SUITE (items built once)."""
+    spec = load_suite(Path(folder) / "prop.yaml", display="prop.yaml")
+    out = []
+    for a in addresses(spec):
+        item = a.make_item()
+        out.append(
+            (a.sample_id, a.entry.id, a.entry.task, a.level.level, a.seed, item.prompt_sha256)
+        )
+    return tuple(out)
+
+
+def _row(base: tuple[Any, ...], model: str, verdict: bool | None) -> dict[str, Any]:
+    sample_id, entry, task, level, seed, sha = base
+    outcome = Outcome(
+        sample_id, model, task, level, seed, sha, None if verdict is None else "<<<x>>>",
+        None if verdict is None else "x", "y", verdict,
+        None if verdict in (True, None) else "wrong_label",
+        "HTTP 500" if verdict is None else None, 10, 2, 0.1,
+        suite="prop.yaml", entry=entry, error_kind="transient" if verdict is None else None,
+    )  # fmt: skip
+    row = outcome.to_dict()
+    return {k: row[k] for k in RESULT_FIELDS}
+
+
+def _write(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.fixture
+def suite_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "prop.yaml").write_text(SUITE)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _gate(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["gate", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- 1. a verdict read from a file type-checks what it reads -----------------------------------
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("correct", "false", "correct: expected true or false (error is null), got \"false\""),
+        ("correct", math.nan, "correct: expected true or false (error is null), got NaN"),
+        ("score", math.nan, "score: expected a number from 0 to 1, or null, got NaN"),
+        ("latency_s", "fast", "latency_s: expected a number of seconds >= 0"),
+        ("error_kind", "gremlins", "error_kind: expected one of stop, request, transient"),
+        ("repeat", 3, "repeat: expected below repeats (1), got 3"),
+        ("item_id", 7, "item_id: expected text, got 7"),
+    ],
+)
+def test_a_row_of_the_wrong_type_stops_the_gate_in_one_line(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str], field: str, value: Any, expected: str
+) -> None:
+    """``"correct": "false"`` used to count as correct (every gate passed, exit 0)."""
+    rows = [_row(b, "m", False) for b in _suite_rows_base(str(suite_dir))]
+    rows[4][field] = value
+    _write(suite_dir / "r.jsonl", rows)
+    code, out, err = _gate(["prop.yaml", "--results", "r.jsonl"], capsys)
+    assert code == 4
+    assert err.startswith("pytest-reasoning: error: r.jsonl:5: " + expected), err
+    assert err.count("\n") == 1 and "PASSED" not in out and "FAILED" not in out
+
+
+@pytest.mark.parametrize("kind", ["deep", "fifo", "error-and-verdict"])
+def test_hostile_results_files_are_one_line(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    import os
+
+    path = suite_dir / "r.jsonl"
+    if kind == "deep":
+        path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+        expected = "r.jsonl:1: nested too deeply"
+    elif kind == "fifo":
+        os.mkfifo(path)
+        expected = "r.jsonl: not a regular file"
+    else:
+        row = _row(_suite_rows_base(str(suite_dir))[0], "m", None)
+        row["correct"] = True  # an error with a verdict: which one counts?
+        _write(path, [row])
+        expected = "r.jsonl:1: correct: expected null"
+    code, _, err = _gate(["prop.yaml", "--results", "r.jsonl"], capsys)
+    assert code == 4 and expected in err and err.count("\n") == 1
+
+
+def test_torn_lines_are_skipped_counted_and_leave_their_level_undecided(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [_row(b, "m", True) for b in _suite_rows_base(str(suite_dir))]
+    text = "".join(json.dumps(r) + "\n" for r in rows[1:]) + json.dumps(rows[0])[:40]
+    (suite_dir / "r.jsonl").write_text(text)
+    code, out, _ = _gate(["prop.yaml", "--results", "r.jsonl"], capsys)
+    assert "1 line(s) are no whole row" in out and "line 18" in out
+    assert "dyval.boolean_logic[D1-gate] NOT DECIDED - dyval.boolean_logic[D1-gate]: not decided (5 of 6 samples)" in out
+    assert code == 6  # a level lacks a sample: infrastructure, not the model
+
+
+# -- 2. one ledger: a missing shard never decides on a weaker family ----------------------------
+def _holm_rows(folder: str) -> list[dict[str, Any]]:
+    """The candidate loses the 8 items of boolean D1 the baseline gets right (one-sided exact
+    McNemar p = 0.0039; Holm over the 3 levels: 0.0117); the other levels are ties."""
+    rows = []
+    for b in _suite_rows_base(folder):
+        level = (b[1], b[3])
+        lose = level == ("dyval.boolean_logic", "D1")
+        rows.append(_row(b, "base", True))
+        rows.append(_row(b, "cand", not lose))
+    return rows
+
+
+def test_a_merge_without_a_shard_leaves_the_holm_family_undecided(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (suite_dir / "prop.yaml").write_text(SUITE.replace("samples: 6", "samples: 8"))
+    _suite_rows_base.cache_clear()
+    rows = _holm_rows(str(suite_dir))
+    boolean_d1 = [r for r in rows if r["item_id"].startswith("dyval.boolean_logic[D1")]
+    _write(suite_dir / "shard1.jsonl", boolean_d1)
+    _write(suite_dir / "shard2.jsonl", [r for r in rows if r not in boolean_d1])
+    args = ["prop.yaml", "--llm-baseline", "base", "--results"]
+    code, out, _ = _gate([*args, "shard1.jsonl", "shard2.jsonl"], capsys)
+    assert "dyval.boolean_logic[D1-vs-baseline] FAILED" in out and code == 1
+    assert "Holm-adjusted p = 0.0117" in out
+    # Shard 2 lost: the old merge decided boolean D1 alone (p 0.0039, a weaker correction).
+    code, out, _ = _gate([*args, "shard1.jsonl"], capsys)
+    assert "dyval.boolean_logic[D1-vs-baseline] NOT DECIDED" in out
+    assert "Holm's correction spans the 3 compared level(s) of cand, and 2 of them are not whole" in out
+    assert "vs-baseline] FAILED" not in out and "REGRESSION" not in out
+    assert "D1-gate-cand] FAILED" in out and code == 1  # its own level is whole: decided
+    _suite_rows_base.cache_clear()
+
+
+def _live(
+    rows: Sequence[dict[str, Any]], sizes: dict[tuple[str, str, str], int], baseline: str | None,
+    models: Sequence[str], order: random.Random,
+) -> dict[str, Verdict]:
+    """The verdicts of a pytest run: the ledger fed report by report as the controller feeds
+    it (each sample's payload plans its level), in an xdist-like shuffled order."""
+    ledger = Ledger(hint="-", baseline=baseline)
+    candidates = [m for m in models if m != baseline]
+    shuffled = list(rows)
+    order.shuffle(shuffled)
+    out: dict[str, Verdict] = {}
+    for row in shuffled:
+        model, entry, level = row["model"], row["entry"], row["level"]
+        rule = GateRule(min_accuracy=0.6 if (entry, level) == ("dyval.boolean_logic", "D2") else 0.5)
+        spec = GateSpec("prop.yaml", entry, level, rule)
+        gate = comparison = None
+        if model in candidates:
+            gate = "prop.yaml::" + gate_name(entry, level, model, len(models) > 1)
+            if baseline:
+                comparison = "prop.yaml::" + comparison_name(entry, level, model, False)
+        ledger.plan(model, spec, row["task"], sizes[(model, entry, level)], gate_id=gate,
+                    comparison_id=comparison)  # fmt: skip
+        for v in ledger.add(Outcome.from_dict(row), spec)[0]:
+            out[v.nodeid] = v
+    for v in ledger.finish():
+        out[v.nodeid] = v
+    out.pop("reasoning::infrastructure", None)  # the error budget: compared apart
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    shards=st.integers(1, 4),
+    lost=st.sets(st.integers(0, 3), max_size=2),
+    baseline=st.booleans(),
+)
+def test_merged_verdicts_are_the_live_ones_or_not_decided(
+    seed: int, shards: int, lost: set[int], baseline: bool
+) -> None:
+    """Random answers split into random shards, some lost: every verdict the merge gives is
+    the live run's, or "not decided"."""
+    rng = random.Random(seed)
+    models = ["cand", "base"] if baseline else ["cand"]
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "prop.yaml").write_text(SUITE)
+        bases = _suite_rows_base(folder)
+        p_right = {m: rng.random() for m in models}
+        rows = [
+            _row(b, m, None if rng.random() < 0.05 else rng.random() < p_right[m])
+            for m in models
+            for b in bases
+        ]
+        sizes: dict[tuple[str, str, str], int] = {}
+        for r in rows:
+            key = (r["model"], r["entry"], r["level"])
+            sizes[key] = sizes.get(key, 0) + 1
+        live = _live(rows, sizes, "base" if baseline else None, models, rng)
+        # Shards hold whole levels (as --reasoning-shard assigns them); some are lost.
+        where = {key: rng.randrange(shards) for key in sizes}
+        files = []
+        for k in range(shards):
+            mine = [r for r in rows if where[(r["model"], r["entry"], r["level"])] == k]
+            if k in lost or not mine:
+                continue
+            path = Path(folder) / f"shard{k}.jsonl"
+            _write(path, mine)
+            files.append(str(path))
+        if not files:
+            return
+        try:
+            merged = merge(
+                [str(Path(folder) / "prop.yaml")], files, baseline="base" if baseline else None
+            )
+        except ReasoningError as exc:  # every baseline shard lost: refused, nothing decided
+            assert "--llm-baseline: 'base' has no rows" in str(exc)
+            return
+    _suite_rows_base.cache_clear()
+    verdicts = {v.nodeid: v for v in merged.verdicts if v.kind != "infrastructure"}
+    assert set(verdicts) <= set(live) | {"reasoning::infrastructure"}
+    for nodeid, v in verdicts.items():
+        if v.outcome == "skipped":
+            assert "not decided" in v.message
+            continue
+        assert (v.outcome, v.message) == (live[nodeid].outcome, live[nodeid].message)
+    if not lost and len(files) == len({where[k] for k in where}):
+        assert {n: (v.outcome, v.message) for n, v in verdicts.items()} == {
+            n: (v.outcome, v.message) for n, v in live.items() if n in verdicts
+        }
+        assert len(verdicts) == len(live)
+
+
+# -- 3. and 4. truncation where people look; FLenQA's table on the gate's denominator ----------
+def _truncated(task: str, level: str, count: int) -> Iterator[Outcome]:
+    for index in range(count):
+        item = get_task(task).make_item(level, 1, index)
+        reply = Reply(content="Let me think step by step about", finish_reason="length")
+        outcome = score_reply(item, "gpt-5", reply)
+        yield Outcome.from_dict(
+            {**outcome.to_dict(), "extra": {**outcome.extra, "token_limit": ["max_completion_tokens", 1024]}}
+        )
+
+
+def test_truncation_is_in_the_summary_and_the_failed_gate_names_the_remedy() -> None:
+    ledger = Ledger(hint="-")
+    spec = GateSpec("s.yaml", "dyval.arithmetic", "D1", GateRule(min_accuracy=0.5))
+    ledger.plan("gpt-5", spec, "dyval.arithmetic", 6, gate_id="s.yaml::dyval.arithmetic[D1-gate]")
+    decided: list[Verdict] = []
+    for outcome in _truncated("dyval.arithmetic", "D1", 6):
+        decided += ledger.add(outcome, spec)[0]
+    assert [v.outcome for v in decided] == ["failed"]
+    assert decided[0].message.endswith(
+        "; 6 of 6 cut off at the token limit (max_completion_tokens 1024): raise it with "
+        "--llm-param max_completion_tokens=N"
+    )
+    run = RunSummary(levels=list(ledger.levels.values()), gates=ledger.gates)
+    text = [line.text for line in summary_lines(run)]
+    assert text[0].index("unanswered") == text[2].index("1.00 ")  # the column's value
+    assert text[0].index("failure modes") == text[2].index("truncated 6")
+    assert any("6 of 6 cut off at the token limit" in t for t in text)
+
+
+def test_flenqa_length_table_counts_truncated_samples_like_the_gate() -> None:
+    """6 of 12 samples truncated: the table used to drop them (0.50 where the gate said
+    0.25)."""
+    task = get_task("flenqa.monorel")
+    rows = []
+    for index in range(6):
+        item = task.make_item("250", 1, index)
+        rows.append(score_reply(item, "m", Reply(content=f"<<<{task.solve(item)}>>>")).to_dict())
+    for index in range(6):
+        item = task.make_item("250", 1, 6 + index)
+        reply = Reply(content="Let me think", finish_reason="length")
+        rows.append(score_reply(item, "m", reply).to_dict())
+    (table,) = breakdowns(rows)  # the family's own table: FLenQA by length
+    assert table.title == "accuracy by input length (FLenQA)"
+    assert table.rows[0][4] == "0.50 (12)"
+    assert table.chart is not None and table.chart.panels[0].lines[0][1] == (0.5,)
+    ledger = Ledger(hint="-")
+    spec = GateSpec("s.yaml", "flenqa.monorel", "250")
+    for r in rows:
+        ledger.add(Outcome.from_dict(r), spec)
+    (stats,) = ledger.levels.values()
+    assert stats.n == 12 and stats.accuracy == 0.5
+
+
+# -- 5. two suites with the same task and level stay apart --------------------------------------
+def test_two_suites_gating_one_level_keep_their_rows_and_thresholds() -> None:
+    ledger = Ledger(hint="-")
+    outcomes = list(_truncated("dyval.arithmetic", "D1", 2))
+    for suite, threshold in (("a.yaml", 0.0), ("b.yaml", 0.4)):
+        spec = GateSpec(suite, "dyval.arithmetic", "D1", GateRule(min_accuracy=threshold))
+        for o in outcomes:
+            ledger.add(o, spec)
+    table = levels_table(ledger.levels.values())
+    assert table.headers[:3] == ("model", "suite", "task")
+    assert [(r[1], r[8]) for r in table.rows] == [("a.yaml", "0"), ("b.yaml", "0.4")]
+
+
+# -- 8. outputs that were not produced fail the command -----------------------------------------
+def test_outputs_that_cannot_be_written_fail_the_gate(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(suite_dir / "r.jsonl", [_row(b, "m", True) for b in _suite_rows_base(str(suite_dir))])
+    base = ["prop.yaml", "--results", "r.jsonl"]
+    code, out, err = _gate([*base, "--junitxml", "/dev/full"], capsys)
+    assert code == 4 and "--junitxml: cannot write /dev/full" in err
+    assert "JUnit XML /dev/full" not in out
+    (suite_dir / "file").write_text("")
+    code, _, err = _gate([*base, "--report", "file/sub"], capsys)
+    assert code == 4 and "--report: cannot create file/sub" in err
+    code, out, _ = _gate(base, capsys)
+    assert code == 0 and "3 passed" in out
+
+
+def test_zebra_buckets_break_down_by_size_every_answered_row_counted() -> None:
+    """A bucket level holds several sizes: ZebraLogic's own breakdown reads each row's size
+    (from the scorer's facts, or from the item's knobs for a truncated reply)."""
+    task = get_task("zebra.grid")
+    rows = []
+    for index in range(4):  # Small: 2x2, 2x3, 2x4, 2x5 in turn
+        item = task.make_item("Small", 1, index)
+        reply = Reply(content=task.reference_response(item))
+        if index == 1:
+            reply = Reply(content="Let me", finish_reason="length")
+        rows.append(score_reply(item, "m", reply).to_dict())
+    (table,) = breakdowns(rows)
+    assert table.title == "accuracy by puzzle size (ZebraLogic)"
+    assert [(r[1], r[2], r[3]) for r in table.rows] == [
+        ("2x2", "1", "1.00"), ("2x3", "1", "0.00"), ("2x4", "1", "1.00"), ("2x5", "1", "1.00"),
+    ]  # fmt: skip
+
+
+def test_a_failed_gate_links_to_its_samples_in_the_report(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [_row(b, "m", b[3] != "D2") for b in _suite_rows_base(str(suite_dir))]
+    _write(suite_dir / "r.jsonl", rows)
+    code, out, _ = _gate(["prop.yaml", "--results", "r.jsonl", "--report", "rep"], capsys)
+    assert code == 1
+    (failed,) = [line for line in out.splitlines() if " FAILED - " in line]
+    link = (suite_dir / "rep" / "index.html").resolve().as_uri()
+    assert "D2-gate] FAILED" in failed
+    assert failed.endswith(
+        f"; samples: {link}#model=m&suite=prop.yaml&task=dyval.boolean_logic&level=D2"
+        "&outcome=not-correct"
+    )
+    assert (suite_dir / "rep" / "index.html").is_file()
