@@ -76,6 +76,8 @@ def test_the_battery_finds_a_planted_artefact_and_counts_abstentions() -> None:
     assert rows["answer prior"].accuracy == pytest.approx(0.5, abs=0.1)
     # The classifiers learn the planted word from the OTHER seed's items.
     assert rows["bag of words (naive Bayes)"].accuracy > 0.85
+    # ... and so does gradient boosting on surface features (counts and places of words).
+    assert rows["surface features"].accuracy > 0.85
     # The tell also makes odd prompts longer: the length baseline sees it too.
     assert rows["prompt length"].accuracy > 0.85
     assert result.best is not None and result.best.accuracy == max(
@@ -83,20 +85,28 @@ def test_the_battery_finds_a_planted_artefact_and_counts_abstentions() -> None:
     )
     assert result.excess == pytest.approx(result.best.accuracy - 0.5)
     data = json.loads(json.dumps(result.to_dict()))
-    assert data["best"] == result.best.name and data["train_seed"] == 2
+    assert data["best"] == result.best.name and data["train_seed"] == 1
+    assert data["bound"] == pytest.approx(max(result.chance, result.majority) + 0.10, abs=1e-6)
+    # Training problems come from the train split: the same seed is no overlap.
+    assert result.count == 200 and result.train_count == 200
 
 
 def test_a_task_that_declares_nothing_is_audited_with_the_generic_battery() -> None:
     result = audit_level(_Silent(), "L1", count=50, seed=3)
-    assert {b.kind for b in result.baselines} == {"prior", "length", "bow"}
+    assert {b.kind for b in result.baselines} == {"prior", "length", "bow", "surface"}
     # No guess space: chance is the best constant answer's share of the test items.
     assert result.chance_basis.startswith("best constant answer")
     assert 0.3 < result.chance < 0.7
 
 
-def test_training_on_the_test_seed_is_refused() -> None:
-    with pytest.raises(ValueError, match="train_seed"):
-        audit_level(_Parity(), "L1", count=5, seed=4, train_seed=4)
+def test_each_problem_counts_once_and_no_test_problem_trains() -> None:
+    """Issue 29.7: boolean logic D1 has ten problems, five in each split. 40 items of each
+    split are five distinct problems each, none shared, so a memorising learner has nothing
+    to recall and the interval is not narrowed by repeats."""
+    result = audit_level("dyval.boolean_logic", "D1", count=40, seed=4)
+    assert result.count == 5 and result.train_count == 5
+    for b in result.baselines:
+        assert b.n == 5
 
 
 def test_naive_bayes_is_deterministic_and_learns_words() -> None:

@@ -441,11 +441,12 @@ def audit(
     jobs: int = 1,
     progress: Callable[[LevelAudit], None] | None = None,
 ) -> list[LevelAudit]:
-    """Audit every level of each task (all registered tasks by default), in ``jobs``
-    processes; results come in task and level order. ``levels`` limits the levels: a named
-    task lacking one is an error; over all tasks, each keeps its own."""
+    """Audit every level of each task (by default every built-in one: a pack's datasets,
+    ``Task.pack``, only when named), in ``jobs`` processes; results come in task and level
+    order. ``levels`` limits the levels: a named task lacking one is an error; over all
+    tasks, each keeps its own."""
     work: list[tuple[str, str]] = []
-    for tid in tasks or task_ids():
+    for tid in tasks or [t for t in task_ids() if not get_task(t).pack]:
         task = get_task(tid)
         wanted = list(levels) if levels else sorted(task.levels, key=level_key)
         if tasks is None:  # every task: only the levels a task has

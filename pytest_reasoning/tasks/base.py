@@ -158,6 +158,9 @@ class Task(ABC):
     system_prompt: ClassVar[str | None] = None
     knobs: ClassVar[Mapping[str, Knob]]
     description: ClassVar[str] = ""
+    # A pack's dataset (reasoning-gym's): generators not written here, audited only when
+    # named (``pytest-reasoning audit`` with no task audits the built-in families).
+    pack: ClassVar[bool] = False
     # Salts the train/test hash (:meth:`split_of`). A task whose smallest level lacks an
     # answer class in one split under the default picks another, and says why: changing it
     # reshuffles that task's splits (docs/tasks/splits.md).
