@@ -1,10 +1,10 @@
 """Distinct problems per level of each built-in task's test split (docs/tasks/splits.md).
 
-For a task with ``unique`` batches (DyVal) the batch's own repeat count is read: item k is the
-k-th distinct problem until the split runs out, so ``N - repeated(N)`` distinct problems among N
-items is exact when below N. For the others, distinct identities (:meth:`Task.identity`)
-among N items; where some repeat, the size M of a uniformly drawn space that gives that many
-distinct problems in N draws, ``M (1 - (1 - 1/M)^N)``, is printed as the estimate.
+Distinct identities (:meth:`Task.identity`) among the first N test items of seed 1 (DyVal's
+batches keep problems distinct, ``unique``, until a bounded search finds no new one; the other
+families draw independently). Where some repeat, the size M of a uniformly drawn space that
+gives that many distinct problems in N draws, ``M (1 - (1 - 1/M)^N)``, is printed as a rough
+estimate (a lower bound for DyVal, whose batches avoid repeats).
 
 Usage: python benchmarks/distinct.py [--count 1000] [--others 300] [TASK ...]
 """
@@ -41,20 +41,11 @@ def main() -> int:
     for tid in args.tasks or [t for t in task_ids() if not get_task(t).pack]:
         task = get_task(tid)
         for level in task.levels:
-            repeated = task.repeated(level, 1, 0)
-            if repeated is not None:
-                n = args.count
-                got = n - (task.repeated(level, 1, n) or 0)
-            else:
-                n = args.others
-                items = (task.make_item(level, 1, i) for i in range(n))
-                got = len({canonical_json(dict(task.identity(i.problem))) for i in items})
-            if got >= n:
-                guess = f"> {n:,}"
-            elif repeated is not None:
-                guess = f"{got:,} (exhausted)"
-            else:
-                guess = f"~{estimate(got, n):,.0f}"
+            unique = task.repeated(level, 1, 0) is not None
+            n = args.count if unique else args.others
+            items = (task.make_item(level, 1, i) for i in range(n))
+            got = len({canonical_json(dict(task.identity(i.problem))) for i in items})
+            guess = f"> {n:,}" if got >= n else f"~{estimate(got, n):,.0f}"
             print(f"| {tid} | {level} | {n:,} | {got:,} | {guess} |", flush=True)
     return 0
 

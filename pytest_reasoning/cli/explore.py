@@ -35,8 +35,11 @@ def audit_command(args: argparse.Namespace) -> int:
         if args.tasks:
             for tid in args.tasks:
                 get_task(tid).check_level(level)
-        elif not any(level in get_task(t).levels for t in task_ids()):
-            raise ReasoningError(f"--level: no task has a level {level!r}")
+        elif not any(level in get_task(t).levels for t in task_ids() if not get_task(t).pack):
+            raise ReasoningError(
+                f"--level: no built-in task has a level {level!r} (a pack's tasks, "
+                "gym.<name>, are audited only when named)"
+            )
 
     def show(a: Any) -> None:
         if args.json:
