@@ -189,6 +189,20 @@ EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
         1.0,
         "the paper's own design under 'different' padding; 'similar' padding: 0.54 at 3000",
     ),
+    ("musr.object_placement", "start_location"): (
+        0.39,
+        "the paper's design: a belief is a place the item was, and a person who saw no move "
+        "believes the start (L1 0.39, L2 0.325, L3 0.235 at 200 items)",
+    ),
+    ("musr.object_placement", "item_place"): (
+        0.39,
+        "as start_location: a belief is a place the item was (its start or a move's end)",
+    ),
+    ("musr.object_placement", "own_move"): (
+        0.385,
+        "as start_location: where the asked person last put the item is what they believe",
+    ),
+    ("musr.object_placement", "previous_location"): (0.36, "as start_location"),
     ("musr.team_allocation", "praise_words"): (
         0.985,
         "the paper's own design: skill and teamwork evidence is worded for or against, and the "

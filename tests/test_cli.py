@@ -281,7 +281,7 @@ BAD = [
     (["robustness", "{tmp}/ok.jsonl", "--permutations", "-5"], "--permutations and --samples"),
     (["audit", "dyval.nope"], "unknown task 'dyval.nope'"),
     (["audit", "dyval.arithmetic", "--level", "D9"], "unknown level 'D9'"),
-    (["audit", "--level", "D9"], "--level: no task has a level 'D9'"),
+    (["audit", "--level", "D9"], "--level: no built-in task has a level 'D9'"),
     (["audit", "--count", "0"], "--count: must be >= 1"),
     (["audit", "--jobs", "-1"], "--jobs: must be >= 0"),
     (["report", "{tmp}/ok.jsonl"], "required: --out"),

@@ -708,19 +708,20 @@ class _Batch:
             stratum = task.stratum(params, k)
             patience = self.patience.get(stratum, _PATIENCE)
             repeat = 0
-            for attempt in range(patience):
+            for _attempt in range(patience):
                 j = self.next_raw
                 self.next_raw += 1
-                gen, avoided = task._draw_in(level, seed, j, params, k, split, self._before(k))
+                gen, _ = task._draw_in(level, seed, j, params, k, split, self._before(k))
                 fp = _fingerprint(task.identity(gen.problem))
                 if fp not in self.seen:
                     self.seen[fp] = k
                     self.patience[stratum] = min(_PATIENCE, patience * 2)
                     break
-                # Nearly exhausted, or the generator itself found nothing new: accept it.
-                if attempt == patience - 1 or avoided:
-                    repeat = 1
-                    self.patience[stratum] = max(5, patience // 2)
+            else:  # nearly exhausted: the last draw, a repeat, is accepted and counted
+                # (only here: a draw the generator could not keep new is followed by others,
+                # another shape often is, so a flagged item always repeats an earlier one)
+                repeat = 1
+                self.patience[stratum] = max(5, patience // 2)
             self.raw.append(j)
             self.repeats.append(repeat)
             if k == index:
