@@ -179,7 +179,7 @@ class ReachabilityTask(_GraphTask):
         kind = ("direct" if chooser.random() < DIRECT_SHARE else "path") if want else "none"
         met: set[str] = set()  # the kinds any walk has met, to give up early on bad knobs
         found = None
-        for attempt in range(4 * GIVE_UP):
+        for attempt in range(25 * GIVE_UP):
             if attempt == GIVE_UP and not {"path", "none"} <= met:
                 break  # knobs whose graphs never (or always) join a pair: no use drawing on
             names = node_names()
@@ -364,7 +364,9 @@ def _candidate_pairs(graph: Graph) -> list[tuple[str, str]]:
 WALK = 200  # edge swaps tried before another graph is drawn
 # Graphs drawn before knobs whose walks never met a pair both joined and not are refused (a
 # walk at the presets misses the unreachable kind 70% of the time: 80 in a row is 1e-12),
-# and four times as many before any knobs are (one walk in 20 succeeds at D1: 1e-7).
+# and 25 times as many before any knobs are: one walk in 20 succeeds at D1 (320 drawn,
+# 1e-7), but at 5 nodes few graphs hold a pair of the wanted split both ways, and 320 failed
+# 17 of 40 items where 2,000 fail none.
 GIVE_UP = 80
 # Swaps proposed per edge before the walk looks at the pair: the reference's graph is only
 # where the walk starts, so the first graph of one kind must not be it more often than the
