@@ -294,6 +294,7 @@ def main() -> None:
     harnesses: dict[str, Runner] = {
         "pytest-reasoning (cache off, one process)": pytest_reasoning(0),
         "pytest-reasoning -n 2": pytest_reasoning(2),
+        "pytest-reasoning -n 4": pytest_reasoning(4),
         # Without bytecode caches pytest compiles the installed plugins' modules every run
         # (about 1.2 s of CPU here); --assert=plain skips that (suites use no assert).
         "pytest-reasoning --assert=plain (one process)": pytest_reasoning(0, "--assert=plain"),

@@ -163,6 +163,7 @@ def test_model_list_refuses_keys_in_files_and_takes_everything_else() -> None:
             temperature=0.6,
             reasoning_effort="low",
             rpm=10,
+            input_cost_per_token=1e-6,  # a price, not a secret, though its name ends in token
         ),
         "m.yaml",
     )
@@ -170,7 +171,11 @@ def test_model_list_refuses_keys_in_files_and_takes_everything_else() -> None:
     assert (a.model, a.api_key_env, a.params) == (
         "openai/x",
         "A_CRED",
-        {"temperature": 0.6, "reasoning_effort": "low"},
+        {
+            "temperature": 0.6,
+            "reasoning_effort": "low",
+            "input_cost_per_token": 1e-6,
+        },
     )
     assert a.model_id == "a=openai/x@http://h:1/v1"
     bad = {
@@ -187,6 +192,9 @@ def test_model_list_refuses_keys_in_files_and_takes_everything_else() -> None:
         "m.yaml: expected a mapping with a 'model_list'": {"models": []},
         "m.yaml: model_list[0].litellm_params.aws_secret_access_key: write os.environ": entry(
             aws_secret_access_key="abc"
+        ),
+        "m.yaml: model_list[0].litellm_params.auth_token: write os.environ": entry(
+            auth_token="abc"
         ),
     }
     for message, data in bad.items():
@@ -432,8 +440,11 @@ def test_a_bad_key_stops_at_once_prints_the_cause_and_exits_6(
         [
             "*reasoning: bad stopped (infrastructure, not the model): AuthenticationError: *"
             "You passed: ***. (HTTP 401, not retried; no further calls to this model)",
-            "*6 model call(s) failed (budget --reasoning-max-errors=0), 2 level(s) got no answer at "
+            "*1 model call(s) failed (budget --reasoning-max-errors=0), 1 level(s) got no answer at "
             "all: infrastructure, not the model*cause: bad: AuthenticationError*",
+            # The samples after the stop were never asked: their levels are not decided.
+            "reasoning: 2 level(s) were cut short: calls stopped after an error, their gates not "
+            "decided: *; fix the cause above and rerun*",
             "*errors of bad (*):",
             "*x not asked: an error above stopped calls to bad",
         ]

@@ -738,6 +738,8 @@ def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
 
 
+# A sweep (many generated items or examples): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=_DOCS | _mutated_example())
 def test_fuzzed_suite_files_load_or_fail_in_one_line(fuzz_dir: Path, text: str) -> None:

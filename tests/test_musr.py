@@ -127,6 +127,9 @@ def test_the_reference_solver_agrees_with_the_generator(task_id: str) -> None:
 
 
 # -- sanity baselines (the paper's rule baselines stay near chance) -------------------------------
+# Sweeps over hundreds of stories are marked e2e: CI runs them (with the audit's own sweep in
+# tests/test_audit.py), the inner loop keeps one level of each.
+@pytest.mark.e2e
 def test_longest_chapter_does_not_find_the_murderer() -> None:
     """500 stories: the suspect with the longer chapter is the murderer about half the time."""
     hits = 0
@@ -137,6 +140,7 @@ def test_longest_chapter_does_not_find_the_murderer() -> None:
     assert abs(hits / 500 - 0.5) < 0.08, hits
 
 
+@pytest.mark.e2e
 def test_most_mentioned_location_is_near_chance() -> None:
     """500 stories: the most-named choice is the believed place about a quarter of the time."""
     hits = 0
@@ -192,7 +196,7 @@ def _height(tree: dict[str, Any]) -> int:
     return 1 + max(map(_height, kids)) if kids else 0
 
 
-@pytest.mark.parametrize("level", ["L1", "L2", "L3"])
+@pytest.mark.parametrize("level", ["L1", "L2", pytest.param("L3", marks=pytest.mark.e2e)])
 def test_no_story_states_a_conclusion_and_trees_reach_the_level_depth(level: str) -> None:
     depth = int(level[1])
     for item in _items(MURDER, level, 60):
@@ -364,7 +368,7 @@ def _accuracy(task_id: str, level: str, n: int, seed: int = 31) -> dict[str, flo
     return {s.name: sum(s.guess(it) == it.answer for it in items) / n for s in task.shortcuts()}
 
 
-@pytest.mark.parametrize("level", ["L1", "L3"])
+@pytest.mark.parametrize("level", ["L1", pytest.param("L3", marks=pytest.mark.e2e)])
 def test_no_murder_rule_finds_the_murderer(level: str) -> None:
     """Every declared rule (the longer chapter, explained-away wording, the odd act, how often
     a chapter names the crime, negations) picks the murderer about half the time."""
@@ -372,7 +376,7 @@ def test_no_murder_rule_finds_the_murderer(level: str) -> None:
         assert abs(acc - 0.5) < 0.1, (name, acc)
 
 
-@pytest.mark.parametrize("level", ["L1", "L3"])
+@pytest.mark.parametrize("level", ["L1", pytest.param("L3", marks=pytest.mark.e2e)])
 def test_a_bag_of_words_cannot_tell_the_murderer(level: str) -> None:
     """A naive Bayes over each suspect's chapter, trained on one seed and tested on another,
     is at chance: both chapters come from the same pools, only relations tell them apart."""
@@ -383,6 +387,7 @@ def test_a_bag_of_words_cannot_tell_the_murderer(level: str) -> None:
     assert abs(right / asked - 0.5) < 0.1, right
 
 
+@pytest.mark.e2e
 def test_the_bag_of_words_has_teeth() -> None:
     """The same classifier reads team allocations (their evidence is polar by design, the
     paper's own property) — so chance on murder mysteries is not a broken classifier."""
@@ -393,7 +398,7 @@ def test_the_bag_of_words_has_teeth() -> None:
     assert right / asked > 0.8
 
 
-@pytest.mark.parametrize("level", ["L1", "L2", "L3"])
+@pytest.mark.parametrize("level", ["L1", "L2", pytest.param("L3", marks=pytest.mark.e2e)])
 def test_placement_questions_mostly_test_a_false_belief(level: str) -> None:
     """Never about the person who made the item's last move; the answer is where the item
     really is at most 40% of the time; no simple rule reaches 40% (chance 25%)."""

@@ -307,14 +307,18 @@ def test_the_embedded_model_narrates_end_to_end(tmp_path: Path) -> None:
          "--llm-param", "max_tokens=96", "--cache", str(tmp_path / "cache"), "--out", str(out)],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
+    assert "narrate: 2/2 musr.team_allocation[L1-s1-001]" in run.stderr, run.stderr
+    if run.returncode == 2:  # a 135M model at 96 tokens a chapter may keep nothing: it says so
+        assert "error: narrate: no story was kept (narrated 2 problems: 0 kept" in run.stderr
+        assert not out.exists()  # no empty file passed off as a dataset
+        return
     assert run.returncode == 0, run.stderr
-    assert "narrate: 2/2 musr.team_allocation[L1-s1-001]" in run.stderr
     assert "narrated 2 problems:" in run.stdout and "cost: not priced (local" in run.stdout
-    assert out.exists()
     rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows
     for row in rows:  # whatever it kept reads back, narrated by the GGUF it names
         assert row["narration"]["narrator"]["model_id"].startswith("local=")
-    assert len(read_dataset(out).items) == len(rows) if rows else True
+    assert len(read_dataset(out).items) == len(rows)
 
 
 # -- a property: any honest chapter passes -----------------------------------------------------
@@ -325,6 +329,8 @@ _FILLER = ("The afternoon dragged on.", "It had started to rain.", "Nobody said 
            "A kettle whistled somewhere.", "The light was fading outside.")  # fmt: skip
 
 
+# A sweep (many generated items or examples): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 @settings(max_examples=60, deadline=None)
 @given(
     task_id=st.sampled_from(MUSR),

@@ -73,6 +73,8 @@ def _independent(rng: np.random.Generator, n: int = 60, k: int = 5) -> np.ndarra
     return (rng.random((n, k)) < p).astype(float)
 
 
+# A sweep (many generated items or examples): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 def test_independent_columns_show_no_correlation() -> None:
     p_values = []
     for seed in range(20):
@@ -190,6 +192,8 @@ def test_repeats_of_an_item_are_one_item_scored_by_their_mean() -> None:
     assert m.q.tolist() == [[pytest.approx(2 / 3), 0.0]]
 
 
+# A sweep (many generated items or examples): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 def test_analysis_end_to_end_and_outputs(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     q, truth = _planted(rng, flip=0.2)

@@ -60,6 +60,8 @@ def test_shrinks_to_the_shallowest_failing_depth_and_minimal_width() -> None:
     assert {n["value"] for n in found.problem["nodes"] if n["op"] is None} == {1}
 
 
+# A sweep (many generated items or examples): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 def test_graph_problems_shrink_to_the_fewest_nodes() -> None:
     found = find(
         reachability_problems(nodes=st.integers(3, 20), max_links=st.integers(1, 2)),
@@ -80,6 +82,8 @@ def test_boolean_problems_shrink_to_a_minimal_false_root() -> None:
     assert len(found.problem["nodes"]) <= 3
 
 
+# A sweep (many generated items or examples): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 def test_linear_problems_shrink_towards_direct_coefficients() -> None:
     found = find(
         linear_equation_problems(depth=st.integers(1, 4)),
@@ -89,6 +93,8 @@ def test_linear_problems_shrink_towards_direct_coefficients() -> None:
     assert found.params["depth"] == 2
 
 
+# A sweep (many generated items or examples): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 def test_max_sum_paths_shrink_to_small_values() -> None:
     found = find(
         max_sum_path_problems(nodes=st.integers(3, 12)),

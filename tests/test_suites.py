@@ -182,6 +182,8 @@ _VALUES = st.recursive(
 )
 
 
+# A sweep (many generated items or examples): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(_KEYS), _VALUES, max_size=6) | _VALUES)
 def test_fuzzed_suites_are_valid_or_fail_in_one_line(data: object) -> None:

@@ -73,8 +73,8 @@ HEADER_PARAMS = ("extra_headers", "headers")
 _SECRET_HEADER = re.compile(r"auth|key|secret|token|password|credential|cookie|session", re.I)
 _SECRET_VALUE = re.compile(r"^\s*(bearer|basic|token|digest|negotiate)\s+\S|\bsk-\w{8,}", re.I)
 # Parameter names that hold secrets (api_key, aws_secret_access_key, auth_token,
-# vertex_credentials; not max_tokens).
-_SECRETISH = re.compile(r"(key|secret|password|credentials?|token)$", re.I)
+# vertex_credentials; not max_tokens, nor a price such as input_cost_per_token).
+_SECRETISH = re.compile(r"^(?!.*cost).*(key|secret|password|credentials?|token)$", re.I)
 _NAME = re.compile(r"^[A-Za-z0-9_.:/@+\-]+$")
 MAX_CONFIG_BYTES = 1_000_000
 

@@ -136,6 +136,9 @@ def summary_lines(run: RunSummary) -> list[Line]:
             if run.merged
             else ("were cut short by the budget", "rerun with a larger --reasoning-budget")
             if run.budget_reached
+            else ("were cut short: calls stopped after an error", "fix the cause above and "
+                  "rerun (answers already paid for come from the cache)")
+            if run.not_asked
             else ("ran in part (a selection)", "select whole levels to decide them "
                   f"(-k '{example}', or paste a gate's id)")
         )  # fmt: skip
