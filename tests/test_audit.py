@@ -76,6 +76,8 @@ def test_the_battery_finds_a_planted_artefact_and_counts_abstentions() -> None:
     assert rows["answer prior"].accuracy == pytest.approx(0.5, abs=0.1)
     # The classifiers learn the planted word from the OTHER seed's items.
     assert rows["bag of words (naive Bayes)"].accuracy > 0.85
+    # ... and so does gradient boosting on surface features (counts and places of words).
+    assert rows["surface features"].accuracy > 0.85
     # The tell also makes odd prompts longer: the length baseline sees it too.
     assert rows["prompt length"].accuracy > 0.85
     assert result.best is not None and result.best.accuracy == max(
@@ -83,20 +85,28 @@ def test_the_battery_finds_a_planted_artefact_and_counts_abstentions() -> None:
     )
     assert result.excess == pytest.approx(result.best.accuracy - 0.5)
     data = json.loads(json.dumps(result.to_dict()))
-    assert data["best"] == result.best.name and data["train_seed"] == 2
+    assert data["best"] == result.best.name and data["train_seed"] == 1
+    assert data["bound"] == pytest.approx(max(result.chance, result.majority) + 0.10, abs=1e-6)
+    # Training problems come from the train split: the same seed is no overlap.
+    assert result.count == 200 and result.train_count == 200
 
 
 def test_a_task_that_declares_nothing_is_audited_with_the_generic_battery() -> None:
     result = audit_level(_Silent(), "L1", count=50, seed=3)
-    assert {b.kind for b in result.baselines} == {"prior", "length", "bow"}
+    assert {b.kind for b in result.baselines} == {"prior", "length", "bow", "surface"}
     # No guess space: chance is the best constant answer's share of the test items.
     assert result.chance_basis.startswith("best constant answer")
     assert 0.3 < result.chance < 0.7
 
 
-def test_training_on_the_test_seed_is_refused() -> None:
-    with pytest.raises(ValueError, match="train_seed"):
-        audit_level(_Parity(), "L1", count=5, seed=4, train_seed=4)
+def test_each_problem_counts_once_and_no_test_problem_trains() -> None:
+    """Issue 29.7: boolean logic D1 has ten problems, five in each split. Six items of each
+    split are five distinct problems each, none shared, so a memorising learner has nothing
+    to recall and the interval is not narrowed by repeats."""
+    result = audit_level("dyval.boolean_logic", "D1", count=6, seed=4)
+    assert result.count == 5 and result.train_count == 5
+    for b in result.baselines:
+        assert b.n == 5
 
 
 def test_naive_bayes_is_deterministic_and_learns_words() -> None:
@@ -125,6 +135,18 @@ def test_cli_prints_every_baseline_and_json(capsys: pytest.CaptureFixture[str]) 
     assert {"rule traits occur", "answer prior"} <= {b["name"] for b in data[0]["baselines"]}
 
 
+def test_the_default_audit_is_the_built_in_families(capsys: pytest.CaptureFixture[str]) -> None:
+    """The reasoning-gym pack's 88 datasets are audited only when named (docs/tasks/gym.md)."""
+    assert get_task("gym.basic_arithmetic").pack and not get_task("dyval.arithmetic").pack
+    assert main(["audit", "--level", "L0", "--count", "5"]) == 2  # only gym tasks have L0
+    assert capsys.readouterr().err.strip() == (
+        "pytest-reasoning: error: --level: no built-in task has a level 'L0' (a pack's tasks, "
+        "gym.<name>, are audited only when named)"
+    )
+    got = audit(["gym.basic_arithmetic"], levels=["L0"], count=10)
+    assert [(a.task, a.level) for a in got] == [("gym.basic_arithmetic", "L0")]
+
+
 def test_parallel_audit_keeps_task_and_level_order() -> None:
     seen: list[tuple[str, str]] = []
     out = audit(
@@ -141,43 +163,16 @@ def test_parallel_audit_keeps_task_and_level_order() -> None:
 
 
 # -- the bound every registered task x level keeps (docs/audit.md) ---------------------------
-BOUND = 0.10  # a shortcut may beat chance by at most this much (true accuracy)
+BOUND = 0.10  # a shortcut may beat max(chance, majority) by at most this much
 CONFIDENCE = 0.99  # ... judged by its Wilson lower bound, so sampling noise never fails CI
 
-# Properties that are the paper's own (or pending elsewhere), each with the highest accuracy
-# measured over the task's levels by `pytest-reasoning audit --count 200` (seeds 1/2; the
-# per-level numbers are in docs/audit.md). The bound for these is the documented number:
-# a change that makes the shortcut stronger still fails.
+# Properties that are the paper's own, each with the highest accuracy measured over the task's
+# levels by `pytest-reasoning audit --count 200` (seed 1, train split vs test split; every
+# level's numbers are in docs/audit.md). The bound for these is the documented number: a change
+# that makes the shortcut stronger still fails.
 EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
-    ("dyval.abductive_logic", "one step deep"): (
-        1.0,
-        "reference semantics: a leaf under NOT can only be True or N/A, under OR only False "
-        "or N/A; at D1 one step IS the whole path (D2 0.915, D3 0.905, D4 0.795)",
-    ),
-    ("dyval.abductive_logic", "given value"): (0.525, "reference semantics (D1, D2)"),
-    ("dyval.abductive_logic", "prompt length"): (0.67, "D1 has six problems; lengths differ"),
-    ("dyval.abductive_logic", "bag of words (naive Bayes)"): (0.96, "reference semantics"),
-    ("dyval.abductive_logic", "bag of words (logistic)"): (1.0, "reference semantics"),
-    ("dyval.boolean_logic", "bag of words (naive Bayes)"): (
-        0.625,
-        "D1 has ten problems (one operation over two stated leaves), memorised (seed 1: 0.565, "
-        "seed 5: 0.625); D2-D4 at most 0.51",
-    ),
-    ("dyval.boolean_logic", "bag of words (logistic)"): (
-        0.95,
-        "D1 has ten problems, memorised (seeds 1/3/5: 0.93/0.93/0.95); D2-D4 at most 0.565",
-    ),
-    ("dyval.deductive_logic", "bag of words (naive Bayes)"): (
-        0.94,
-        "D1 has ten problems, memorised; D2-D4 at most 0.49",
-    ),
-    ("dyval.deductive_logic", "bag of words (logistic)"): (
-        1.0,
-        "D1 has ten problems, memorised; D2-D4 at most 0.545 (D2 over seeds 1/3/5: "
-        "0.285-0.67, a small problem space memorised)",
-    ),
     ("flenqa.monorel", "subject pattern"): (
-        0.90,
+        0.86,
         "the paper's False question is the True one reversed: its first person is never the "
         "subject of the asked relation in a key sentence",
     ),
@@ -186,12 +181,30 @@ EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
         "the paper's own design under 'different' padding (no other property in the text); "
         "'similar' padding brings it to 0.615 at 3000 tokens",
     ),
+    ("flenqa.people_in_rooms", "surface features"): (
+        1.0,
+        "as 'asked property occurs': the learner counts the question's own words in the text",
+    ),
     ("flenqa.ruletaker", "rule traits occur"): (
         1.0,
         "the paper's own design under 'different' padding; 'similar' padding: 0.54 at 3000",
     ),
+    ("musr.object_placement", "start_location"): (
+        0.39,
+        "the paper's design: a belief is a place the item was, and a person who saw no move "
+        "believes the start (L1 0.39, L2 0.325, L3 0.235 at 200 items)",
+    ),
+    ("musr.object_placement", "item_place"): (
+        0.39,
+        "as start_location: a belief is a place the item was (its start or a move's end)",
+    ),
+    ("musr.object_placement", "own_move"): (
+        0.385,
+        "as start_location: where the asked person last put the item is what they believe",
+    ),
+    ("musr.object_placement", "previous_location"): (0.36, "as start_location"),
     ("musr.team_allocation", "praise_words"): (
-        0.98,
+        0.985,
         "the paper's own design: skill and teamwork evidence is worded for or against, and the "
         "best allocation is a sum of it (a template narrator states the polarity in words)",
     ),
@@ -200,32 +213,54 @@ EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
         "as praise_words: summing the evidence's polarity per allocation is the task's own sum",
     ),
     ("musr.team_allocation", "bag of words (logistic) (per choice)"): (1.0, "as praise_words"),
+    ("musr.team_allocation", "surface features (per choice)"): (0.995, "as praise_words"),
 }
 
 
 def _count(task_id: str) -> int:
-    """Items per seed: 40 (the interval then catches any shortcut 0.25 above the bound);
-    zebra's 25 levels get 12 each to keep the whole test near 30 s on 2 cores."""
+    """Items of each split: 40 (the interval then catches any shortcut 0.25 above the bound);
+    zebra's 29 levels get 12 each."""
     return 12 if len(get_task(task_id).levels) > 10 else 40
 
 
-# The reasoning-gym pack's datasets are not ours to fix: docs/tasks/gym.md records and marks
-# their audit instead of gating it here (and 88 datasets x their levels would be hours).
-CASES = [(t, lv) for t in task_ids() if not t.startswith("gym.") for lv in get_task(t).levels]
+# The built-in families; the reasoning-gym pack's datasets are not ours to fix:
+# docs/tasks/gym.md records and marks their audit instead of gating it here.
+CASES = [(t, lv) for t in task_ids() if not get_task(t).pack for lv in get_task(t).levels]
 
 
+@pytest.mark.e2e  # 81 levels x both splits x every learner: minutes of CPU, not the inner loop
 @pytest.mark.parametrize(("task_id", "level"), CASES, ids=[f"{t}-{lv}" for t, lv in CASES])
-def test_no_shortcut_beats_chance_by_more_than_the_bound(task_id: str, level: str) -> None:
+def test_no_learner_or_rule_beats_the_bound(task_id: str, level: str) -> None:
+    """Issue 33.4: every baseline (rules, bag of words, surface features) at most
+    max(chance, majority) + 0.10, judged by its 99% Wilson lower bound, or at most its
+    documented exception."""
     result = audit_level(task_id, level, count=_count(task_id), seed=1, confidence=CONFIDENCE)
     assert result.baselines
     for b in result.baselines:
-        allowed, why = EXCEPTIONS.get((task_id, b.name), (result.chance + BOUND, ""))
-        allowed = max(allowed, result.chance + BOUND)
+        allowed, why = EXCEPTIONS.get((task_id, b.name), (result.bound, ""))
+        allowed = max(allowed, result.bound)
         assert b.low <= allowed, (
             f"{task_id} {level}: '{b.name}' answers {b.correct}/{b.n} (Wilson 99% lower bound "
-            f"{b.low:.3f}) against chance {result.chance:.3f} + {BOUND}"
+            f"{b.low:.3f}) against max(chance {result.chance:.3f}, majority "
+            f"{result.majority:.3f}) + {BOUND}"
             + (f" and the documented {allowed:.3f} ({why})" if why else "")
         )
+
+
+@pytest.mark.parametrize(
+    ("task_id", "level"), [("dyval.deductive_logic", "D3"), ("dyval.arithmetic", "D1")]
+)
+def test_the_generic_learners_keep_the_bound_where_they_did_not(task_id: str, level: str) -> None:
+    """Issue 29.7's two cases, in the inner loop: gradient boosting on surface features
+    scored 0.63 at deductive D3 (chance 0.50), and a bag of words 0.16 at arithmetic D1
+    (majority 0.055) by recalling problems of its training seed."""
+    result = audit_level(task_id, level, count=60, seed=1)
+    learners = [b for b in result.baselines if b.kind in ("bow", "surface")]
+    assert learners and result.count == result.train_count == 60
+    if task_id == "dyval.deductive_logic":
+        assert {b.kind for b in learners} == {"bow", "surface"}
+    for b in learners:
+        assert b.accuracy <= result.bound, (b.name, b.accuracy, result.bound)
 
 
 def test_every_exception_names_a_task_and_a_baseline_it_has() -> None:
@@ -233,7 +268,8 @@ def test_every_exception_names_a_task_and_a_baseline_it_has() -> None:
         task = get_task(task_id)
         declared = {r.name for r in task.shortcuts()}
         generic = {"prompt length", "most mentioned choice", "position prior", "answer prior"}
-        assert name in declared | generic or name.startswith("bag of words"), name
+        learner = name.startswith(("bag of words", "surface features"))
+        assert name in declared | generic or learner, name
         assert 0 < accuracy <= 1 and why
 
 

@@ -118,7 +118,7 @@ def test_export_streams() -> None:
         ("dyval.linear_equation", {"equations", "nodes"}),
         ("dyval.boolean_logic", {"nodes", "target"}),
         ("dyval.deductive_logic", {"nodes", "target"}),
-        ("dyval.abductive_logic", {"nodes", "target", "given"}),
+        ("dyval.abductive_logic", {"nodes", "target", "given", "stated"}),
         ("dyval.reachability", {"edges", "source", "target"}),
         ("dyval.max_sum_path", {"edges", "values", "source", "target"}),
     ],
@@ -139,7 +139,7 @@ def test_export_says_when_a_small_level_repeats(capsys: pytest.CaptureFixture[st
     assert main(["export", "dyval.boolean_logic", "--level", "D1", "--count", "30"]) == 0
     captured = capsys.readouterr()
     assert len(captured.out.splitlines()) == 30
-    assert "20 of 30 items repeat an earlier problem" in captured.err
+    assert "25 of 30 items repeat an earlier problem" in captured.err  # five test problems
     assert "\n" not in captured.err.rstrip("\n")
 
 
@@ -281,7 +281,7 @@ BAD = [
     (["robustness", "{tmp}/ok.jsonl", "--permutations", "-5"], "--permutations and --samples"),
     (["audit", "dyval.nope"], "unknown task 'dyval.nope'"),
     (["audit", "dyval.arithmetic", "--level", "D9"], "unknown level 'D9'"),
-    (["audit", "--level", "D9"], "--level: no task has a level 'D9'"),
+    (["audit", "--level", "D9"], "--level: no built-in task has a level 'D9'"),
     (["audit", "--count", "0"], "--count: must be >= 1"),
     (["audit", "--jobs", "-1"], "--jobs: must be >= 0"),
     (["report", "{tmp}/ok.jsonl"], "required: --out"),

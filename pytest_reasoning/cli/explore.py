@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 
 def audit_command(args: argparse.Namespace) -> int:
-    """``pytest-reasoning audit``: every baseline of every task x level, next to chance."""
+    """``pytest-reasoning audit``: every baseline of every task x level, next to chance and
+    the bound max(chance, majority) + 0.10."""
     from tabulate import tabulate
 
     if args.count < 1:
@@ -34,8 +35,11 @@ def audit_command(args: argparse.Namespace) -> int:
         if args.tasks:
             for tid in args.tasks:
                 get_task(tid).check_level(level)
-        elif not any(level in get_task(t).levels for t in task_ids()):
-            raise ReasoningError(f"--level: no task has a level {level!r}")
+        elif not any(level in get_task(t).levels for t in task_ids() if not get_task(t).pack):
+            raise ReasoningError(
+                f"--level: no built-in task has a level {level!r} (a pack's tasks, "
+                "gym.<name>, are audited only when named)"
+            )
 
     def show(a: Any) -> None:
         if args.json:
@@ -46,15 +50,20 @@ def audit_command(args: argparse.Namespace) -> int:
                 f"{b.accuracy:.3f}",
                 f"[{b.low:.3f}, {b.high:.3f}]",
                 f"{b.accuracy - a.chance:+.3f}",
+                "over" if b.accuracy > a.bound else "",
                 b.abstained or "",
             ]
             for b in a.baselines
         ]
-        print(f"{a.task} {a.level}: n={a.count}, chance {a.chance:.3f} ({a.chance_basis})")
+        print(
+            f"{a.task} {a.level}: n={a.count}, chance {a.chance:.3f} ({a.chance_basis}), "
+            f"majority {a.majority:.3f}, bound {a.bound:.3f}; trained on {a.train_count} "
+            "train-split problems"
+        )
         print(
             tabulate(
                 rows,
-                headers=["baseline", "accuracy", "95% Wilson", "vs chance", "abstained"],
+                headers=["baseline", "accuracy", "95% Wilson", "vs chance", "bound", "abstained"],
                 disable_numparse=True,
             )
         )

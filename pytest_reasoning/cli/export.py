@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import ReasoningError
 from ..registry import get_task
+from ..tasks.base import check_split
 from .common import _bar, show_progress
 
 if TYPE_CHECKING:
@@ -31,24 +32,27 @@ def export_items(
     progress: bool = False,
     start: int = 0,
     note: bool = True,
+    split: str = "test",
 ) -> int:
-    """Stream ``count`` items from index ``start`` on as JSON lines (one item in memory at a
-    time); with ``progress``, a bar with rate and ETA on stderr once the export takes over a
-    second; with ``note``, one line on stderr when items repeat an earlier problem."""
+    """Stream ``count`` items of ``split`` (``test``, what suites draw; ``train``, problems no
+    suite ever tests) from index ``start`` on as JSON lines (one item in memory at a time);
+    with ``progress``, a bar with rate and ETA on stderr once the export takes over a second;
+    with ``note``, one line on stderr when items repeat an earlier problem."""
     task = get_task(task_id)
     task.resolve_params(level, params)  # fail before writing anything
     task.check_style(style)
+    check_split(split)
     from ..datasets import export_row, write_row
 
     indices: Iterable[int] = range(start, start + count)
     if progress:
         indices = _bar(indices, total=count, unit="item", desc=f"{task_id} {level}")
     for index in indices:
-        item = task.make_item(level, seed, index, params, style)
+        item = task.make_item(level, seed, index, params, style, split=split)
         row = export_row(task, item, **({"steps": task.steps(item)} if with_steps else {}))
         write_row(out, row)
     if note:
-        _repeat_note(task_id, level, seed, params, start, count)
+        _repeat_note(task_id, level, seed, params, start, count, split=split)
     return count
 
 
@@ -60,25 +64,34 @@ def _repeat_note(
     start: int,
     count: int,
     repeated: int | None = None,
+    *,
+    split: str = "test",
 ) -> None:
-    """Honest about small levels: D1 boolean logic has ten distinct problems. ``repeated``:
-    already counted (by the workers), else counted here."""
+    """Honest about small levels: D1 boolean logic has ten distinct problems, five in each
+    split. ``repeated``: already counted (by the workers), else counted here."""
     if repeated is None:
-        repeated = _repeats_in(task_id, level, seed, params, start, count)
+        repeated = _repeats_in(task_id, level, seed, params, start, count, split)
     if repeated:
         sys.stderr.write(
             f"pytest-reasoning: note: {repeated} of {count} items repeat an earlier problem; "
-            f"{task_id} {level} has no more distinct problems under these knobs\n"
+            f"the {split} split of {task_id} {level} has no more distinct problems under "
+            "these knobs (docs/tasks/splits.md)\n"
         )
 
 
 def _repeats_in(
-    task_id: str, level: str, seed: int, params: dict[str, Any], start: int, count: int
+    task_id: str,
+    level: str,
+    seed: int,
+    params: dict[str, Any],
+    start: int,
+    count: int,
+    split: str = "test",
 ) -> int:
     """Items of ``start..start+count-1`` that repeat an earlier problem (free once built)."""
     task = get_task(task_id)
-    stop = task.repeated(level, seed, start + count, params)
-    return stop - (task.repeated(level, seed, start, params) or 0) if stop else 0
+    stop = task.repeated(level, seed, start + count, params, split)
+    return stop - (task.repeated(level, seed, start, params, split) or 0) if stop else 0
 
 
 # -- export --workers: contiguous index ranges in processes, concatenated in order ----------
@@ -110,7 +123,9 @@ def _boundaries(start: int, stop: int, workers: int, ratio: float) -> list[int]:
     return [start + b for b in (0, *cuts, n)]
 
 
-def _replay_ratio(task_id: str, level: str, seed: int, params: dict[str, Any], style: str) -> float:
+def _replay_ratio(
+    task_id: str, level: str, seed: int, params: dict[str, Any], style: str, split: str
+) -> float:
     """R/E for this task: CPU time of replaying an item's draw against building and writing
     it, measured on a stream no worker uses (seed + 1) after one warm-up item."""
     import io
@@ -119,15 +134,16 @@ def _replay_ratio(task_id: str, level: str, seed: int, params: dict[str, Any], s
     from ..datasets import export_row, write_row
 
     task = get_task(task_id)
-    if task.repeated(level, seed, 0, params) is None:  # not ``unique``: nothing to replay
+    if task.repeated(level, seed, 0, params, split) is None:  # not ``unique``: no replay
         return 0.0
     probe, sink = seed + 1, io.StringIO()
-    write_row(sink, export_row(task, task.make_item(level, probe, 0, params, style)))
+    make = task.make_item
+    write_row(sink, export_row(task, make(level, probe, 0, params, style, split=split)))
     t0 = time.process_time()
-    task.repeated(level, probe, 1 + _PROBE, params)  # replay only
+    task.repeated(level, probe, 1 + _PROBE, params, split)  # replay only
     t1 = time.process_time()
     for index in range(1 + _PROBE, 1 + 2 * _PROBE):  # fresh items, built and written
-        write_row(sink, export_row(task, task.make_item(level, probe, index, params, style)))
+        write_row(sink, export_row(task, make(level, probe, index, params, style, split=split)))
     t2 = time.process_time()
     return (t1 - t0) / max(t2 - t1, 1e-9)
 
@@ -142,14 +158,16 @@ def _export_part(
     start: int,
     count: int,
     path: str,
+    split: str = "test",
 ) -> int:
     """One worker's range, written to its part file; returns how many of its items repeat
     an earlier problem."""
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         export_items(
-            task_id, level, count, seed, params, style, with_steps, fh, start=start, note=False
-        )
-    return _repeats_in(task_id, level, seed, params, start, count)
+            task_id, level, count, seed, params, style, with_steps, fh, start=start,
+            note=False, split=split,
+        )  # fmt: skip
+    return _repeats_in(task_id, level, seed, params, start, count, split)
 
 
 def _worker_signals() -> None:
@@ -175,6 +193,7 @@ def export_parallel(
     start: int = 0,
     workers: int = 2,
     folder: str | None = None,
+    split: str = "test",
 ) -> int:
     """``export_items`` over ``workers`` processes, byte for byte the same output: each
     writes a contiguous range to a part file in ``folder`` (``files.scratch_folder`` of the
@@ -192,7 +211,8 @@ def export_parallel(
     task = get_task(task_id)
     task.resolve_params(level, params)  # fail before starting anything
     task.check_style(style)
-    ratio = _replay_ratio(task_id, level, seed, params, style)
+    check_split(split)
+    ratio = _replay_ratio(task_id, level, seed, params, style, split)
     bounds = _boundaries(start, start + count, workers, ratio)
     parts: list[str] = []
     try:
@@ -209,7 +229,10 @@ def export_parallel(
                 pending.append(
                     pool.apply_async(
                         _export_part,
-                        (task_id, level, seed, params, style, with_steps, lo, hi - lo, path),
+                        (
+                            *(task_id, level, seed, params, style, with_steps),
+                            *(lo, hi - lo, path, split),
+                        ),
                     )
                 )
             repeated = sum(job.get() for job in pending)  # a worker's error, in order
@@ -226,7 +249,7 @@ def export_parallel(
         for path in parts:
             with contextlib.suppress(OSError):
                 os.unlink(path)
-    _repeat_note(task_id, level, seed, params, start, count, repeated)
+    _repeat_note(task_id, level, seed, params, start, count, repeated, split=split)
     return count
 
 
@@ -251,9 +274,12 @@ def export_command(args: argparse.Namespace) -> int:
 
     def write(out: TextIO, folder: str | None) -> None:
         if parallel:
-            export_parallel(*export, out, start=args.start, workers=args.workers, folder=folder)
+            export_parallel(
+                *export, out, start=args.start, workers=args.workers, folder=folder,
+                split=args.split,
+            )  # fmt: skip
         else:
-            export_items(*export, out, progress=progress, start=args.start)
+            export_items(*export, out, progress=progress, start=args.start, split=args.split)
 
     if args.output == "-":
         write(sys.stdout, None)  # a failed write: see main()

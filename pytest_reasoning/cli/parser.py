@@ -38,6 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes writing contiguous ranges (the same bytes as one; no progress bar)",
     )
     ex.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
+    ex.add_argument(
+        "--split",
+        choices=("test", "train"),
+        default="test",
+        help="test (default): the problems suites draw; train: problems no suite ever tests "
+        "(for fine-tuning; docs/tasks/splits.md)",
+    )
     ex.add_argument("--style", default="direct")
     ex.add_argument(
         "--with-steps",
@@ -189,10 +196,25 @@ def build_parser() -> argparse.ArgumentParser:
     au = sub.add_parser(
         "audit", help="score shortcut baselines against chance: can items be answered blind?"
     )
-    au.add_argument("tasks", nargs="*", metavar="TASK", help="task ids (default: every task)")
+    au.add_argument(
+        "tasks",
+        nargs="*",
+        metavar="TASK",
+        help="task ids (default: every built-in task; a pack's gym.<name> only when named)",
+    )
     au.add_argument("--level", action="append", help="only this level (repeatable)")
-    au.add_argument("--count", type=int, default=200, help="items per seed (default 200)")
-    au.add_argument("--seed", type=int, default=1, help="test seed; training uses seed + 1")
+    au.add_argument(
+        "--count",
+        type=int,
+        default=200,
+        help="items of each split (default 200; a repeat counts once)",
+    )
+    au.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="seed of the test and the train items (the splits share no problem)",
+    )
     au.add_argument("--jobs", type=int, default=0, help="processes (default: one per CPU)")
     au.add_argument("--json", action="store_true", help="write the results as JSON")
     au.add_argument(

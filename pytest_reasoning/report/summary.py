@@ -208,8 +208,8 @@ def closing_lines(run: RunSummary) -> list[Line]:
         lines.append(
             Line(
                 f"reasoning: {entry} {level} ({model}): {count} sample(s) repeat an earlier "
-                "problem; the level has fewer distinct problems than samples, so its interval "
-                "is optimistic",
+                "problem; the level's test split has fewer distinct problems than samples "
+                "(docs/tasks/splits.md), so its interval is optimistic",
                 "yellow",
             )
         )

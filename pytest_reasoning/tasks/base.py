@@ -7,6 +7,7 @@ solver written apart from its generator (the built-in ``reference`` model).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -14,7 +15,7 @@ import threading
 from abc import ABC, abstractmethod
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -22,7 +23,25 @@ from ..core import Item, Score, canonical_json
 from ..errors import InvalidArgument, UnknownLevel, did_you_mean
 from ..rng import Chooser, SeededChooser, derive_seed
 
-__all__ = ["Generated", "Knob", "Shortcut", "Task", "item_id"]
+__all__ = [
+    "REDRAW_STRIDE",
+    "SPLITS",
+    "TEST_SHARE",
+    "Generated",
+    "Knob",
+    "Shortcut",
+    "Task",
+    "check_split",
+    "item_id",
+]
+
+# Every level's problem space is partitioned into a test and a train split by a hash of the
+# canonical problem (``Task.split_of``): suites and default exports draw test problems only,
+# ``export --split train`` and the audit's classifiers train problems only, so no problem a
+# model is tested on can be in its training data (docs/tasks/splits.md). Half and half: the
+# splits are alike in distribution and size, and a test item costs two raw draws on average.
+SPLITS: tuple[str, ...] = ("test", "train")
+TEST_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -119,8 +138,9 @@ class Generated:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def item_id(task: str, level: str, seed: int, index: int) -> str:
-    return f"{task}[{level}-s{seed}-{index:03d}]"
+def item_id(task: str, level: str, seed: int, index: int, split: str = "test") -> str:
+    """``dyval.arithmetic[D2-s1-007]``; a train item's id ends ``-train``."""
+    return f"{task}[{level}-s{seed}-{index:03d}{'' if split == 'test' else '-' + split}]"
 
 
 class Task(ABC):
@@ -138,6 +158,13 @@ class Task(ABC):
     system_prompt: ClassVar[str | None] = None
     knobs: ClassVar[Mapping[str, Knob]]
     description: ClassVar[str] = ""
+    # A pack's dataset (reasoning-gym's): generators not written here, audited only when
+    # named (``pytest-reasoning audit`` with no task audits the built-in families).
+    pack: ClassVar[bool] = False
+    # Salts the train/test hash (:meth:`split_of`). A task whose smallest level lacks an
+    # answer class in one split under the default picks another, and says why: changing it
+    # reshuffles that task's splits (docs/tasks/splits.md).
+    split_salt: ClassVar[str] = "split-1"
 
     # -- levels and parameters -------------------------------------------------------------
     def check_level(self, level: str) -> None:
@@ -229,16 +256,19 @@ class Task(ABC):
         style: str = "direct",
         *,
         id: str | None = None,
+        split: str = "test",
     ) -> Item:
-        """The item addressed by ``(task, level, seed, index)`` under ``params``.
+        """The item addressed by ``(task, level, seed, index)`` under ``params``, a problem of
+        ``split`` (``test``, what suites ask; ``train``, never one of those).
 
         The seed ignores ``params`` on purpose: the same address under another rendering knob
         (order, style) is the same underlying problem, which makes paired comparisons possible.
         """
         resolved = self.resolve_params(level, params)
         self.check_style(style)
+        check_split(split)
         style = self.style_aliases.get(style, style)
-        gen = self._generate_at(level, seed, index, resolved)
+        gen = self._generate_at(level, seed, index, resolved, split)
         examples: list[Generated] = []
         if style in self.example_styles:
             examples = self.worked_examples(level, seed, index, resolved, gen)
@@ -250,7 +280,7 @@ class Task(ABC):
             index=index,
             params=resolved,
             style=style,
-            id=id or item_id(self.id, level, seed, index),
+            id=id or item_id(self.id, level, seed, index, split),
         )
 
     def worked_examples(
@@ -258,10 +288,12 @@ class Task(ABC):
     ) -> list[Generated]:
         """The worked examples shown with item ``index`` (styles in ``example_styles``).
 
-        Drawn from streams of their own, never the item's problem nor one identical to it
-        (:meth:`identity`), nor each other. Example ``j`` is drawn as index ``j`` (a balanced
-        task's answer class ``j``); when that class has no problem left to show (D1 abduction
-        has one True problem), the next classes are tried, and an example that cannot be made
+        Drawn from streams of their own, from the **train** split only (an example shown in
+        a test prompt is training material, and never another test item's problem), never
+        the item's problem nor one identical to it (:meth:`identity`), nor each other.
+        Example ``j`` is drawn as index ``j`` (a balanced task's answer class ``j``); when
+        that class has no problem left to show (a small level), the next classes are tried,
+        and an example that cannot be made
         distinct is left out rather than repeat the item.
         """
         shots = self.shots(params)
@@ -278,8 +310,15 @@ class Task(ABC):
                         if k == j
                         else derive_seed(self.id, level, seed, index, "shot", j, "k", k, attempt)
                     )
-                    draw = self.generate(chooser, shot_params, k)
-                    if _fingerprint(self.identity(draw.problem)) not in seen:
+                    try:
+                        with _drawing_for("train", seen.__contains__):
+                            draw = self.generate(chooser, shot_params, k)
+                    except InvalidArgument:
+                        break  # no problem of this class in the train split: the next class
+                    if (
+                        _fingerprint(self.identity(draw.problem)) not in seen
+                        and self.split_of(draw.problem) == "train"
+                    ):
                         example = draw
                         break
                 if example is not None:
@@ -290,9 +329,45 @@ class Task(ABC):
         return out
 
     def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
-        """What makes two problems the same for the worked-example rule (the whole problem
-        unless a task says otherwise; DyVal leaves out its distractors)."""
+        """What makes two problems the same: for the worked-example rule, de-duplication
+        (``unique``) and the train/test split (the whole problem unless a task says
+        otherwise; DyVal leaves out its distractors, FLenQA its padding)."""
         return problem
+
+    def fits_draw(self, problem: Mapping[str, Any]) -> bool:
+        """Whether ``problem`` may be the one being drawn (always, outside a draw): it is in
+        the split being drawn and, in a ``unique`` batch (or among worked examples), no
+        earlier one's problem (up to ``_REFUSALS`` repeats refused per draw: past that the
+        level is taken as exhausted, and the batch counts the repeat).
+
+        Redrawing a whole problem that falls in the other split, or repeats an earlier one,
+        is unbiased only where each shape has many problems of each answer. Where a level is
+        small, a split holds different shares of one shape's True and False problems, and a
+        batch uses up one shape's few True problems before its False ones, so the shape would
+        tell the answer. A generator that draws the answer apart from a shape calls this to
+        redraw only the answer-bearing part (the leaves, the pair) and keep the shape (DyVal's
+        logic and reachability tasks do)."""
+        state: _State | None = getattr(_DRAWING, "state", None)
+        if state is None:
+            return True
+        if self.split_of(problem) != state.split:
+            return False
+        state.consulted = True
+        if state.repeats is None or state.refusals <= 0:
+            return True  # an exhausted level: the batch accepts and counts the repeat
+        if state.repeats(_fingerprint(self.identity(problem))):
+            state.refusals -= 1
+            return False
+        return True
+
+    def split_of(self, problem: Mapping[str, Any]) -> str:
+        """``test`` or ``train``: a SHA-256 of the task id and the canonical JSON of the
+        problem's :meth:`identity`, read as a number in [0, 1), below ``TEST_SHARE`` is test.
+        The level is not hashed: a problem two levels share (FLenQA's base instance at every
+        length) is in the same split at both."""
+        text = canonical_json(dict(self.identity(problem)))
+        digest = hashlib.sha256(f"{self.split_salt}\x1f{self.id}\x1f{text}".encode()).digest()
+        return "test" if int.from_bytes(digest[:8], "big") < TEST_SHARE * 2**64 else "train"
 
     def build_item(
         self,
@@ -323,14 +398,68 @@ class Task(ABC):
         )
 
     def _generate_at(
-        self, level: str, seed: int, index: int, params: Mapping[str, Any]
+        self, level: str, seed: int, index: int, params: Mapping[str, Any], split: str = "test"
     ) -> Generated:
         """Item ``index`` of its batch: raw draw ``index``, or with ``unique`` the
-        ``index``-th distinct problem of the raw draws (a duplicate draw is skipped)."""
+        ``index``-th distinct problem of the raw draws (a duplicate draw is skipped); each
+        raw draw a problem of ``split`` (:meth:`draw_in`)."""
         if not params.get("unique", False):
-            return self.draw(level, seed, index, params, index)
+            return self.draw_in(level, seed, index, params, index, split)
         with self._batch_lock:
-            return self._batch(level, seed, params).get(self, level, seed, index, params)
+            return self._batch(level, seed, params, split).get(
+                self, level, seed, index, params, split
+            )
+
+    def draw_in(
+        self,
+        level: str,
+        seed: int,
+        raw: int,
+        params: Mapping[str, Any],
+        index: int,
+        split: str,
+        repeats: Repeats | None = None,
+    ) -> Generated:
+        """Raw draw ``raw`` of ``split``: :meth:`draw` of raw number ``raw`` (a test item) or
+        ``-1 - raw`` (a train item: the two splits never share randomness, so a generator
+        that redraws only part of a problem for its split, :meth:`fits_draw`, never makes a
+        train item the near twin of the test item at the same address) when its problem falls
+        in the split, else the draw redone (``± k * REDRAW_STRIDE`` further, k = 1, 2, …)
+        until one does: two draws on average, and item ``index`` is still a pure function of
+        its address. InvalidArgument when none does in ``_SPLIT_PATIENCE`` draws (a small
+        level whose answer class has no problem in this split)."""
+        return self._draw_in(level, seed, raw, params, index, split, repeats)[0]
+
+    def _draw_in(
+        self,
+        level: str,
+        seed: int,
+        raw: int,
+        params: Mapping[str, Any],
+        index: int,
+        split: str,
+        repeats: Repeats | None,
+    ) -> tuple[Generated, bool]:
+        """:meth:`draw_in`, and whether the generator avoided repeats itself (so a repeat it
+        returns means it found nothing new: the batch takes the level as exhausted at once)."""
+        for attempt in range(_SPLIT_PATIENCE):
+            number = _raw(raw, attempt, split)
+            with _drawing_for(split, repeats) as state:
+                try:
+                    gen = self.draw(level, seed, number, params, index)
+                except InvalidArgument:
+                    if state.refusals == _REFUSALS:
+                        raise  # not for want of new problems: the knobs cannot
+                    # Only repeats were left for what was wanted: the level is exhausted.
+                    state.refusals = 0
+                    gen = self.draw(level, seed, number, params, index)
+            if self.split_of(gen.problem) == split:
+                return gen, state.consulted
+        raise InvalidArgument(
+            f"{self.id} {level}: no problem of the {split} split in {_SPLIT_PATIENCE} draws for "
+            f"item {index}; this level has too few problems (of this answer class) under these "
+            "knobs: see the distinct-problem table in docs/tasks/splits.md"
+        )
 
     def draw(
         self, level: str, seed: int, raw: int, params: Mapping[str, Any], index: int
@@ -340,10 +469,10 @@ class Task(ABC):
         base problem across lengths)."""
         return self.generate(SeededChooser(derive_seed(self.id, level, seed, raw)), params, index)
 
-    def _batch(self, level: str, seed: int, params: Mapping[str, Any]) -> _Batch:
+    def _batch(self, level: str, seed: int, params: Mapping[str, Any], split: str) -> _Batch:
         """This process's record of one batch (call with the lock held); LRU-bounded."""
-        key = (level, seed, canonical_json(dict(params)))
-        batches: OrderedDict[tuple[str, int, str], _Batch]
+        key = (level, seed, canonical_json(dict(params)), split)
+        batches: OrderedDict[tuple[str, int, str, str], _Batch]
         batches = self.__dict__.setdefault("_batches", OrderedDict())
         batch = batches.pop(key, None) or _Batch()
         batches[key] = batch  # most recently used last
@@ -354,31 +483,64 @@ class Task(ABC):
     _batch_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def repeated(
-        self, level: str, seed: int, count: int, params: Mapping[str, Any] | None = None
+        self,
+        level: str,
+        seed: int,
+        count: int,
+        params: Mapping[str, Any] | None = None,
+        split: str = "test",
     ) -> int | None:
         """How many of items ``0..count-1`` repeat an earlier item's problem: 0 unless the
-        level has fewer distinct problems than that; ``None`` when ``unique`` is off."""
-        repeats = self._repeats(level, seed, count, params)
+        level's split has fewer distinct problems than that; ``None`` when ``unique`` is off."""
+        repeats = self._repeats(level, seed, count, params, split)
         return None if repeats is None else sum(repeats)
 
     def is_repeat(
-        self, level: str, seed: int, index: int, params: Mapping[str, Any] | None = None
+        self,
+        level: str,
+        seed: int,
+        index: int,
+        params: Mapping[str, Any] | None = None,
+        split: str = "test",
     ) -> bool:
         """Whether item ``index`` repeats an earlier item's problem (an exhausted level)."""
-        repeats = self._repeats(level, seed, index + 1, params)
+        repeats = self._repeats(level, seed, index + 1, params, split)
         return bool(repeats and repeats[index])
 
+    def shortfall(
+        self,
+        level: str,
+        seed: int,
+        count: int,
+        params: Mapping[str, Any] | None = None,
+        split: str = "test",
+    ) -> str | None:
+        """One line when items ``0..count-1`` ask for more distinct problems than the
+        level's split has (``None`` when they do not, or ``unique`` is off): what a suite
+        and ``export`` print."""
+        repeated = self.repeated(level, seed, count, params, split)
+        if not repeated:
+            return None
+        return (
+            f"{self.id} {level}: {repeated} of {count} items repeat an earlier problem: the "
+            f"{split} split has only {count - repeated} distinct problems under these knobs "
+            "(docs/tasks/splits.md)"
+        )
+
     def _repeats(
-        self, level: str, seed: int, count: int, params: Mapping[str, Any] | None
+        self, level: str, seed: int, count: int, params: Mapping[str, Any] | None, split: str
     ) -> bytes | None:
         """The batch's repeat flags of items ``0..count-1`` (replayed as far as needed)."""
         resolved = self.resolve_params(level, params)
+        check_split(split)
         if not resolved.get("unique", False):
             return None
+        if count <= 0:
+            return b""
         with self._batch_lock:
-            batch = self._batch(level, seed, resolved)
+            batch = self._batch(level, seed, resolved, split)
             if count > len(batch.raw):
-                batch.get(self, level, seed, count - 1, resolved)
+                batch.get(self, level, seed, count - 1, resolved, split)
             return bytes(batch.repeats[:count])
 
     # -- scoring and solving ---------------------------------------------------------------
@@ -464,6 +626,51 @@ class Task(ABC):
 
 _PATIENCE = 100  # fresh draws tried for a new problem before a duplicate is accepted
 _MAX_BATCHES = 64
+# Draws tried for a problem of the wanted split: a half-and-half split fails them all with
+# probability 2**-200, so only an answer class with no problem in the split ever runs out.
+_SPLIT_PATIENCE = 200
+# Raw draw ``raw``'s k-th redraw for its split is raw draw ``raw + k * REDRAW_STRIDE``: no
+# stream reaches 2**40 items, so redraws never meet another item's own draw.
+REDRAW_STRIDE = 1 << 40
+
+
+def _raw(raw: int, attempt: int, split: str) -> int:
+    """The raw number :meth:`Task.draw` gets for a split's draw and redraw ``attempt``."""
+    number = raw + attempt * REDRAW_STRIDE
+    return number if split == "test" else -1 - number
+
+
+# The split a draw on this thread is for, and which problems it must not repeat (fits_draw).
+Repeats = Callable[[bytes], bool]  # a problem's fingerprint -> whether it would repeat one
+_DRAWING = threading.local()
+
+
+_REFUSALS = 16
+
+
+@dataclass
+class _State:
+    split: str
+    repeats: Repeats | None
+    refusals: int = _REFUSALS
+    consulted: bool = False  # whether the generator avoided repeats itself (fits_draw)
+
+
+@contextlib.contextmanager
+def _drawing_for(split: str, repeats: Repeats | None = None) -> Iterator[_State]:
+    outer = getattr(_DRAWING, "state", None)
+    state = _DRAWING.state = _State(split, repeats)
+    try:
+        yield state
+    finally:
+        _DRAWING.state = outer
+
+
+def check_split(split: str) -> None:
+    if split not in SPLITS:
+        raise InvalidArgument(
+            f"split {split!r}: expected one of {', '.join(SPLITS)}{did_you_mean(split, SPLITS)}"
+        )
 
 
 def _fingerprint(problem: Mapping[str, Any]) -> bytes:
@@ -484,34 +691,44 @@ class _Batch:
 
     def __init__(self) -> None:
         self.raw = array("q")
-        self.seen: set[bytes] = set()
+        self.seen: dict[bytes, int] = {}  # a problem's fingerprint -> the first item with it
         self.next_raw = 0
         self.repeats = bytearray()  # 1 where item k repeats an earlier problem
         self.patience: dict[int, int] = {}  # per stratum: balanced labels exhaust apart
 
     def get(
-        self, task: Task, level: str, seed: int, index: int, params: Mapping[str, Any]
+        self, task: Task, level: str, seed: int, index: int, params: Mapping[str, Any], split: str
     ) -> Generated:
         if index < len(self.raw):
-            return task.draw(level, seed, self.raw[index], params, index)
+            return task.draw_in(
+                level, seed, self.raw[index], params, index, split, self._before(index)
+            )
         while True:
             k = len(self.raw)
             stratum = task.stratum(params, k)
             patience = self.patience.get(stratum, _PATIENCE)
             repeat = 0
-            for attempt in range(patience):
+            for _attempt in range(patience):
                 j = self.next_raw
                 self.next_raw += 1
-                gen = task.draw(level, seed, j, params, k)
-                fp = _fingerprint(gen.problem)
+                gen, _ = task._draw_in(level, seed, j, params, k, split, self._before(k))
+                fp = _fingerprint(task.identity(gen.problem))
                 if fp not in self.seen:
-                    self.seen.add(fp)
+                    self.seen[fp] = k
                     self.patience[stratum] = min(_PATIENCE, patience * 2)
                     break
-                if attempt == patience - 1:  # nearly exhausted: accept this duplicate
-                    repeat = 1
-                    self.patience[stratum] = max(5, patience // 2)
+            else:  # nearly exhausted: the last draw, a repeat, is accepted and counted
+                # (only here: a draw the generator could not keep new is followed by others,
+                # another shape often is, so a flagged item always repeats an earlier one)
+                repeat = 1
+                self.patience[stratum] = max(5, patience // 2)
             self.raw.append(j)
             self.repeats.append(repeat)
             if k == index:
                 return gen
+
+    def _before(self, k: int) -> Repeats:
+        """Whether a problem is one of items ``0..k-1``: what item ``k``'s draw avoids, the
+        same whenever it is replayed."""
+        seen = self.seen
+        return lambda fp: seen.get(fp, k) < k

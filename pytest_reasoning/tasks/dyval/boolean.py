@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar
 
 from ...core import Item, Score
@@ -116,9 +117,10 @@ class BooleanLogicTask(DyvalTask):
             dag = build_boolean(chooser, params, names, shape_only=shape_only)
             # Balanced: the shape as the reference draws it, the leaves drawn for the wanted
             # answer (and, past one operation, for counts of True leaves that say nothing).
-            if not params["balanced"] or LEAVES.balance(
+            if not params["balanced"] or LEAVES.balance_in(
                 dag, chooser, lambda v: v is want,
                 match=params["depth"] >= 3 and attempt < MATCH_SHAPES,
+                fits=partial(self._fits, dag),
             ):  # fmt: skip
                 break
         else:
@@ -132,6 +134,10 @@ class BooleanLogicTask(DyvalTask):
         body = self.text(lines, FORMAT.format(target=target))
         problem = {"nodes": export_nodes(dag, extra), "target": target}
         return Generated(problem=problem, answer=str(dag.root.value), body=body)
+
+    def _fits(self, dag: TreeDag) -> bool:
+        """Whether ``dag`` with its leaves as drawn is a problem this draw may give."""
+        return self.fits_draw({"nodes": export_nodes(dag, []), "target": dag.root.name})
 
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, ECHO_MARKER)

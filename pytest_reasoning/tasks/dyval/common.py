@@ -11,7 +11,7 @@ from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob, Task
-from .tdag import UNARY, TreeDag, mix_lines, order_lines
+from .tdag import UNARY, Node, TreeDag, mix_lines, order_lines
 
 __all__ = [
     "COT_TRIGGER",
@@ -24,6 +24,7 @@ __all__ = [
     "gdag_knobs",
     "label_knobs",
     "label_score",
+    "random_topological",
     "read_value",
     "tdag_knobs",
     "tdag_lines",
@@ -284,10 +285,35 @@ def tdag_lines(
     order: str,
     chooser: Chooser,
 ) -> list[str]:
-    """Describe the main DAG children-first, mix distractor lines in, then apply the order."""
-    lines = [line for n in main.nodes if (line := describe(n))]
+    """Describe the main DAG children-first, mix distractor lines in, then apply the order.
+
+    Children-first is a random topological order (each node once all its children are
+    described, the next drawn among those ready), not the order the tree was built in: that
+    one puts each subtree's leaves together, so where the first True leaf stands in the text
+    told the answer of balanced logic items (issue 29: gradient boosting on the places of
+    True and False, 0.75 at boolean D3)."""
+    lines = [line for n in random_topological(main, chooser) if (line := describe(n))]
     extra = [[line for n in d.nodes if (line := describe(n))] for d in distractors]
     return order_lines(mix_lines(lines, extra, chooser), order, chooser)
+
+
+def random_topological(dag: TreeDag, chooser: Chooser) -> list[Node]:
+    """The nodes children-first, each drawn among those whose children are all placed."""
+    waiting = {id(n): len({id(c) for c in n.children}) for n in dag.nodes}
+    parents: dict[int, list[Node]] = {}
+    for n in dag.nodes:
+        for c in {id(c): c for c in n.children}.values():
+            parents.setdefault(id(c), []).append(n)
+    ready = [n for n in dag.nodes if not n.children]
+    out: list[Node] = []
+    while ready:
+        node = ready.pop(chooser.randint(0, len(ready) - 1))
+        out.append(node)
+        for p in parents.get(id(node), []):
+            waiting[id(p)] -= 1
+            if waiting[id(p)] == 0:
+                ready.append(p)
+    return out
 
 
 def check_tree_size(params: Mapping[str, Any]) -> None:
@@ -313,6 +339,6 @@ def unreachable(label: str, params: Mapping[str, Any], draws: int) -> InvalidArg
     shape = ", ".join(f"{k} {params[k]}" for k in ("depth", "width", "ops") if k in params)
     return InvalidArgument(
         f"knob 'balanced': no {label} answer in {draws:,} draws for this item ({shape}):"
-        " rare under these knobs, perhaps impossible; widen the search with more ops, another"
-        " depth or width, or balanced: false"
+        " rare under these knobs or in this train/test split (docs/tasks/splits.md), perhaps"
+        " impossible; widen the search with more ops, another depth or width, or balanced: false"
     )

@@ -8,7 +8,7 @@ alphabetical order says nothing about reachability.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -151,23 +151,65 @@ class ReachabilityTask(_GraphTask):
         return {**super().preset(level), "balanced": True}
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        if params["balanced"]:
+            return self._balanced(chooser, params, index)
+        names = node_names()
+        g = self.graph(chooser, params, names, params["nodes"])
+        reach = {n: g.descendants(n) for n in g.names}
+        # The reference: any ordered pair.
+        pairs = [(s, t) for s in sorted(g.names) for t in sorted(g.names) if s != t]
+        source, target = chooser.choice(pairs)
+        return self.finish(chooser, params, g, names, source, target, str(target in reach[source]))
+
+    def _balanced(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        """A graph and a pair whose surface says nothing about the answer.
+
+        The graph is drawn as the reference draws it, and a pair among those that could be
+        either answer: the target after the source in the hidden order (before it in the
+        text), the source pointing somewhere, something pointing to the target. Then edges
+        are swapped, two at a time, keeping every node's place and its numbers of children
+        and parents (``a->b, c->d`` becomes ``a->d, c->b``), until the walk has met the pair
+        reachable by a longer path and unreachable (one more swap turns the reachable graph
+        into a direct edge); the item is the graph of the wanted kind. Whether all three are
+        met does not depend on which is wanted, so
+        the places of the two nodes, every node's degrees and the prompt's length are
+        distributed alike for True and False: what tells them apart is the paths. True items
+        are a direct edge with probability ``DIRECT_SHARE``."""
         want = self.wanted(index) == "True"
-        for _ in range(1000):
+        kind = ("direct" if chooser.random() < DIRECT_SHARE else "path") if want else "none"
+        met: set[str] = set()  # the kinds any walk has met, to give up early on bad knobs
+        found = None
+        for attempt in range(25 * GIVE_UP):
+            if attempt == GIVE_UP and not {"path", "none"} <= met:
+                break  # knobs whose graphs never (or always) join a pair: no use drawing on
             names = node_names()
             g = self.graph(chooser, params, names, params["nodes"])
-            reach = {n: g.descendants(n) for n in g.names}
-            if not params["balanced"]:  # the reference: any ordered pair
-                pairs = [(s, t) for s in sorted(g.names) for t in sorted(g.names) if s != t]
-            elif want:
-                pairs = _positive_pairs(g, chooser)
-            else:
-                pairs = _negative_pairs(g, reach)
-            if pairs:
-                source, target = chooser.choice(pairs)
+            pairs = _candidate_pairs(g)
+            if not pairs:
+                continue
+            source, target = chooser.choice(pairs)
+
+            def fits(
+                edges: dict[str, list[str]], g: Graph = g, pair: tuple[str, str] = (source, target)
+            ) -> bool:
+                return self.fits_draw(self.problem(Graph(g.names, edges, g.values), [], *pair))
+
+            found = _walk(g, source, target, chooser, fits, met)
+            if found is not None:
+                g = Graph(g.names, found[kind], g.values)
                 break
-        else:
-            raise InvalidArgument("knob 'balanced': no pair with the wanted label; add links")
-        return self.finish(chooser, params, g, names, source, target, str(target in reach[source]))
+        if found is None:
+            missing = (
+                "is ever unreachable" if "none" not in met
+                else "is ever reachable by a path" if "path" not in met
+                else "can be both reachable and not"
+            )  # fmt: skip
+            raise InvalidArgument(
+                f"knob 'balanced': no pair {missing} in the graphs of these knobs (nodes "
+                f"{params['nodes']}, links {params['min_links']}-{params['max_links']}); "
+                "change the links or balanced: false"
+            )
+        return self.finish(chooser, params, g, names, source, target, str(want))
 
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, "either '<<<True>>>' if reachable")
@@ -304,25 +346,10 @@ def hops(graph: Graph, source: str) -> dict[str, int]:
 DIRECT_SHARE = 0.1
 
 
-def _positive_pairs(graph: Graph, chooser: Chooser) -> list[tuple[str, str]]:
-    """Reachable pairs at one distance: one edge with probability ``DIRECT_SHARE``, else a
-    distance of two or more drawn uniformly among those the graph has (none: the caller
-    draws another graph)."""
-    by_distance: dict[int, list[tuple[str, str]]] = {}
-    for s in sorted(graph.names):
-        for t, d in sorted(hops(graph, s).items()):
-            by_distance.setdefault(d, []).append((s, t))
-    if chooser.random() < DIRECT_SHARE:
-        return by_distance.get(1, [])
-    far = sorted(d for d in by_distance if d > 1)
-    return by_distance[chooser.choice(far)] if far else []
-
-
-def _negative_pairs(graph: Graph, reach: Mapping[str, set[str]]) -> list[tuple[str, str]]:
-    """Unreachable pairs that look like reachable ones: the target is described before the
-    source in the topological order (as every reachable target is), the source points
-    somewhere and something points to the target. So neither the description order nor a
-    dead end gives the answer away."""
+def _candidate_pairs(graph: Graph) -> list[tuple[str, str]]:
+    """Pairs that could be either answer: the target described before the source (after it
+    in the hidden order, as every reachable target is), with a node between them (room for
+    a longer path), the source pointing somewhere and something pointing to the target."""
     at = {n: i for i, n in enumerate(graph.names)}  # children first
     pointed = {c for kids in graph.edges.values() for c in kids}
     return [
@@ -330,8 +357,108 @@ def _negative_pairs(graph: Graph, reach: Mapping[str, set[str]]) -> list[tuple[s
         for s in sorted(graph.names)
         if graph.edges[s]
         for t in sorted(graph.names)
-        if at[t] < at[s] and t in pointed and t not in reach[s]
+        if at[t] < at[s] - 1 and t in pointed
     ]
+
+
+WALK = 200  # edge swaps tried before another graph is drawn
+# Graphs drawn before knobs whose walks never met a pair both joined and not are refused (a
+# walk at the presets misses the unreachable kind 70% of the time: 80 in a row is 1e-12),
+# and 25 times as many before any knobs are: one walk in 20 succeeds at D1 (320 drawn,
+# 1e-7), but at 5 nodes few graphs hold a pair of the wanted split both ways, and 320 failed
+# 17 of 40 items where 2,000 fail none.
+GIVE_UP = 80
+# Swaps proposed per edge before the walk looks at the pair: the reference's graph is only
+# where the walk starts, so the first graph of one kind must not be it more often than the
+# first of another (a True pair is often reachable at once, a False one only after swaps).
+BURN_IN = 2
+
+
+def _walk(
+    graph: Graph,
+    source: str,
+    target: str,
+    chooser: Chooser,
+    fits: Callable[[dict[str, list[str]]], bool],
+    met: set[str],
+) -> dict[str, dict[str, list[str]]] | None:
+    """Swap edges (degrees and the hidden order kept) until the pair has been seen reachable
+    by a longer path and unreachable, then make the direct edge from the reachable graph by
+    one more swap; the graph of each kind ("path", "none", "direct") that ``fits`` the split
+    being drawn, or None when the walk does not find all three."""
+    order = {n: i for i, n in enumerate(reversed(graph.names))}  # parents before children
+    edges = {n: list(kids) for n, kids in graph.edges.items()}
+    arcs = [(a, k) for a in sorted(edges) for k in range(len(edges[a]))]
+    last = len(arcs) - 1
+    seen: dict[str, dict[str, list[str]]] = {}
+    burn = BURN_IN * len(arcs)
+    moved = True  # whether the last proposal changed the graph (else its kind is known)
+    for step in range(burn + WALK):
+        if step >= burn and moved:
+            kind = _kind(edges, source, target)
+            met.add(kind)
+            if kind != "direct" and kind not in seen and fits(edges):
+                seen[kind] = {n: list(kids) for n, kids in edges.items()}
+                if len(seen) == 2:
+                    direct = _direct(seen["path"], order, source, target, chooser, fits)
+                    return None if direct is None else {**seen, "direct": direct}
+        # Two arcs (randint, not sample: this loop is the generator's hot spot).
+        (a, i), (c, j) = arcs[chooser.randint(0, last)], arcs[chooser.randint(0, last)]
+        b, d = edges[a][i], edges[c][j]
+        moved = not (
+            a == c
+            or b == d
+            or order[a] >= order[d]
+            or order[c] >= order[b]  # a loop, or
+            or d in edges[a]
+            or b in edges[c]  # against the hidden order, or a repeated edge
+        )
+        if moved:
+            edges[a][i], edges[c][j] = d, b
+    return None
+
+
+def _direct(
+    edges: Mapping[str, list[str]],
+    order: Mapping[str, int],
+    source: str,
+    target: str,
+    chooser: Chooser,
+    fits: Callable[[dict[str, list[str]]], bool],
+) -> dict[str, list[str]] | None:
+    """``edges`` with one swap that makes ``source -> target`` an edge (``source -> x`` and
+    ``y -> target`` become ``source -> target`` and ``y -> x``), the first in a random order
+    of the valid ones that ``fits``; None if none does."""
+    options = [
+        (i, y, j)
+        for i, x in enumerate(edges[source])
+        for y in sorted(edges)
+        if y != source and order[y] < order[x] and x not in edges[y]
+        for j, z in enumerate(edges[y])
+        if z == target
+    ]
+    chooser.shuffle(options)
+    for i, y, j in options:
+        out = {n: list(kids) for n, kids in edges.items()}
+        out[y][j], out[source][i] = out[source][i], target
+        if fits(out):
+            return out
+    return None
+
+
+def _kind(edges: Mapping[str, list[str]], source: str, target: str) -> str:
+    if target in edges[source]:
+        return "direct"
+    seen: set[str] = set()
+    stack = list(edges[source])
+    while stack:
+        n = stack.pop()
+        if n == target:
+            return "path"
+        if n not in seen:
+            seen.add(n)
+            stack.extend(edges[n])
+    return "none"
 
 
 def _reach(graph: Graph) -> dict[str, set[str]]:

@@ -1,23 +1,26 @@
 """DyVal ``deductive_logic`` and ``abductive_logic``: implication trees over and/or/not.
 
-Semantics are the reference implementation's (binding, see docs/tasks/dyval.md):
-deduction — NOT gives True if its premise is False, else N/A; AND gives True if every premise
-is True, else N/A; OR gives True if any premise is True, else N/A. Abduction walks from the
-given root to the asked leaf: a True or N/A conclusion makes the premise N/A; a False one makes
-a NOT premise True, an OR premise False and an AND premise N/A.
+Deduction follows the reference implementation (binding, see docs/tasks/dyval.md): NOT gives
+True if its premise is False, else N/A; AND gives True if every premise is True, else N/A; OR
+gives True if any premise is True, else N/A. Abduction has two semantics (the ``semantics``
+knob): ``exact`` (the default, :mod:`.abduction`) states some leaves and answers what they and
+the root's value entail; ``reference`` is the paper's: leaves unstated, walking from the given
+root to the asked leaf a True or N/A conclusion makes the premise N/A, a False one makes a NOT
+premise True, an OR premise False and an AND premise N/A.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar
 
 from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut
-from . import shortcuts, solver
+from . import abduction, shortcuts, solver
 from .common import (
     TDAG_PRESETS,
     DyvalTask,
@@ -49,6 +52,15 @@ ABDUCE = (
     "abduced, answer 'N/A'. Ensure your final result begins with '<<<' and ends with '>>>', "
     "for example, if the answer is True, your final result should be <<<True>>>."
 )
+# The exact semantics: every rule and stated value holds, and nothing else is known.
+ABDUCE_EXACT = (
+    ARROW + "So if B is False, A must be False. Every rule and every stated value above holds, "
+    "and nothing else is known. Given {root} is {value}, what is the value of {leaf}? Answer "
+    "True if it must be True, False if it must be False, and 'N/A' if it could be either. "
+    "Ensure your final result begins with '<<<' and ends with '>>>', for example, if the "
+    "answer is True, your final result should be <<<True>>>."
+)
+SEMANTICS = ("exact", "reference")
 ECHO_MARKER = "your final result should be <<<True>>>"
 
 
@@ -139,6 +151,10 @@ class _ImplicationTask(DyvalTask):
             names=names,
         )
 
+    def _fits(self, dag: TreeDag) -> bool:
+        """Whether ``dag`` with its leaves as drawn is a problem this draw may give."""
+        return self.fits_draw({"nodes": export_nodes(dag, [], text), "target": dag.root.name})
+
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, ECHO_MARKER)
 
@@ -156,12 +172,14 @@ class DeductiveLogicTask(_ImplicationTask):
             names = node_names()
             dag = self.tree(chooser, params, names, params["depth"], shape_only=params["balanced"])
             # Balanced: the shape as the reference draws it, the leaves drawn for the wanted
-            # answer (and, past one operation, for counts of True leaves that say nothing).
-            # A shape that cannot conclude True (NOT over a rule, which is never False) is
-            # drawn again, so neither the shape nor the asked rule tells the answer.
-            if not params["balanced"] or LEAVES.balance(
+            # answer (and, past one operation, for counts of True leaves that say nothing),
+            # within the split being drawn. A shape that cannot conclude True (NOT over a
+            # rule, which is never False) is drawn again, so neither the shape nor the asked
+            # rule tells the answer.
+            if not params["balanced"] or LEAVES.balance_in(
                 dag, chooser, lambda v: text(v) == want,
                 match=params["depth"] >= 3 and attempt < MATCH_SHAPES,
+                fits=partial(self._fits, dag),
             ):  # fmt: skip
                 break
         else:
@@ -208,15 +226,47 @@ class AbductiveLogicTask(_ImplicationTask):
     labels = ("True", "False", NA)
     description = "Given the root of an implication tree, abduce one leaf (True/False/N/A)."
     weights: ClassVar[dict[str, float]] = {"and": 0.07, "or": 0.66, "not": 0.27}
+    knobs: ClassVar[dict[str, Knob]] = {
+        **_ImplicationTask.knobs,
+        "semantics": Knob(
+            "semantics",
+            str,
+            "exact: some leaves stated, the answer is what everything given entails (balanced "
+            "definite against N/A); reference: the paper's (leaves unstated, one path walked)",
+            choices=SEMANTICS,
+        ),
+    }
+
+    def preset(self, level: str) -> dict[str, Any]:
+        return {**super().preset(level), "semantics": "exact"}
+
+    def adapt(self, params: dict[str, Any], given: set[str]) -> None:
+        super().adapt(params, given)
+        if params["semantics"] == "reference" and "balanced" not in given:
+            params["balanced"] = False  # the paper's own answer distribution
 
     def check_combination(self, params: Mapping[str, Any]) -> None:
         super().check_combination(params)
-        if params["balanced"] and not {"not", "or"} <= set(params["ops"]):
+        if not params["balanced"]:
+            return
+        if params["semantics"] == "exact" and "and" not in params["ops"]:
+            raise InvalidArgument(
+                "knob 'ops': balanced exact abduction needs 'and' (an AND above the asked leaf "
+                "is what makes a leaf's value depend on the stated ones)"
+            )
+        if params["semantics"] == "reference" and not {"not", "or"} <= set(params["ops"]):
             raise InvalidArgument(
                 "knob 'ops': balanced abduction needs 'not' (for True) and 'or' (for False)"
             )
 
+    def stratum(self, params: Mapping[str, Any], index: int) -> int:
+        if params["semantics"] == "exact":  # definite and N/A alternate
+            return index % 2 if params["balanced"] else 0
+        return super().stratum(params, index)
+
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        if params["semantics"] == "exact":
+            return self._exact(chooser, params, index)
         want = self.wanted(index)
         for _ in range(1000):
             names = node_names()
@@ -246,6 +296,38 @@ class AbductiveLogicTask(_ImplicationTask):
         }
         return Generated(problem=problem, answer=text(answers[leaf.name]), body=body)
 
+    def _exact(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        """The root given False, leaves stated or not, one unstated leaf asked; balanced:
+        definite (True or False) and N/A alternate, drawn apart from the shape, the asked leaf
+        and (past one operation) the counts of stated values (:func:`abduction.draw_statements`)."""
+        want = ("definite", NA)[index % 2] if params["balanced"] else None
+        for _ in range(1000):
+            names = node_names()
+            dag = self.tree(chooser, params, names, params["depth"], shape_only=True)
+            drawn = abduction.draw_statements(
+                dag, chooser, want, match=params["depth"] >= 3, apart=params["depth"] >= 3,
+                fits=partial(self._fits_exact, dag),
+            )  # fmt: skip
+            if drawn is not None:
+                break
+        else:
+            raise unreachable(want or "consistent", params, 1000)
+        leaf, stated, answer = drawn
+        extra = [self.tree(chooser, params, names, 2) for _ in range(params["distractors"])]
+        main = abduction.describe_stated(stated, describe_implication)
+        own = {n.name for n in dag.nodes}
+
+        def describe(node: Node) -> str:  # unrelated trees state every leaf, as in deduction
+            return main(node) if node.name in own else describe_deductive(node)
+
+        lines = tdag_lines(dag, extra, describe, params["order"], chooser)
+        question = ABDUCE_EXACT.format(root=dag.root.name, value=False, leaf=leaf)
+        problem = _exact_problem(dag, extra, leaf, stated)
+        return Generated(problem=problem, answer=answer, body=self.text(lines, question))
+
+    def _fits_exact(self, dag: TreeDag, leaf: str, stated: Mapping[str, bool]) -> bool:
+        return self.fits_draw(_exact_problem(dag, [], leaf, stated))
+
     def shortcuts(self) -> Sequence[Shortcut]:
         return shortcuts.ABDUCTIVE
 
@@ -253,6 +335,8 @@ class AbductiveLogicTask(_ImplicationTask):
         return solver.solve_abductive(prompt)
 
     def explain(self, problem: Mapping[str, Any], answer: str) -> str:
+        if "stated" in problem:
+            return abduction.explain_exact(problem, answer)
         nodes = {n["name"]: n for n in problem["nodes"] if not n.get("distractor")}
         parent = {c: n["name"] for n in nodes.values() for c in n["children"]}
         path = [problem["target"]]
@@ -278,6 +362,26 @@ class AbductiveLogicTask(_ImplicationTask):
             value = nxt
         lines.append(f"Thus, the answer is <<<{answer}>>>")
         return "\n".join(lines)
+
+
+def _exact_problem(
+    dag: TreeDag, extra: Sequence[TreeDag], leaf: str, stated: Mapping[str, bool]
+) -> dict[str, Any]:
+    """An exact abduction's problem: the rules, the stated leaves' values (the other nodes
+    have none), the asked leaf, the given root; distractor trees with all their values."""
+    nodes = export_nodes(dag, extra, text)
+    for n in nodes:
+        if n.get("distractor"):
+            continue
+        n.pop("value")
+        if n["op"] is None and n["name"] in stated:
+            n["value"] = str(stated[n["name"]])
+    return {
+        "nodes": nodes,
+        "target": leaf,
+        "given": {"node": dag.root.name, "value": "False"},
+        "stated": {k: str(v) for k, v in sorted(stated.items())},
+    }
 
 
 def leaf_answers(root: Node, given: bool) -> dict[str, Value]:

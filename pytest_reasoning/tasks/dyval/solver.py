@@ -286,16 +286,27 @@ def solve_deductive(prompt: str) -> str:
 
 
 def solve_abductive(prompt: str) -> str:
-    """Find the chain of rules from the asked leaf up to the given node with networkx, then
-    walk it down applying modus tollens."""
-    import networkx as nx
-
+    """The last problem's answer under the semantics its question states: ``exact`` ("… if
+    it could be either") by satisfiability, the paper's by walking the rule chain."""
     blocks = _LAST_BLOCK.findall(prompt)
     questions = _ABDUCE_Q.findall(prompt)
     if not blocks or not questions:
         raise SolverError("no abductive problem found")
-    rules, _ = _implications([ln.strip() for ln in blocks[-1].splitlines() if ln.strip()])
+    rules, facts = _implications([ln.strip() for ln in blocks[-1].splitlines() if ln.strip()])
     given, given_value, asked = questions[-1]
+    if _EXACT.search(prompt[prompt.rfind("Given ") :]):
+        return _entailment(rules, {**facts, given: given_value == "True"}, asked)
+    return _chain(rules, given, given_value, asked)
+
+
+_EXACT = re.compile(r"'N/A' if it could be either")
+
+
+def _chain(rules: dict[str, tuple[str, list[str]]], given: str, value: str, asked: str) -> str:
+    """The paper's semantics: find the chain of rules from the asked leaf up to the given
+    node with networkx, then walk it down applying modus tollens."""
+    import networkx as nx
+
     g = nx.DiGraph()
     for conclusion, (_op, premises) in rules.items():
         for p in premises:
@@ -304,11 +315,60 @@ def solve_abductive(prompt: str) -> str:
         path = nx.shortest_path(g, given, asked)
     except (nx.NetworkXNoPath, nx.NodeNotFound):
         return "N/A"
-    state: str = given_value
+    state: str = value
     for node in path[:-1]:  # modus tollens only flows through a False conclusion
         op = rules[node][0]
         state = {"not": "True", "or": "False"}.get(op, "N/A") if state == "False" else "N/A"
     return state
+
+
+Clause = frozenset[tuple[str, bool]]  # literals (variable, polarity), one of them true
+
+
+def _entailment(rules: dict[str, tuple[str, list[str]]], known: dict[str, bool], asked: str) -> str:
+    """Classical entailment: each rule as clauses (``(a and b) -> c`` is ``¬a ∨ ¬b ∨ c``,
+    ``(a or b) -> c`` is ``¬a ∨ c`` and ``¬b ∨ c``, ``(NOT a) -> c`` is ``a ∨ c``), each
+    known value a unit clause; the asked variable is True (False) when assuming it False
+    (True) is unsatisfiable, N/A when both are satisfiable."""
+    clauses: list[Clause] = []
+    for conclusion, (op, premises) in rules.items():
+        if op == "and":
+            clauses.append(frozenset([*((p, False) for p in premises), (conclusion, True)]))
+        elif op == "or":
+            clauses.extend(frozenset([(p, False), (conclusion, True)]) for p in premises)
+        else:
+            clauses.append(frozenset([(premises[0], True), (conclusion, True)]))
+    clauses.extend(frozenset([(name, value)]) for name, value in known.items())
+    possible = [v for v in (True, False) if _satisfiable([*clauses, frozenset([(asked, v)])])]
+    if not possible:
+        raise SolverError("the stated values contradict the rules")
+    return "N/A" if len(possible) == 2 else str(possible[0])
+
+
+def _satisfiable(clauses: list[Clause]) -> bool:
+    """DPLL: unit propagation, then a split on a variable of the shortest clause."""
+    while True:
+        units = [next(iter(c)) for c in clauses if len(c) == 1]
+        if not units:
+            break
+        var, value = units[0]
+        reduced: list[Clause] = []
+        for c in clauses:
+            if (var, value) in c:
+                continue  # satisfied
+            rest = c - {(var, not value)}
+            if not rest:
+                return False
+            reduced.append(rest)
+        clauses = reduced
+    if not clauses:
+        return True
+    shortest: Clause = clauses[0]
+    for c in clauses:
+        if len(c) < len(shortest):
+            shortest = c
+    var, _ = next(iter(shortest))
+    return any(_satisfiable([*clauses, frozenset([(var, v)])]) for v in (True, False))
 
 
 # -- general DAGs ---------------------------------------------------------------------------------

@@ -202,6 +202,7 @@ Counts = dict[tuple[int, ...], int]
 
 MATCH_LEAVES = 16  # larger trees are balanced on the answer alone (the tables grow as n²)
 MATCH_SHAPES = 100  # shapes tried for a matched draw before settling for the answer alone
+SPLIT_LEAVES = 32  # leaf draws tried for one shape's problem in the wanted split
 
 
 class LeafBalancer:
@@ -286,6 +287,26 @@ class LeafBalancer:
             key = keys.draw(chooser)
             self._place(dag.root, (root, True, match), values[key].draw(chooser), key, chooser)
         return True
+
+    def balance_in(
+        self,
+        dag: TreeDag,
+        chooser: Chooser,
+        want: Callable[[Any], bool],
+        *,
+        match: bool,
+        fits: Callable[[], bool],
+    ) -> bool:
+        """:meth:`balance`, the leaves redrawn (the shape kept) until ``fits()`` says the
+        problem is in the split being drawn (:meth:`Task.fits_draw`); False, for another
+        shape, when ``SPLIT_LEAVES`` draws never fit (this shape has no problem of the
+        wanted answer in the split)."""
+        for _ in range(SPLIT_LEAVES):
+            if not self.balance(dag, chooser, want, match=match):
+                return False
+            if fits():
+                return True
+        return False
 
     @staticmethod
     def _plan(

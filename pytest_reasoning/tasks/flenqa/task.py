@@ -194,6 +194,11 @@ class FlenqaTask(Task):
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
         return index % 2  # labels alternate: exactly balanced in every batch of even size
 
+    def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The base instance (key facts, question): the padding does not change the problem,
+        so a base instance is in the same train/test split at every length."""
+        return {k: problem[k] for k in ("key_sentences", "question", "logic") if k in problem}
+
     # -- the base instance -------------------------------------------------------------------
     @abstractmethod
     def base(self, chooser: Chooser, label: bool, used: set[str] | None = None) -> Base:

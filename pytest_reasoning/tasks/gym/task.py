@@ -35,6 +35,7 @@ class GymTask(Task):
 
     dataset: ClassVar[str]
     partial_credit = True  # verifiers give partial rewards (e.g. a longer answer holding it)
+    pack = True  # audited only when named: its generators are reasoning-gym's
     example_styles = ()
     knobs: ClassVar[dict[str, Knob]] = {}
     presets: ClassVar[tuple[dict[str, Any], ...]] = ()
@@ -54,6 +55,11 @@ class GymTask(Task):
             "metadata": entries.jsonable(entry.get("metadata", {})),
         }
         return Generated(problem=problem, answer=str(entry["answer"]), body=question)
+
+    def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The question: two reasoning-gym seeds that ask the same question are one problem,
+        in one train/test split (the seed is only how it was drawn)."""
+        return {"question": problem["question"]}
 
     def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
         return generated.body if style == "direct" else f"{generated.body}\n\n{COT}"

@@ -1,17 +1,28 @@
 """The shortcut audit: can a task's items be answered WITHOUT the reasoning they test?
 
-For one task x level, items of a training seed and a test seed are generated and a battery of
-shortcut baselines is scored on the test items, each next to chance with a Wilson interval:
+For one task x level, distinct problems of the **train** split and of the **test** split are
+generated (the splits share no problem: :meth:`Task.split_of`) and a battery of shortcut
+baselines, fitted on the train problems, is scored on the test problems, each next to chance
+with a Wilson interval:
 
-- ``answer prior``: the most frequent gold answer of the training seed, for every item;
+- ``answer prior``: the most frequent gold answer of the training problems, for every item;
 - ``position prior`` (multiple choice): the choice position most often right in training;
 - length baselines: ``longest choice`` / ``shortest choice`` (multiple choice with per-choice
   text), ``most mentioned choice`` (the option named most often in the prompt), and
   ``prompt length``: the training majority answer of the prompt's length quartile;
 - the family's declared rules (:meth:`Task.shortcuts`), which read only the prompt;
-- ``bag of words``: a binarised multinomial naive Bayes over word unigrams and bigrams, trained
-  on the training seed's prompts (multiple choice with per-choice text: on each choice's text,
-  gold against the others) and tested on the test seed's.
+- ``bag of words``: a binarised multinomial naive Bayes and a logistic regression over word
+  unigrams and bigrams, trained on the training prompts (multiple choice with per-choice text:
+  on each choice's text, gold against the others);
+- ``surface features``: gradient boosting on counts and places (:mod:`.learners`), on the
+  whole prompt and per answer option.
+
+Each problem counts once: a level with fewer distinct problems than asked is audited on the
+ones it has (``count`` in the result), so the interval is not narrowed by repeats.
+
+The bound every learner and rule must keep (docs/audit.md): accuracy at most
+``max(chance, majority) + 0.10``, where majority is the share of the most frequent gold answer
+among the test problems (what a constant answer scores).
 
 Chance is the accuracy of a uniform guess: the mean over test items of :meth:`Task.chance`
 (one over the item's choices; zebra the random-grid probability ``(1/N!)^M``). Where a task
@@ -21,21 +32,30 @@ accuracy on the test items, the share of the most frequent gold answer.
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import math
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .core import Item, level_key
-from .registry import get_task, task_ids
-from .stats import wilson_interval
-from .tasks.base import Task
+from ..core import Item, canonical_json, level_key
+from ..registry import get_task, task_ids
+from ..stats import wilson_interval
+from ..tasks.base import Task
+from .learners import (
+    WORD,
+    ChoiceSurface,
+    Classifier,
+    NaiveBayes,
+    classifiers,
+    features,
+    logistic_available,
+    surface,
+)
 
 __all__ = [
+    "BOUND",
     "DEFAULT_COUNT",
     "BaselineResult",
     "LevelAudit",
@@ -43,11 +63,14 @@ __all__ = [
     "audit",
     "audit_dataset",
     "audit_level",
+    "distinct",
+    "features",
     "summary_rows",
 ]
 
-DEFAULT_COUNT = 200  # items per seed: test and training sets each
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+DEFAULT_COUNT = 200  # problems of each split: test and training sets each
+BOUND = 0.10  # no baseline may beat max(chance, majority) by more (docs/audit.md)
+_WORD = WORD
 
 
 @dataclass(frozen=True)
@@ -81,6 +104,13 @@ class LevelAudit:
     chance: float
     chance_basis: str
     baselines: tuple[BaselineResult, ...] = field(default=())
+    majority: float = 0.0  # the most frequent gold answer's share of the test problems
+    train_count: int = 0  # distinct training problems
+
+    @property
+    def bound(self) -> float:
+        """``max(chance, majority) + BOUND``: what no baseline may beat."""
+        return max(self.chance, self.majority) + BOUND
 
     @property
     def best(self) -> BaselineResult | None:
@@ -99,59 +129,12 @@ class LevelAudit:
             row["accuracy"] = round(b.accuracy, 4)
             row["low"], row["high"] = round(b.low, 4), round(b.high, 4)
         out["chance"] = round(self.chance, 6)
+        out["majority"] = round(self.majority, 6)
+        out["bound"] = round(self.bound, 6)
         best = self.best
         out["best"] = None if best is None else best.name
         out["excess"] = round(self.excess, 4)
         return out
-
-
-# -- the classifier ---------------------------------------------------------------------------
-def features(text: str) -> set[str]:
-    """Word unigrams and bigrams, lower case, as a set (presence, not counts)."""
-    words = _WORD.findall(text.lower())
-    out = set(words)
-    out.update(f"{a} {b}" for a, b in itertools.pairwise(words))
-    return out
-
-
-class NaiveBayes:
-    """Multinomial naive Bayes over binarised features with add-one smoothing: the classic
-    strong text baseline (Wang and Manning 2012), in pure Python; deterministic (ties go to
-    the class that sorts first)."""
-
-    def __init__(self, alpha: float = 1.0) -> None:
-        self.alpha = alpha
-        self.prior: dict[str, float] = {}
-        self.weights: dict[str, dict[str, float]] = {}
-        self.default: dict[str, float] = {}
-
-    def fit(self, docs: Sequence[set[str]], labels: Sequence[str]) -> NaiveBayes:
-        classes = sorted(set(labels))
-        vocab = set().union(*docs) if docs else set()
-        counts: dict[str, Counter[str]] = {c: Counter() for c in classes}
-        ndocs = Counter(labels)
-        for doc, label in zip(docs, labels, strict=True):
-            counts[label].update(doc)
-        for c in classes:
-            total = sum(counts[c].values()) + self.alpha * len(vocab)
-            self.prior[c] = math.log(ndocs[c] / len(labels))
-            self.default[c] = math.log(self.alpha / total)
-            self.weights[c] = {f: math.log((k + self.alpha) / total) for f, k in counts[c].items()}
-        self.vocab = vocab
-        return self
-
-    def log_scores(self, doc: set[str]) -> dict[str, float]:
-        """Log joint probability per class (features outside the training vocabulary are
-        ignored)."""
-        seen = doc & self.vocab
-        return {
-            c: self.prior[c] + sum(w.get(f, self.default[c]) for f in seen)
-            for c, w in self.weights.items()
-        }
-
-    def predict(self, doc: set[str]) -> str | None:
-        scores = self.log_scores(doc)
-        return max(sorted(scores), key=scores.__getitem__) if scores else None
 
 
 # -- the battery ------------------------------------------------------------------------------
@@ -196,7 +179,7 @@ def _batteries(
         rows.append(_score(name, kind, doc, guess, test, confidence))
 
     prior = _mode(i.answer for i in train)
-    add("answer prior", "prior", "the training seed's most frequent answer", lambda _i: prior)
+    add("answer prior", "prior", "the training problems' most frequent answer", lambda _i: prior)
 
     choices = {i.id: task.choices(i) for i in (*train, *test)}
     texts = {i.id: task.choice_texts(i) for i in (*train, *test)}
@@ -281,7 +264,11 @@ def _batteries(
             for key, text in (texts[i.id] or {}).items():
                 docs.append(text)
                 labels.append("gold" if key == i.answer else "other")
-        for name, model in _classifiers(docs, labels):
+        per_text = classifiers(docs, labels)
+        if logistic_available() and len(set(labels)) == 2:
+            found = surface(docs, labels)
+            per_text += [("surface features", found)] if found is not None else []
+        for name, model in per_text:
 
             def per_choice(item: Item, model: Classifier = model) -> str | None:
                 t = texts[item.id] or {}
@@ -291,92 +278,51 @@ def _batteries(
 
             add(
                 f"{name} (per choice)",
-                "bow",
-                f"{name} on each option's own text, trained on "
-                "another seed: the option most like a right answer",
+                "bow" if name.startswith("bag") else "surface",
+                f"{name} on each option's own text, trained on the train split: the option "
+                "most like a right answer",
                 per_choice,
             )
+    if all(choices[i.id] for i in (*train, *test)) and logistic_available():
+        listed = {i.id: list(choices[i.id] or ()) for i in (*train, *test)}
+
+        def own(i: Item) -> list[str] | None:
+            ct = texts[i.id]
+            keys = listed[i.id]
+            return [ct[k] for k in keys] if ct and all(k in ct for k in keys) else None
+
+        booster = ChoiceSurface(
+            [i.prompt for i in train], [listed[i.id] for i in train], [i.answer for i in train],
+            [own(i) for i in train],
+        )  # fmt: skip
+        said = booster.predict([i.prompt for i in test], [listed[i.id] for i in test],
+                               [own(i) for i in test])  # fmt: skip
+        chosen = {i.id: p for i, p in zip(test, said, strict=True)}
+        add(
+            "surface features (per option)",
+            "surface",
+            "gradient boosting on where and how often the prompt names each option, its place "
+            "and length: the option most like a right answer",
+            lambda i: chosen[i.id],
+        )
     prompts, answers = [i.prompt for i in train], [i.answer for i in train]
-    for name, model in _classifiers(prompts, answers):
+    whole_prompt = classifiers(prompts, answers)
+    found = surface(prompts, answers)
+    whole_prompt += [("surface features", found)] if found is not None else []
+    for name, model in whole_prompt:
         said = model.predict([i.prompt for i in test])
         predicted = {i.id: p for i, p in zip(test, said, strict=True)}
 
         def whole(item: Item, predicted: dict[str, str | None] = predicted) -> str | None:
             return predicted[item.id]
 
-        add(name, "bow", f"{name} on the whole prompt, trained on another seed", whole)
-    return rows
-
-
-class Classifier:
-    """A bag-of-words classifier trained on texts: predicts labels, or scores how much each
-    text looks like the class ``gold``."""
-
-    def predict(self, texts: Sequence[str]) -> list[str | None]:
-        raise NotImplementedError
-
-    def gold_odds(self, texts: Sequence[str]) -> list[float]:
-        raise NotImplementedError
-
-
-class _Bayes(Classifier):
-    def __init__(self, texts: Sequence[str], labels: Sequence[str]) -> None:
-        self.nb = NaiveBayes().fit([features(t) for t in texts], labels)
-
-    def predict(self, texts: Sequence[str]) -> list[str | None]:
-        return [self.nb.predict(features(t)) for t in texts]
-
-    def gold_odds(self, texts: Sequence[str]) -> list[float]:
-        out = []
-        for t in texts:
-            s = self.nb.log_scores(features(t))
-            out.append(s.get("gold", 0.0) - s.get("other", 0.0))
-        return out
-
-
-class _Logistic(Classifier):
-    """scikit-learn's L2 logistic regression over binary unigram+bigram counts (terms in at
-    least two training texts: a word seen once cannot generalise, and long padded prompts
-    would otherwise bring 100,000 of them)."""
-
-    def __init__(self, texts: Sequence[str], labels: Sequence[str]) -> None:
-        from sklearn.feature_extraction.text import CountVectorizer
-        from sklearn.linear_model import LogisticRegression
-
-        self.vec = CountVectorizer(
-            binary=True, ngram_range=(1, 2), token_pattern=_WORD.pattern, min_df=2
+        add(
+            name,
+            "bow" if name.startswith("bag") else "surface",
+            f"{name} on the whole prompt, trained on the train split",
+            whole,
         )
-        # liblinear is several times faster on wide sparse data but handles two classes only.
-        solver = "liblinear" if len(set(labels)) == 2 else "lbfgs"
-        self.model = LogisticRegression(max_iter=2000, solver=solver, random_state=0)
-        self.model.fit(self.vec.fit_transform(texts), list(labels))
-
-    def predict(self, texts: Sequence[str]) -> list[str | None]:
-        return [str(p) for p in self.model.predict(self.vec.transform(texts))]
-
-    def gold_odds(self, texts: Sequence[str]) -> list[float]:
-        gold = list(self.model.classes_).index("gold")
-        return [float(row[gold]) for row in self.model.predict_proba(self.vec.transform(texts))]
-
-
-MAX_LOGISTIC_CLASSES = 10  # open answers (hundreds of numbers) get naive Bayes only
-
-
-def logistic_available() -> bool:
-    """Whether scikit-learn (the ``analysis`` extra) is installed for the stronger classifier."""
-    import importlib.util
-
-    return importlib.util.find_spec("sklearn") is not None
-
-
-def _classifiers(texts: Sequence[str], labels: Sequence[str]) -> list[tuple[str, Classifier]]:
-    out: list[tuple[str, Classifier]] = [("bag of words (naive Bayes)", _Bayes(texts, labels))]
-    classes = len(set(labels))
-    if 2 <= classes <= MAX_LOGISTIC_CLASSES and logistic_available():
-        # ValueError: no term in two training texts, so nothing to learn from.
-        with contextlib.suppress(ValueError):
-            out.append(("bag of words (logistic)", _Logistic(texts, labels)))
-    return out
+    return rows
 
 
 def _chance(task: Task, test: Sequence[Item]) -> tuple[float, str]:
@@ -393,6 +339,18 @@ def _chance(task: Task, test: Sequence[Item]) -> tuple[float, str]:
     return (top[0][1] / len(test) if top else 0.0), "best constant answer (open answers)"
 
 
+def distinct(items: Iterable[Item], task: Task) -> list[Item]:
+    """Each problem once (:meth:`Task.identity`), first item kept."""
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = canonical_json(dict(task.identity(item.problem)))
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
 def audit_level(
     task_id: str | Task,
     level: str,
@@ -403,16 +361,17 @@ def audit_level(
     params: Mapping[str, Any] | None = None,
     confidence: float = 0.95,
 ) -> LevelAudit:
-    """Run the battery on ``count`` test items (seed ``seed``) with baselines trained on
-    ``count`` items of ``train_seed`` (default ``seed + 1``), in the ``direct`` style.
-    ``task_id`` may be a :class:`Task` object (one not registered)."""
+    """Run the battery on the distinct problems among ``count`` test-split items (seed
+    ``seed``) with baselines fitted on those among ``count`` train-split items (seed
+    ``train_seed``, default ``seed``: the splits share no problem whatever the seeds), in the
+    ``direct`` style. ``task_id`` may be a :class:`Task` object (one not registered)."""
     task = task_id if isinstance(task_id, Task) else get_task(task_id)
     task.resolve_params(level, params)  # a bad level or knob fails before any work
-    train_seed = seed + 1 if train_seed is None else train_seed
-    if train_seed == seed:
-        raise ValueError("train_seed must differ from seed: the classifier would see the test")
-    test = [task.make_item(level, seed, i, params) for i in range(count)]
-    train = [task.make_item(level, train_seed, i, params) for i in range(count)]
+    train_seed = seed if train_seed is None else train_seed
+    test = distinct((task.make_item(level, seed, i, params) for i in range(count)), task)
+    train = distinct(
+        (task.make_item(level, train_seed, i, params, split="train") for i in range(count)), task
+    )
     return _audit(task, level, test, train, seed, train_seed, params, confidence)
 
 
@@ -427,6 +386,7 @@ def _audit(
     confidence: float,
 ) -> LevelAudit:
     chance, basis = _chance(task, test)
+    top = Counter(i.answer for i in test).most_common(1)
     return LevelAudit(
         task=task.id,
         level=level,
@@ -436,7 +396,9 @@ def _audit(
         params=dict(params or {}),
         chance=chance,
         chance_basis=basis,
-        baselines=tuple(_batteries(task, train, confidence, test)) if test else (),
+        baselines=tuple(_batteries(task, train, confidence, test)) if test and train else (),
+        majority=top[0][1] / len(test) if top else 0.0,
+        train_count=len(train),
     )
 
 
@@ -444,17 +406,17 @@ def audit_dataset(
     path: str, *, levels: Sequence[str] | None = None, confidence: float = 0.95
 ) -> list[LevelAudit]:
     """Audit a file of items (``export`` or ``narrate`` output, or a user's own items): per
-    task x level, the classifiers train on about half the items and are tested on the rest,
+    task x level, the learners train on about half the problems and are tested on the rest,
     both halves from the same source (a narrated file's stories keep their narrator's habits,
-    which is what this measures). The halves are drawn by a hash of each item's id, not by
+    which is what this measures). The halves are drawn by a hash of each item's problem
+    (:meth:`Task.identity`), so a problem the file holds twice is in one half, and not by
     position: generators balance answers by index, so alternate items would put one answer
     in each half. ``seed`` and ``train_seed`` of the results are -1: items name their own."""
-    import hashlib
+    from ..datasets import read_dataset
 
-    from .datasets import read_dataset
-
-    def trains(item: Item) -> bool:
-        return hashlib.sha256(item.id.encode("utf-8")).digest()[0] % 2 == 0
+    def trains(task: Task, item: Item) -> bool:
+        key = canonical_json(dict(task.identity(item.problem))) if item.problem else item.id
+        return hashlib.sha256(f"audit half\x1f{key}".encode()).digest()[0] % 2 == 0
 
     data = read_dataset(path)
     out: list[LevelAudit] = []
@@ -463,9 +425,9 @@ def audit_dataset(
         for level in data.levels(tid):
             if levels and level not in levels:
                 continue
-            items = [i for i in data.items if i.task == tid and i.level == level]
-            test = [i for i in items if not trains(i)]
-            train = [i for i in items if trains(i)]
+            items = distinct((i for i in data.items if i.task == tid and i.level == level), task)
+            test = [i for i in items if not trains(task, i)]
+            train = [i for i in items if trains(task, i)]
             out.append(_audit(task, level, test, train, -1, -1, None, confidence))
     return out
 
@@ -479,11 +441,12 @@ def audit(
     jobs: int = 1,
     progress: Callable[[LevelAudit], None] | None = None,
 ) -> list[LevelAudit]:
-    """Audit every level of each task (all registered tasks by default), in ``jobs``
-    processes; results come in task and level order. ``levels`` limits the levels: a named
-    task lacking one is an error; over all tasks, each keeps its own."""
+    """Audit every level of each task (by default every built-in one: a pack's datasets,
+    ``Task.pack``, only when named), in ``jobs`` processes; results come in task and level
+    order. ``levels`` limits the levels: a named task lacking one is an error; over all
+    tasks, each keeps its own."""
     work: list[tuple[str, str]] = []
-    for tid in tasks or task_ids():
+    for tid in tasks or [t for t in task_ids() if not get_task(t).pack]:
         task = get_task(tid)
         wanted = list(levels) if levels else sorted(task.levels, key=level_key)
         if tasks is None:  # every task: only the levels a task has
@@ -518,7 +481,8 @@ def _audit_pair(pair: tuple[str, str], *, count: int, seed: int) -> LevelAudit:
 
 
 def summary_rows(audits: Sequence[LevelAudit]) -> list[list[str]]:
-    """task, level, chance, best shortcut, its accuracy and interval, excess over chance."""
+    """task, level, problems, chance, bound, best shortcut, its accuracy and interval, excess
+    over chance, and ``over`` where it beats the bound."""
     rows = []
     for a in audits:
         best = a.best
@@ -528,11 +492,14 @@ def summary_rows(audits: Sequence[LevelAudit]) -> list[list[str]]:
             [
                 a.task,
                 a.level,
+                str(a.count),
                 f"{a.chance:.3f}",
+                f"{a.bound:.3f}",
                 best.name,
                 f"{best.accuracy:.3f}",
                 f"[{best.low:.3f}, {best.high:.3f}]",
                 f"{a.excess:+.3f}",
+                "over" if best.accuracy > a.bound else "",
             ]
         )
     return rows
