@@ -147,6 +147,8 @@ def test_the_default_audit_is_the_built_in_families(capsys: pytest.CaptureFixtur
     assert [(a.task, a.level) for a in got] == [("gym.basic_arithmetic", "L0")]
 
 
+# Starts worker processes (e2e): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 def test_parallel_audit_keeps_task_and_level_order() -> None:
     seen: list[tuple[str, str]] = []
     out = audit(

@@ -36,7 +36,7 @@ MAXSUM = get_task("dyval.max_sum_path")
 ALL = [get_task(cls.id) for cls in TASKS]
 ORDERS = ("topological", "reversed", "random")
 ARITH_OPS = ["+", "-", "*", "/", "sqrt", "square"]
-EXAMPLES = 400  # per task; seven tasks → 2,800 generated problems checked per run
+EXAMPLES = 400  # per task in CI (e2e); seven tasks → 2,800 generated problems checked per run
 
 
 # -- knob strategies: every knob of every task ----------------------------------------------
@@ -284,10 +284,10 @@ def _check_item(task: Task, params: Mapping[str, Any], seed: int, index: int, st
 FEWER = {"dyval.reachability": EXAMPLES // 4, "dyval.abductive_logic": EXAMPLES // 2}
 
 
-def _property(task_id: str) -> Any:
+def _property(task_id: str, share: float = 1.0) -> Any:
     task = get_task(task_id)
 
-    @settings(max_examples=FEWER.get(task_id, EXAMPLES))
+    @settings(max_examples=max(4, int(FEWER.get(task_id, EXAMPLES) * share)))
     @given(
         params=KNOBS[task_id],
         seed=st.integers(0, 2**32),
@@ -300,15 +300,26 @@ def _property(task_id: str) -> Any:
     return check
 
 
-test_arithmetic_gold_matches_solver = _property("dyval.arithmetic")
-test_linear_equation_gold_matches_solver = _property("dyval.linear_equation")
-test_boolean_gold_matches_solver = _property("dyval.boolean_logic")
-test_deductive_gold_matches_solver = _property("dyval.deductive_logic")
-test_abductive_gold_matches_solver = _property("dyval.abductive_logic")
-test_reachability_gold_matches_solver = _property("dyval.reachability")
-test_max_sum_path_gold_matches_solver = _property("dyval.max_sum_path")
+# Each property twice: an eighth of its examples in the inner loop, all of them in CI (e2e).
+INNER = 1 / 8
+test_arithmetic_gold_matches_solver = _property("dyval.arithmetic", INNER)
+test_linear_equation_gold_matches_solver = _property("dyval.linear_equation", INNER)
+test_boolean_gold_matches_solver = _property("dyval.boolean_logic", INNER)
+test_deductive_gold_matches_solver = _property("dyval.deductive_logic", INNER)
+test_abductive_gold_matches_solver = _property("dyval.abductive_logic", INNER)
+test_reachability_gold_matches_solver = _property("dyval.reachability", INNER)
+test_max_sum_path_gold_matches_solver = _property("dyval.max_sum_path", INNER)
+test_arithmetic_gold_sweep = pytest.mark.e2e(_property("dyval.arithmetic"))
+test_linear_equation_gold_sweep = pytest.mark.e2e(_property("dyval.linear_equation"))
+test_boolean_gold_sweep = pytest.mark.e2e(_property("dyval.boolean_logic"))
+test_deductive_gold_sweep = pytest.mark.e2e(_property("dyval.deductive_logic"))
+test_abductive_gold_sweep = pytest.mark.e2e(_property("dyval.abductive_logic"))
+test_reachability_gold_sweep = pytest.mark.e2e(_property("dyval.reachability"))
+test_max_sum_path_gold_sweep = pytest.mark.e2e(_property("dyval.max_sum_path"))
 
 
+# A sweep (many generated items): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 def test_every_task_and_level_at_defaults() -> None:
     for task in ALL:
         assert task.levels == ("D1", "D2", "D3", "D4")
@@ -397,6 +408,8 @@ def test_exact_abduction_answers_do_not_follow_the_parent() -> None:
 
 
 # -- batches: uniqueness, balance, random access ---------------------------------------------
+# A sweep (many generated items): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 def test_ten_thousand_d4_arithmetic_prompts_are_all_distinct() -> None:
     prompts = {ARITH.make_item("D4", 1, i).prompt for i in range(10_000)}
     assert len(prompts) == 10_000
@@ -408,7 +421,11 @@ def test_raw_draws_do_collide_which_is_why_batches_deduplicate() -> None:
     assert len(set(raw)) < len(raw)  # measured 0.37% at 10,000; see docs/tasks/dyval.md
 
 
-@pytest.mark.parametrize("task", ALL, ids=lambda t: t.id)
+@pytest.mark.parametrize(  # the graph tasks' batches take seconds: CI
+    "task",
+    [pytest.param(t, marks=pytest.mark.e2e) if t in (REACH, ABDUCT) else t for t in ALL],
+    ids=lambda t: t.id,
+)
 def test_d4_batches_hold_no_duplicate_problem(task: Task) -> None:
     problems = {json.dumps(task.make_item("D4", 2, i).problem) for i in range(300)}
     assert len(problems) == 300
@@ -457,8 +474,12 @@ def test_balanced_labels_are_exactly_balanced(task: Task, labels: tuple[str, ...
 @pytest.mark.parametrize(
     ("task_id", "level", "params"),
     [
-        ("dyval.abductive_logic", "D1", {}),  # eleven problems, six in the train split
-        ("dyval.deductive_logic", "D2", {"ops": ["or"]}),  # one N/A problem (all leaves False)
+        pytest.param(  # eleven problems, six in the train split; 2 s an item: CI
+            "dyval.abductive_logic", "D1", {}, marks=pytest.mark.e2e
+        ),
+        pytest.param(  # one N/A problem (all leaves False); 5 s an item: CI
+            "dyval.deductive_logic", "D2", {"ops": ["or"]}, marks=pytest.mark.e2e
+        ),
         ("dyval.boolean_logic", "D1", {"distractors": 2}),  # same problem, other distractors
     ],
 )
@@ -767,6 +788,8 @@ def test_balanced_leaves_are_drawn_apart_from_the_answer(
         assert sum(yes[1]) == sum(no[1])  # the same number of True leaves
 
 
+# A sweep (many generated items): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 def test_true_reachability_pairs_are_mostly_multi_hop() -> None:
     """Issue 25: one True pair in ten is a direct edge (the rest need the search), so an
     adjacency check is no shortcut; distances of two hops or more all occur."""

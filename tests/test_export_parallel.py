@@ -17,6 +17,8 @@ def export(tmp_path: Path, name: str, *args: str) -> bytes:
     return out.read_bytes()
 
 
+# Starts worker processes (e2e): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("task", "level", "count"),
     [
@@ -34,6 +36,8 @@ def test_workers_write_the_same_bytes(tmp_path: Path, task: str, level: str, cou
     assert not list(tmp_path.glob(".pytest-reasoning~*"))  # the part files are gone
 
 
+# Starts worker processes (e2e): CI runs it, the inner loop does not.
+@pytest.mark.e2e
 def test_start_stop_is_a_slice_of_the_stream(tmp_path: Path) -> None:
     args = ("dyval.boolean_logic", "--level", "D1", "--seed", "3")
     whole = export(tmp_path, "whole.jsonl", *args, "--count", "30").splitlines(keepends=True)
