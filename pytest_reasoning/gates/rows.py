@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import ReasoningError, clip
 from ..files import InputRefused, open_input
+from .store import RESULT_FIELDS
 
 __all__ = [
     "ERROR_KINDS",
@@ -42,24 +43,9 @@ MAX_RESULTS_BYTES = 4 << 30
 # escaped JSON), its reasoning text likewise; a longer line is not a row of ours.
 MAX_ROW_BYTES = 16 << 20
 
-# Fields every results row has carried since the first release (later ones default).
-_REQUIRED = (
-    "item_id",
-    "model",
-    "task",
-    "level",
-    "seed",
-    "prompt_sha256",
-    "response",
-    "extracted",
-    "gold",
-    "correct",
-    "failure_mode",
-    "error",
-    "prompt_tokens",
-    "completion_tokens",
-    "latency_s",
-)
+# Fields every results row has carried since the first release: the documented row up to
+# ``score`` (later ones default).
+_REQUIRED = RESULT_FIELDS[: RESULT_FIELDS.index("score")]
 _TEXT = ("item_id", "model", "task", "level", "prompt_sha256", "gold")
 _OPTIONAL_TEXT = (
     "response",
