@@ -78,7 +78,7 @@ MODES: dict[str, tuple[str, ...]] = {
     "live-seq-smol": ("--llm", "local", "--reasoning-sequential"),
 }
 SETTLED = re.compile(r"(\d+) sequential level\(s\) settled early: (\d+) of (\d+) samples needed")
-SUMMARY = re.compile(r"^=+ (.*) in ([\d.]+)s")
+SUMMARY = re.compile(r"^=* ?(\d+ (?:failed|passed).*) in ([\d.]+)s")
 
 
 # -- the model file ------------------------------------------------------------------------------
