@@ -16,6 +16,7 @@ __all__ = [
     "UnknownTask",
     "clip",
     "did_you_mean",
+    "duration",
 ]
 
 MAX_QUOTE = 200  # characters of a user's value an error message quotes
@@ -27,6 +28,18 @@ def clip(text: str, limit: int = MAX_QUOTE) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
+def duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``2h01m``: an elapsed time or an estimate in a progress line."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
 
 
 def did_you_mean(word: object, choices: Iterable[object]) -> str:

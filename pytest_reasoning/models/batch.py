@@ -36,7 +36,7 @@ from types import ModuleType
 from typing import Any
 
 from ..core import Reply
-from ..errors import ReasoningError, clip
+from ..errors import ReasoningError, clip, duration
 from ..files import BadJSON, InputRefused, loads_bounded, read_input, write_output
 from .base import ChatRequest, error_text, normalise_api_base
 from .cache import ResponseStore
@@ -251,7 +251,7 @@ class BatchProgress:
     def line(self) -> str:
         """``batch_abc in_progress: 12/40 answered, 1 failed, 1m05s``."""
         running = dict(self.running)
-        elapsed = _duration(time.monotonic() - self.started)
+        elapsed = duration(time.monotonic() - self.started)
         done = self.kept + sum(d for _, d, _ in running.values())
         failed = sum(f for _, _, f in running.values())
         statuses = "/".join(sorted({s for s, _, _ in running.values()}))
@@ -590,13 +590,3 @@ def _chunks(
     if lines:
         yield requests[start:], "".join(lines[start:]).encode()
 
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"

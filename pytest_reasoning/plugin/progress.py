@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..errors import duration
+
 if TYPE_CHECKING:
     from .state import RunState
 
@@ -67,7 +69,7 @@ class LiveCount:
             parts.append(f"{evaluator.in_flight} pending")
         if rate:
             left = (self.total - self.done) / rate
-            parts.append(f"{rate:.1f}/s, ETA {_duration(left)}")
+            parts.append(f"{rate:.1f}/s, ETA {duration(left)}")
         return " [" + ", ".join(parts) + "]"
 
     def _show(self, text: str, shown: int) -> int:
@@ -156,13 +158,3 @@ def _write(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
 
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
