@@ -51,28 +51,36 @@ class Uniqueness:
                 self.index[(f, v)] = len(self.index)
         for ref in extra:
             self.index[ref] = len(self.index)
-        self.solver: Any = Solver(name="minisat22")
-        add = self.solver.add_clause
+        # The fixed clauses as lists first, then one bootstrap call: per-clause add_clause
+        # calls were a third of a puzzle's time at 8x8. The order is the solver's: MiniSat's
+        # conflict count (a puzzle's difficulty, in its problem) depends on it.
+        clauses: list[list[int]] = []
         feats = list(grid[0])
-        refs_of = {f: [(f, house[f]) for house in grid] for f in feats}
-        for refs in refs_of.values():
-            for r in refs:  # each value in exactly one house
-                add([self.var(r, h) for h in range(n)])
-                for h in range(n):
-                    for k in range(h + 1, n):
-                        add([-self.var(r, h), -self.var(r, k)])
+
+        def one_house(a: int) -> None:  # the value with variables a .. a+n-1: one house
+            clauses.append(list(range(a, a + n)))
+            clauses.extend([-(a + h), -(a + k)] for h in range(n) for k in range(h + 1, n))
+
+        for f in feats:
+            bases = [self.index[(f, house[f])] * n + 1 for house in grid]
+            for a in bases:  # each value in exactly one house
+                one_house(a)
             for h in range(n):  # each house has exactly one value of the feature
-                add([self.var(r, h) for r in refs])
-                for i, r in enumerate(refs):
-                    for s in refs[i + 1 :]:
-                        add([-self.var(r, h), -self.var(s, h)])
+                clauses.append([a + h for a in bases])
+                clauses.extend(
+                    [-(a + h), -(b + h)] for i, a in enumerate(bases) for b in bases[i + 1 :]
+                )
         for ref in extra:  # one person has the attribute; any person may have several
-            add([self.var(ref, h) for h in range(n)])
-            for h in range(n):
-                for k in range(h + 1, n):
-                    add([-self.var(ref, h), -self.var(ref, k)])
+            one_house(self.index[ref] * n + 1)
         if block:  # any other grid differs from the gold one in some cell
-            add([-self.var((f, house[f]), h) for h, house in enumerate(grid) for f in feats])
+            clauses.append(
+                [
+                    -(self.index[(f, house[f])] * n + h + 1)
+                    for h, house in enumerate(grid)
+                    for f in feats
+                ]
+            )
+        self.solver: Any = Solver(name="minisat22", bootstrap_with=clauses)
         self.next_var = len(self.index) * n + 1
         self.selector = [0] * len(clues)  # clue index -> its selector literal (0: none yet)
         self.calls = 0

@@ -53,6 +53,9 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 
 _LEVEL = re.compile(r"(\d+)x(\d+)")
 _ATTEMPTS = 20  # fresh grids tried when max_clues rejects one
+# Value draws tried for one in the split being drawn (half are): 2^-64 to run out, and then
+# the whole draw is redone by Task.draw_in as for any task.
+_SPLIT_TRIES = 64
 MAX_HERRINGS = 8
 
 # The ZebraLogic leaderboard's size buckets (search space (N!)^M below 10^3, below 10^6,
@@ -174,6 +177,13 @@ class ZebraGridTask(Task):
             )
 
     # -- generation --------------------------------------------------------------------------
+    def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The houses and every feature's values: puzzles over the same values are one
+        problem for the train/test split and de-duplication (stricter than the clues: a
+        training puzzle never even uses a test puzzle's set of values), and the split is
+        known before the clues are drawn and proved."""
+        return {"houses": problem["houses"], "features": problem["features"]}
+
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
         return index % len(_sizes(params))  # a bucket's sizes exhaust apart
 
@@ -182,8 +192,15 @@ class ZebraGridTask(Task):
         n, m = sizes[index % len(sizes)]
         weights = params["clue_weights"]
         for _ in range(_ATTEMPTS):
-            feats = [NAME, *chooser.sample(FEATURES[1:], m - 1)]
-            columns = {f.key: chooser.sample(names() if f is NAME else f.values, n) for f in feats}
+            for _ in range(_SPLIT_TRIES):
+                feats = [NAME, *chooser.sample(FEATURES[1:], m - 1)]
+                columns = {
+                    f.key: chooser.sample(names() if f is NAME else f.values, n) for f in feats
+                }
+                # The split is decided by the values alone (identity): before the clues, so
+                # a draw in the other split costs microseconds, not a puzzle's SAT proofs.
+                if self.fits_draw({"houses": n, "features": _listing(columns)}):
+                    break
             grid = [{f: columns[f][h] for f in columns} for h in range(n)]
             kept = self._clues(grid, weights, params["min_clues"], chooser.randint(0, 2**32 - 1))
             if len(kept) <= params.get("max_clues", len(kept)):
@@ -215,7 +232,7 @@ class ZebraGridTask(Task):
             stated, text = render(clue, chooser)
             clues.append({**stated.to_dict(), "text": text})
             lines.append(text)
-        listing = {f: sorted(columns[f], key=str.lower) for f in columns}
+        listing = _listing(columns)
         space = log10_space(n, m)
         problem = {
             "houses": n,
@@ -450,3 +467,9 @@ def _prove_with_herrings(
                 raise AssertionError("red herrings changed what the clues allow")
         finally:
             check.close()
+
+
+def _listing(columns: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Each feature's values in alphabetical order (the prompt's listing; the solution's
+    arrangement is not in it)."""
+    return {f: sorted(columns[f], key=str.lower) for f in columns}
