@@ -16,6 +16,7 @@ from .errors import (
     ModelCallFailed,
     ReasoningError,
     StorageFailed,
+    TestStopped,
     UnknownLevel,
     UnknownTask,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "SeededChooser",
     "StorageFailed",
     "Task",
+    "TestStopped",
     "UnknownLevel",
     "UnknownTask",
     "__version__",

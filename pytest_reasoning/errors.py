@@ -12,6 +12,7 @@ __all__ = [
     "ModelCallFailed",
     "ReasoningError",
     "StorageFailed",
+    "TestStopped",
     "UnknownLevel",
     "UnknownTask",
     "clip",
@@ -113,11 +114,22 @@ class InvalidDataset(ReasoningError):
         super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
 
 
-class CallBudgetExceeded(ReasoningError):
+class TestStopped(BaseException):
+    """Ends a test that uses the ``llm`` fixture at once; ``str(exc)`` is one line.
+
+    A BaseException, as pytest's own outcomes are: Hypothesis shrinks every ``Exception`` a
+    test raises, and neither a spent budget nor a failed call says anything about the
+    generated problem, so shrinking one would only ask more calls (a failing endpoint took
+    20 s of retries per test). pytest reports it as the test's failure."""
+
+    __test__ = False  # a class named Test*: not a test class for pytest to collect
+
+
+class CallBudgetExceeded(TestStopped):
     """A test asked the ``llm`` fixture for more model calls than ``--reasoning-max-calls``."""
 
 
-class ModelCallFailed(ReasoningError):
+class ModelCallFailed(TestStopped):
     """A model call failed after its retries (infrastructure, not a wrong answer)."""
 
 

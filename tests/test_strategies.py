@@ -362,6 +362,8 @@ def test_a_failed_call_is_an_error_not_a_wrong_answer(
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*ModelCallFailed: openai/fail-500:*"])
+    # The first example's one attempt and no other: an outage is not shrunk (TestStopped).
+    assert fake_server.stats()["total"] == 1
 
 
 def test_every_named_strategy_takes_its_tasks_knobs() -> None:
