@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 # Imported here, before any inline pytester run: pytester restores sys.modules after each run,
 # and re-importing PyYAML beside its already-loaded C extension breaks the C loader.
 import yaml  # noqa: F401
-from hypothesis import settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis.strategies import SearchStrategy
 
 from pytest_reasoning.models.local import unavailable
 from pytest_reasoning.testing.redis_server import RedisServer, find_redis_server
@@ -23,6 +25,21 @@ from pytest_reasoning.testing.server import FakeOpenAIServer
 # "DeadlineExceeded" or "Unreliable test timings". Speed is measured in benchmarks/.
 settings.register_profile("pytest-reasoning", deadline=None)
 settings.load_profile("pytest-reasoning")
+
+
+def inner_and_sweep(
+    body: Callable[..., None], inner: int, sweep: int, *strategies: SearchStrategy[Any]
+) -> tuple[Any, Any]:
+    """One Hypothesis property as two tests: ``inner`` examples in the inner loop and a twin
+    marked ``e2e`` with ``sweep`` examples, which CI runs as well (as tests/test_dyval.py's gold
+    properties do). Bind both: ``test_x, test_x_sweep = inner_and_sweep(_x, 20, 300, ...)``."""
+
+    def build(examples: int) -> Any:
+        return settings(
+            max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+        )(given(*strategies)(body))
+
+    return build(inner), pytest.mark.e2e(build(sweep))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -348,7 +348,7 @@ def test_bad_arguments_of_every_command_exit_2_in_one_line(
     argv: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "afile").write_text("x")
-    (tmp_path / "bad.jsonl").write_text('not json\n')
+    (tmp_path / "bad.jsonl").write_text("not json\n")
     (tmp_path / "odd.jsonl").write_text('{"a": 1}\n')
     (tmp_path / "half.jsonl").write_text('{"item_id": "x", "model": "m"}\n')
     row = {"item_id": "i", "model": "m", "task": "dyval.arithmetic", "level": "D1", "seed": 1,
@@ -430,10 +430,10 @@ def _stderr_on_a_terminal(argv: list[str]) -> str:
 def test_export_progress_on_a_terminal_only() -> None:
     """A bar with rate and ETA on stderr when it is a terminal and the export takes over a
     second; none under -q, none on a pipe."""
-    argv = ["export", "dyval.arithmetic", "--level", "D4", "--count", "15000"]  # over 1 s
+    argv = ["export", "dyval.arithmetic", "--level", "D4", "--count", "6000"]  # about 4 s
     shown = _stderr_on_a_terminal(argv)
     assert re.search(
-        r"dyval\.arithmetic D4: +\d+%.*\d+/15000 \[\d\d:\d\d<\d\d:\d\d, +[\d.]+item/s\]", shown
+        r"dyval\.arithmetic D4: +\d+%.*\d+/6000 \[\d\d:\d\d<\d\d:\d\d, +[\d.]+item/s\]", shown
     ), shown
     assert _stderr_on_a_terminal([*argv, "-q"]).strip() == ""
     piped = subprocess.run(

@@ -12,10 +12,10 @@ import sys
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import export_digests
+from conftest import export_digests, inner_and_sweep
 from pytest_reasoning.core import Item
 from pytest_reasoning.errors import InvalidArgument, UnknownLevel
 from pytest_reasoning.registry import get_task
@@ -56,16 +56,7 @@ def key_index(paras: list[str], key: str) -> int:
     return hits[0]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.sampled_from(IDS),
-    st.sampled_from(["duplicate", "similar", "different"]),
-    st.sampled_from(["first", "middle", "last", "random"]),
-    st.sampled_from([250, 500, 1000, 2000, 3000]) | st.integers(320, 3500),
-    st.integers(0, 10**6),
-    st.integers(0, 30),
-)
-def test_generated_items_keep_every_promise(
+def _generated_items_keep_every_promise(
     task_id: str, padding: str, position: str, target: int, seed: int, index: int
 ) -> None:
     task = get_task(task_id)
@@ -108,6 +99,21 @@ def test_generated_items_keep_every_promise(
         if k not in (i, j):
             for name in names:
                 assert not re.search(rf"\b{re.escape(name)}\b", para), (name, para[:80])
+
+
+test_generated_items_keep_every_promise, test_generated_items_keep_every_promise_sweep = (
+    inner_and_sweep(
+        _generated_items_keep_every_promise,
+        30,
+        120,
+        st.sampled_from(IDS),
+        st.sampled_from(["duplicate", "similar", "different"]),
+        st.sampled_from(["first", "middle", "last", "random"]),
+        st.sampled_from([250, 500, 1000, 2000, 3000]) | st.integers(320, 3500),
+        st.integers(0, 10**6),
+        st.integers(0, 30),
+    )
+)
 
 
 NAME = r"[A-Z][a-z]+ [A-Z][A-Za-z]+"

@@ -5,6 +5,7 @@ the config fields and curricula, and the pack running whole through suites over 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -23,7 +24,10 @@ from pytest_reasoning.tasks.gym.build import MANIFEST, describe
 from pytest_reasoning.tasks.gym.checks import perturb, perturbations
 from pytest_reasoning.tasks.gym.entries import version
 
-pytest.importorskip("reasoning_gym")
+# Asked of the installed metadata, not by importing it: reasoning-gym's import (sympy,
+# matplotlib, cellpylib) costs seconds of every xdist worker's collection.
+if importlib.util.find_spec("reasoning_gym") is None:
+    pytest.skip("reasoning-gym is not installed (the [gym] extra)", allow_module_level=True)
 
 GYM = [t for t in task_ids() if t.startswith("gym.")]
 MANIFEST_DATA = json.loads(MANIFEST.read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import export_digests
+from conftest import export_digests, inner_and_sweep
 from pytest_reasoning.errors import ReasoningError
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.rng import SeededChooser
@@ -80,24 +80,23 @@ def _allocation_scores(problem: dict[str, Any]) -> dict[tuple[tuple[str, ...], .
     return out
 
 
-@FAST
-@given(murder_mystery_problems(level=st.sampled_from(["L1", "L2", "L3"])))
-def test_murder_gold_is_the_only_suspect_with_all_three(item: Any) -> None:
+def _murder_gold_is_the_only_suspect_with_all_three(item: Any) -> None:
     assert item.answer == _murderer(item.problem)
     assert item.problem["choices"][item.problem["answer_index"]] == item.answer
 
 
-@FAST
-@given(
-    object_placement_problems(
-        level=st.sampled_from(["L1", "L2", "L3"]),
-        people=st.integers(2, 5),
-        items=st.integers(1, 4),
-        moves=st.integers(1, 8),
-        see_prob=st.sampled_from([0.0, 0.33, 1.0]),
-    )
+(
+    test_murder_gold_is_the_only_suspect_with_all_three,
+    test_murder_gold_is_the_only_suspect_with_all_three_sweep,
+) = inner_and_sweep(
+    _murder_gold_is_the_only_suspect_with_all_three,
+    15,
+    60,
+    murder_mystery_problems(level=st.sampled_from(["L1", "L2", "L3"])),
 )
-def test_placement_gold_is_the_last_move_seen_else_the_start(item: Any) -> None:
+
+
+def _placement_gold_is_the_last_move_seen_else_the_start(item: Any) -> None:
     p = item.problem
     assert item.answer == _belief(p)
     assert len(p["choices"]) == len(set(p["choices"])) and item.answer in p["choices"]
@@ -106,17 +105,55 @@ def test_placement_gold_is_the_last_move_seen_else_the_start(item: Any) -> None:
         assert set(m["trees"]) == set(p["people"]) - {m["person"]}
 
 
-@FAST
-@given(
-    team_allocation_problems(level=st.sampled_from(["L1", "L2", "L3"]), margin=st.integers(1, 3))
+(
+    test_placement_gold_is_the_last_move_seen_else_the_start,
+    test_placement_gold_is_the_last_move_seen_else_the_start_sweep,
+) = inner_and_sweep(
+    _placement_gold_is_the_last_move_seen_else_the_start,
+    15,
+    60,
+    object_placement_problems(
+        level=st.sampled_from(["L1", "L2", "L3"]),
+        people=st.integers(2, 5),
+        items=st.integers(1, 4),
+        moves=st.integers(1, 8),
+        see_prob=st.sampled_from([0.0, 0.33, 1.0]),
+    ),
 )
-def test_teams_gold_beats_every_other_allocation_by_the_margin(item: Any) -> None:
+
+
+def _teams_gold_beats_every_other_allocation_by_the_margin(item: Any) -> None:
     p = item.problem
     scores = _allocation_scores(p)
     gold = tuple(tuple(sorted(g)) for g in p["choices"][p["answer_index"]])
     assert all(scores[gold] - s >= item.params["margin"] for a, s in scores.items() if a != gold)
     assert len(p["choices"]) == 3 and len({str(c) for c in p["choices"]}) == 3
     assert all(0 <= v <= 2 for skills in p["skills"].values() for v in skills)
+
+
+(
+    test_teams_gold_beats_every_other_allocation_by_the_margin,
+    test_teams_gold_beats_every_other_allocation_by_the_margin_sweep,
+) = inner_and_sweep(
+    _teams_gold_beats_every_other_allocation_by_the_margin,
+    15,
+    60,
+    team_allocation_problems(level=st.sampled_from(["L1", "L2", "L3"]), margin=st.integers(1, 3)),
+)
+
+
+@FAST
+@given(st.integers(0, 3**9 - 1))
+def test_the_lead_table_agrees_with_best_allocation(row: int) -> None:
+    # _leads sums the six allocations' scores by index; best_allocation goes through dicts.
+    flat, lead = teams._leads()[row]
+    people = ("ann", "bob", "cy")
+    skills = {p: [flat[2 * k], flat[2 * k + 1]] for k, p in enumerate(people)}
+    teamwork = {
+        teams.pair_key(people[a], people[b]): flat[6 + n]
+        for n, (a, b) in enumerate(((0, 1), (0, 2), (1, 2)))
+    }
+    assert teams.best_allocation(people, skills, teamwork)[1] == lead
 
 
 @pytest.mark.parametrize("task_id", DOMAINS)
@@ -434,9 +471,7 @@ def _covers(start: int, end: int, hour: int) -> bool:
     return (hour - start) % 24 <= (end - start) % 24
 
 
-@FAST
-@given(murder_mystery_problems(level=st.sampled_from(["L1", "L2", "L3"])))
-def test_the_innocent_lacks_an_element_in_the_same_words(item: Any) -> None:
+def _the_innocent_lacks_an_element_in_the_same_words(item: Any) -> None:
     """The innocent's tree for the missing element is told in the murderer's wordings but
     misses the crime: another weapon's trade, a grudge the other way round, hours that do
     not cover the time of death. The murderer's trees all hit it."""
@@ -456,6 +491,17 @@ def test_the_innocent_lacks_an_element_in_the_same_words(item: Any) -> None:
             if element == "motive":  # who is the aggrieved one in the seething / grudge
                 first = _leaves(tree)[0]
                 assert p["victim"] in first and s["name"] in first
+
+
+(
+    test_the_innocent_lacks_an_element_in_the_same_words,
+    test_the_innocent_lacks_an_element_in_the_same_words_sweep,
+) = inner_and_sweep(
+    _the_innocent_lacks_an_element_in_the_same_words,
+    15,
+    60,
+    murder_mystery_problems(level=st.sampled_from(["L1", "L2", "L3"])),
+)
 
 
 @pytest.mark.parametrize("task_id", DOMAINS)

@@ -259,12 +259,37 @@ def test_ini_options(mini_suite: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*6 passed*"])
 
 
+EXAMPLE_SUITES = Path(__file__).resolve().parent.parent / "example_suites"
+
+
 @pytest.mark.e2e
-def test_example_suites_pass_with_reference(pytester: pytest.Pytester) -> None:
-    suites = Path(__file__).resolve().parent.parent / "example_suites"
+@pytest.mark.parametrize(
+    ("suite", "samples"),
+    [
+        pytest.param(name, (), id=name)
+        for name in (
+            "quick",
+            "dyval",
+            "musr",
+            "test_fuzz_arithmetic.py",
+            "test_snapshot_failure_modes.py",
+        )
+    ]
+    # A thousand zebra grids and long FLenQA prompts at the shipped counts (2 minutes of CPU
+    # in all): twelve a level still meets each floor with every answer right.
+    + [
+        pytest.param(name, ("--reasoning-samples", "12"), id=name)
+        for name in ("zebra", "flenqa", "frontier")
+    ],
+)
+def test_example_suites_pass_with_reference(
+    pytester: pytest.Pytester, suite: str, samples: tuple[str, ...]
+) -> None:
+    path = EXAMPLE_SUITES / (suite if suite.endswith(".py") else f"{suite}.yaml")
     result = pytester.runpytest_subprocess(
-        str(suites), "--llm", "reference", "--reasoning-cache", "off", "-p", "no:cacheprovider"
-    )
+        str(path), "--llm", "reference", "--reasoning-cache", "off", "-p", "no:cacheprovider",
+        *samples,
+    )  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "FAIL" not in result.stdout.str()
 

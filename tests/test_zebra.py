@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import export_digests
+from conftest import export_digests, inner_and_sweep
 from pytest_reasoning.core import Item
 from pytest_reasoning.errors import InvalidArgument, UnknownLevel
 from pytest_reasoning.registry import get_task
@@ -286,18 +286,7 @@ def test_partial_grid_when_no_given_clue_is_broken() -> None:
     assert (s.failure_mode, s.value) == ("partial_grid", pytest.approx(3 / 9))
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    st.text()
-    | st.from_regex(r"[\[{].*", fullmatch=True)
-    | st.recursive(
-        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-        lambda kids: (
-            st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4)
-        ),
-    ).map(json.dumps)
-)
-def test_scoring_never_raises(response: str) -> None:
+def _scoring_never_raises(response: str) -> None:
     s = ZEBRA.score(ITEM, response)
     assert s.failure_mode in {
         None,
@@ -308,6 +297,21 @@ def test_scoring_never_raises(response: str) -> None:
         "contradiction",
     }
     assert 0.0 <= (s.value or 0.0) <= 1.0
+
+
+test_scoring_never_raises, test_scoring_never_raises_sweep = inner_and_sweep(
+    _scoring_never_raises,
+    60,
+    300,
+    st.text()
+    | st.from_regex(r"[\[{].*", fullmatch=True)
+    | st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda kids: (
+            st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4)
+        ),
+    ).map(json.dumps),
+)
 
 
 # -- rendering, determinism, knobs -----------------------------------------------------------
@@ -352,9 +356,7 @@ def _house(grid: Sequence[Mapping[str, str]], ref: tuple[str, str]) -> int:
     return next(h for h, house in enumerate(grid, 1) if house[ref[0]] == ref[1])
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(["2x2", "2x4", "3x2", "3x3", "4x2"]), st.integers(0, 10**6))
-def test_worked_solution_steps_follow_from_the_clues_they_cite(level: str, seed: int) -> None:
+def _worked_solution_steps_follow_from_the_clues_they_cite(level: str, seed: int) -> None:
     """Each step of the one-shot reasoning (and --with-steps) follows from exactly the clues
     it cites, every one of them needed, plus the steps before it: checked here by brute
     force over all grids, apart from the solver that wrote the steps (issue 25, finding 8)."""
@@ -396,6 +398,18 @@ def test_worked_solution_steps_follow_from_the_clues_they_cite(level: str, seed:
             assert sorted(map(int, re.findall(r"\d+", listed.group(1)))) == list(step.clues)
         else:
             assert "clue" not in text
+
+
+(
+    test_worked_solution_steps_follow_from_the_clues_they_cite,
+    test_worked_solution_steps_follow_from_the_clues_they_cite_sweep,
+) = inner_and_sweep(
+    _worked_solution_steps_follow_from_the_clues_they_cite,
+    20,
+    80,
+    st.sampled_from(["2x2", "2x4", "3x2", "3x3", "4x2"]),
+    st.integers(0, 10**6),
+)
 
 
 def test_the_oneshot_example_shows_those_steps() -> None:

@@ -271,13 +271,24 @@ _PAIRS = ((0, 1), (0, 2), (1, 2))
 @cache
 def _leads() -> tuple[tuple[tuple[int, ...], int], ...]:
     """Every (skills of 3 people at 2 jobs, teamwork of 3 pairs), flattened, with how far its
-    best allocation leads the runner-up (3^9 = 19,683, computed once per process)."""
-    people = ("0", "1", "2")
+    best allocation leads the runner-up (3^9 = 19,683, computed once per process). The six
+    allocations' scores are summed from the flat tuple by index (what `best_allocation`
+    computes through dicts, and `test_musr` checks they agree): 0.06 s instead of 0.8."""
     out = []
     for flat in product(range(3), repeat=9):
-        skills = {p: [flat[2 * k], flat[2 * k + 1]] for k, p in enumerate(people)}
-        teamwork = {pair_key(people[a], people[b]): flat[6 + n] for n, (a, b) in enumerate(_PAIRS)}
-        out.append((flat, best_allocation(people, skills, teamwork)[1]))
+        s00, s01, s10, s11, s20, s21, t01, t02, t12 = flat
+        scores = sorted(
+            (
+                s10 + s20 + t12 + s01,  # 1 and 2 on job 0, 0 alone on job 1
+                s00 + s11 + s21 + t12,  # 0 alone on job 0, 1 and 2 on job 1
+                s00 + s20 + t02 + s11,
+                s10 + s01 + s21 + t02,
+                s00 + s10 + t01 + s21,
+                s20 + s01 + s11 + t01,
+            ),
+            reverse=True,
+        )
+        out.append((flat, scores[0] - scores[1]))
     return tuple(out)
 
 
