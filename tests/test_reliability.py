@@ -296,8 +296,13 @@ def test_ctrl_c_stops_the_servers_flushes_results_and_exits_interrupted(
                "--llm", "openai/oracle", "--llm", "local", "--llm-api-base", server.url,
                "-n", workers, "--reasoning-cache", str(tmp_path / "c"),
                f"--reasoning-results={res}", "--reasoning-concurrency", "2"]  # fmt: skip
+        # SIGINT at its default in the child whatever this process inherited (a job started in
+        # the background without job control ignores it, and Python then leaves it ignored).
+        # faulthandler: SIGABRT prints every thread's stack if the run outlives the cap below.
         proc = subprocess.Popen(cmd, cwd=pytester.path, start_new_session=True, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
         deadline = time.monotonic() + 300  # a cap for a loaded machine, not a speed claim
         while time.monotonic() < deadline and not (
             res.exists() and res.read_text().count("\n") >= 10
@@ -314,7 +319,12 @@ def test_ctrl_c_stops_the_servers_flushes_results_and_exits_interrupted(
             os.kill(proc.pid, signal.SIGINT)
         else:
             os.killpg(proc.pid, signal.SIGINT)
-        out, _ = proc.communicate(timeout=60)
+        try:
+            out, _ = proc.communicate(timeout=180)  # a cap for a loaded machine, as above
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGABRT)
+            out, _ = proc.communicate()
+            pytest.fail(f"still running 180 s after SIGINT; its threads:\n{out[-8000:]}")
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-2000:]
     assert "INTERRUPTED: gates not decided" in out and "KeyboardInterrupt" in out
     assert not _alive(servers[0])
