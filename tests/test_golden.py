@@ -21,6 +21,9 @@ from pytest_reasoning.cli import main
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 GOLDEN = Path(__file__).with_name("golden")
+# pytest prints whole short-summary lines when CI or BUILD_NUMBER is set and cuts them to the
+# terminal's width otherwise; the child is told it is not on CI so the captures hold on both.
+NOT_CI = {"CI": "", "BUILD_NUMBER": ""}
 
 SUITE = """\
 name: golden
@@ -93,7 +96,7 @@ def test_a_fixed_run(pytester: pytest.Pytester) -> None:
              "no:cacheprovider", "--llm", "openai/oracle", "--llm", "openai/shallow:2",
              "--llm-api-base", server.url, "--reasoning-cache", "off",
              "--reasoning-results", "r.jsonl", "--junitxml", "j.xml"],
-            cwd=pytester.path, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"},
+            cwd=pytester.path, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200", **NOT_CI},
         )  # fmt: skip
     assert done.returncode == 1, done.stdout[-3000:]  # MuSR's gates fail: the oracle cannot
     _check("run-rows.jsonl", _rows(pytester.path / "r.jsonl"))
