@@ -8,17 +8,27 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+# Imported here, before any in-process pytester run: pytester drops the modules a run imported.
+# Re-importing PyYAML beside its already-loaded C extension breaks the C loader; the others would
+# be imported again by each run (~0.3 s of CPU a run, most of it networkx, which DyVal's
+# reference solver uses).
+import networkx  # noqa: F401
 import pytest
-
-# Imported here, before any inline pytester run: pytester restores sys.modules after each run,
-# and re-importing PyYAML beside its already-loaded C extension breaks the C loader.
+import tabulate  # noqa: F401
 import yaml  # noqa: F401
 from hypothesis import HealthCheck, given, settings
 from hypothesis.strategies import SearchStrategy
 
+import pytest_reasoning.plugin.session
+import pytest_reasoning.report  # noqa: F401
 from pytest_reasoning.models.local import unavailable
 from pytest_reasoning.testing.redis_server import RedisServer, find_redis_server
 from pytest_reasoning.testing.server import FakeOpenAIServer
+
+# For in-process pytest runs of YAML suites (no assert of theirs to rewrite): rewriting would
+# cost each run ~0.15 s of CPU, listing every installed plugin's files and rewriting again the
+# plugin modules it imports.
+PLAIN = "--assert=plain"
 
 # Hypothesis's default 200 ms deadline per example is a wall-clock assert: on a loaded CI
 # machine (two xdist workers beside subprocess runs) a slow example fails the test as

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import PLAIN
 from pytest_reasoning.errors import ReasoningError
 from pytest_reasoning.evaluate import EvalConfig, Evaluator
 from pytest_reasoning.models.base import ChatRequest, normalise_api_base
@@ -294,7 +295,7 @@ def test_an_endpoint_without_a_batch_api_stops_the_run_in_one_line(
 def test_what_batch_mode_refuses(
     mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer, more: tuple[str, ...], line: str
 ) -> None:
-    result = mini_suite.runpytest(*_args(fake_server, *more))
+    result = mini_suite.runpytest(*_args(fake_server, *more), PLAIN)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {line}"])
     assert fake_server.stats()["batch"]["files"] == 0
@@ -303,7 +304,7 @@ def test_what_batch_mode_refuses(
 def test_collect_only_submits_nothing(
     mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
-    result = mini_suite.runpytest(*_args(fake_server, "--collect-only", "-q"))
+    result = mini_suite.runpytest(*_args(fake_server, "--collect-only", "-q"), PLAIN)
     assert result.ret == pytest.ExitCode.OK
     assert fake_server.stats()["batch"] == {
         "files": 0, "created": 0, "lines": 0, "cancelled": 0, "sizes": []
@@ -356,11 +357,13 @@ tasks:
 
 
 def test_the_ini_keys(mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer) -> None:
-    bad = mini_suite.runpytest("--llm", "reference", "--reasoning-batch-wait", "nan")
+    bad = mini_suite.runpytest("--llm", "reference", "--reasoning-batch-wait", "nan", PLAIN)
     bad.stderr.fnmatch_lines(["ERROR: --reasoning-batch-wait: expected a positive number *"])
     mini_suite.makeini(
         "[pytest]\nreasoning_batch = true\nreasoning_batch_wait = 60\nreasoning_cache = off\n"
     )
-    result = mini_suite.runpytest("--llm", "openai/oracle", "--llm-api-base", fake_server.url)
+    result = mini_suite.runpytest(
+        "--llm", "openai/oracle", "--llm-api-base", fake_server.url, PLAIN
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --reasoning-batch: needs a cache folder *"])

@@ -300,8 +300,9 @@ def _property(task_id: str, share: float = 1.0) -> Any:
     return check
 
 
-# Each property twice: an eighth of its examples in the inner loop, all of them in CI (e2e).
-INNER = 1 / 8
+# Each property twice: a twentieth of its examples in the inner loop (20; 10 of exact
+# abduction, 4 of balanced reachability), all of them in CI (e2e): the sweeps below.
+INNER = 1 / 20
 test_arithmetic_gold_matches_solver = _property("dyval.arithmetic", INNER)
 test_linear_equation_gold_matches_solver = _property("dyval.linear_equation", INNER)
 test_boolean_gold_matches_solver = _property("dyval.boolean_logic", INNER)
@@ -416,38 +417,53 @@ def test_ten_thousand_d4_arithmetic_prompts_are_all_distinct() -> None:
     assert ARITH.repeated("D4", 1, 10_000) == 0
 
 
-def test_raw_draws_do_collide_which_is_why_batches_deduplicate() -> None:
-    raw = [ARITH.make_item("D4", 1, i, {"unique": False}).prompt for i in range(3000)]
+# Raw draw 1022 is the first to repeat an earlier one (619), so 1,100 draws already collide;
+# the 3,000 of old: CI.
+@pytest.mark.parametrize("count", [1100, pytest.param(3000, marks=pytest.mark.e2e)])
+def test_raw_draws_do_collide_which_is_why_batches_deduplicate(count: int) -> None:
+    raw = [ARITH.make_item("D4", 1, i, {"unique": False}).prompt for i in range(count)]
     assert len(set(raw)) < len(raw)  # measured 0.37% at 10,000; see docs/tasks/dyval.md
 
 
-@pytest.mark.parametrize(  # the graph tasks' batches take seconds: CI
-    "task",
-    [pytest.param(t, marks=pytest.mark.e2e) if t in (REACH, ABDUCT) else t for t in ALL],
-    ids=lambda t: t.id,
+# 100 items already hold raw draws that repeat (boolean logic's first at raw 38, deductive
+# logic's at 16), so they exercise the de-duplication; 300 items of every task, and the graph
+# tasks' batches (seconds): CI.
+@pytest.mark.parametrize(
+    ("task", "count"),
+    [
+        *((t, 100) for t in ALL if t not in (REACH, ABDUCT)),
+        *(pytest.param(t, 300, marks=pytest.mark.e2e) for t in ALL),
+    ],
+    ids=lambda v: getattr(v, "id", None) or str(v),
 )
-def test_d4_batches_hold_no_duplicate_problem(task: Task) -> None:
-    problems = {json.dumps(task.make_item("D4", 2, i).problem) for i in range(300)}
-    assert len(problems) == 300
+def test_d4_batches_hold_no_duplicate_problem(task: Task, count: int) -> None:
+    problems = {json.dumps(task.make_item("D4", 2, i).problem) for i in range(count)}
+    assert len(problems) == count
 
 
-def test_exhausted_level_repeats_and_says_so() -> None:
-    # D1 boolean logic has ten distinct problems, five in the test split: item 40 exists,
-    # repeats are counted, and the shortfall is one line.
-    items = [BOOL.make_item("D1", 1, i) for i in range(40)]
+# The first repeats of each answer class cost the most (a repeat is accepted after 100 fresh
+# draws, then 50, 25, ...): 12 items already repeat seven times; 40 items: CI.
+@pytest.mark.parametrize("count", [12, pytest.param(40, marks=pytest.mark.e2e)])
+def test_exhausted_level_repeats_and_says_so(count: int) -> None:
+    # D1 boolean logic has ten distinct problems, five in the test split: item ``count``
+    # exists, repeats are counted, and the shortfall is one line.
+    items = [BOOL.make_item("D1", 1, i) for i in range(count)]
     distinct = {json.dumps(i.problem) for i in items}
     assert len(distinct) <= 5
-    assert BOOL.repeated("D1", 1, 40) == 40 - len(distinct)
-    assert BOOL.shortfall("D1", 1, 40) == (
-        f"dyval.boolean_logic D1: {40 - len(distinct)} of 40 items repeat an earlier problem: "
-        f"the test split has only {len(distinct)} distinct problems under these knobs "
+    assert BOOL.repeated("D1", 1, count) == count - len(distinct)
+    assert BOOL.shortfall("D1", 1, count) == (
+        f"dyval.boolean_logic D1: {count - len(distinct)} of {count} items repeat an earlier "
+        f"problem: the test split has only {len(distinct)} distinct problems under these knobs "
         "(docs/tasks/splits.md)"
     )
     assert BOOL.shortfall("D1", 1, 4) is None
 
 
 def test_random_access_equals_sequential() -> None:
-    sequential = [ArithmeticTask().make_item("D2", 5, i).prompt for i in range(60)]
+    # One instance asked in index order builds its batch exactly as a fresh one replays it
+    # for item i (a batch only grows in index order), in 61 draws rather than 1,800.
+    ordered = ArithmeticTask()
+    sequential = [ordered.make_item("D2", 5, i).prompt for i in range(60)]
     fresh = ArithmeticTask()  # its own batch cache, asked out of order
     for i in (59, 3, 41, 0, 58):
         assert fresh.make_item("D2", 5, i).prompt == sequential[i]
@@ -463,8 +479,8 @@ def test_random_access_equals_sequential() -> None:
     ],
     ids=lambda v: getattr(v, "id", ""),
 )
-def test_balanced_labels_are_exactly_balanced(task: Task, labels: tuple[str, ...]) -> None:
-    n = 60
+@pytest.mark.parametrize("n", [24, pytest.param(60, marks=pytest.mark.e2e)])  # 60: CI
+def test_balanced_labels_are_exactly_balanced(task: Task, labels: tuple[str, ...], n: int) -> None:
     answers = [task.make_item("D3", 5, i).answer for i in range(n)]
     if task is ABDUCT:  # exact semantics: definite (True or False) against N/A
         answers = ["N/A" if a == "N/A" else "definite" for a in answers]
@@ -480,7 +496,10 @@ def test_balanced_labels_are_exactly_balanced(task: Task, labels: tuple[str, ...
         pytest.param(  # one N/A problem (all leaves False); 5 s an item: CI
             "dyval.deductive_logic", "D2", {"ops": ["or"]}, 6, marks=pytest.mark.e2e
         ),
-        ("dyval.boolean_logic", "D1", {"distractors": 2}, 12),  # same problem, other distractors
+        # Same problem, other distractors: items 4, 6 and 7 repeat a problem (a True and a
+        # False one); 12 items (seven repeats, 2 s): CI.
+        ("dyval.boolean_logic", "D1", {"distractors": 2}, 8),
+        pytest.param("dyval.boolean_logic", "D1", {"distractors": 2}, 12, marks=pytest.mark.e2e),
     ],
 )
 def test_fewshot_never_shows_the_item_itself(
@@ -498,13 +517,16 @@ def test_fewshot_never_shows_the_item_itself(
         assert len(shown) == 3  # another class stands in: still three examples
 
 
-def test_a_class_whose_only_problem_is_in_the_other_split_is_one_line() -> None:
-    """Deduction over AND alone at D2 has one True problem (every leaf True), in the train
-    split: a test item of that class cannot exist, and says so in one line."""
+@pytest.mark.parametrize(  # the error comes after 1,000 shapes; D2's are bigger (1.4x): CI
+    "level", ["D1", pytest.param("D2", marks=pytest.mark.e2e)]
+)
+def test_a_class_whose_only_problem_is_in_the_other_split_is_one_line(level: str) -> None:
+    """Deduction over AND alone at D1 and at D2 has one True problem (every leaf True), in
+    the train split: a test item of that class cannot exist, and says so in one line."""
     with pytest.raises(InvalidArgument) as caught:
-        DEDUCT.make_item("D2", 7, 0, {"ops": ["and"]})
+        DEDUCT.make_item(level, 7, 0, {"ops": ["and"]})
     assert "\n" not in str(caught.value) and "train/test split" in str(caught.value)
-    assert DEDUCT.make_item("D2", 7, 0, {"ops": ["and"]}, split="train").answer == "True"
+    assert DEDUCT.make_item(level, 7, 0, {"ops": ["and"]}, split="train").answer == "True"
 
 
 def test_fewshot_examples_are_other_problems_of_the_same_level() -> None:
@@ -593,11 +615,14 @@ def test_export_is_byte_identical_across_hash_seeds() -> None:
     assert len(outputs[0].splitlines()) == 7
 
 
-def test_same_address_same_bytes_and_different_seeds_differ() -> None:
+# Item k of a batch replays items 0..k: item 17 of both seeds of every task is 36 draws a
+# task (reachability's take half a second): CI; the inner loop asks item 5.
+@pytest.mark.parametrize("index", [5, pytest.param(17, marks=pytest.mark.e2e)])
+def test_same_address_same_bytes_and_different_seeds_differ(index: int) -> None:
     for task in ALL:
-        a = task.make_item("D4", 3, 17)
-        assert json.dumps(a.to_dict()) == json.dumps(task.make_item("D4", 3, 17).to_dict())
-        assert task.make_item("D4", 4, 17).prompt != a.prompt
+        a = task.make_item("D4", 3, index)
+        assert json.dumps(a.to_dict()) == json.dumps(task.make_item("D4", 3, index).to_dict())
+        assert task.make_item("D4", 4, index).prompt != a.prompt
 
 
 # -- one-line errors naming the knob ------------------------------------------------------------

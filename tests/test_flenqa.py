@@ -5,6 +5,7 @@ and the same bytes for the same seed."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -12,7 +13,6 @@ import sys
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import export_digests, inner_and_sweep
@@ -184,6 +184,10 @@ def test_no_filler_sentence_is_said_of_two_people_in_one_prompt(task_id: str) ->
     for index in range(4):
         prompt = get_task(task_id).make_item("3000", 6, index, {"padding": "similar"}).prompt
         for template in PERSON_BANK + ROOM_BANK:
+            # Each match holds the template's longest fixed part: where that part is said at
+            # most once, so is the template (the regex below, 3/4 of the checks' CPU, is moot).
+            if prompt.count(max(re.split(r"\{name\}|\{room\}", template), key=len)) <= 1:
+                continue
             pattern = re.escape(template)
             for key, value in slot.items():
                 pattern = pattern.replace(re.escape(key), value)
@@ -268,8 +272,11 @@ def test_corpora(tmp_path: Any) -> None:
 
 
 # -- scoring ----------------------------------------------------------------------------------
-ITEM = get_task("flenqa.monorel").make_item("250", 1, 0)  # gold True
-COT_ITEM = get_task("flenqa.monorel").make_item("250", 1, 0, style="cot")
+# Built on first use, not at import: every xdist worker collects this module, and the first
+# FLenQA item of a process costs ~1 s (the padding corpus and the tokenizer).
+@functools.cache
+def _item(style: str = "direct") -> Item:
+    return get_task("flenqa.monorel").make_item("250", 1, 0, style=style)  # gold True
 
 
 @pytest.mark.parametrize(
@@ -285,27 +292,31 @@ COT_ITEM = get_task("flenqa.monorel").make_item("250", 1, 0, style="cot")
 def test_last_true_or_false_wins(
     response: str, correct: bool, mode: str | None, predicted: str | None
 ) -> None:
-    s = get_task("flenqa.monorel").score(ITEM, response)
+    s = get_task("flenqa.monorel").score(_item(), response)
     assert (s.correct, s.failure_mode, s.extra.get("predicted")) == (correct, mode, predicted)
     assert s.extra["padding"] == "different" and s.extra["target_tokens"] == 250
 
 
 def test_cot_flags() -> None:
     task = get_task("flenqa.monorel")
-    k1, k2 = COT_ITEM.problem["key_sentences"]
+    cot = _item("cot")
+    k1, k2 = cot.problem["key_sentences"]
     steps = f"First, {k1.lower()} Second, {k2} So the answer is True."
-    good = task.score(COT_ITEM, steps)
+    good = task.score(cot, steps)
     assert good.extra["coverage"] is True and good.extra["answer_first"] is False
-    early = task.score(COT_ITEM, f"True. Because {k1} and then we see that the chain holds.")
+    early = task.score(cot, f"True. Because {k1} and then we see that the chain holds.")
     assert early.extra["answer_first"] is True and early.extra["coverage"] is False
-    assert "coverage" not in task.score(ITEM, "True").extra  # direct answers have no steps
+    assert "coverage" not in task.score(_item(), "True").extra  # direct answers have no steps
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text())
-def test_scoring_never_raises(response: str) -> None:
-    s = get_task("flenqa.ruletaker").score(COT_ITEM, response)
+def _scoring_never_raises(response: str) -> None:
+    s = get_task("flenqa.ruletaker").score(_item("cot"), response)
     assert s.failure_mode in (None, "no_answer", "wrong_label")
+
+
+test_scoring_never_raises, test_scoring_never_raises_sweep = inner_and_sweep(
+    _scoring_never_raises, 50, 300, st.text()
+)
 
 
 # -- through the plugin ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import PLAIN
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,7 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 # -- ids, collection, counts (the reference model: no server, inline runs) --------------------
 def test_printed_ids_select_their_items(mini_suite: pytest.Pytester) -> None:
-    result = mini_suite.runpytest("--llm", "reference", "-v", "-p", "no:cacheprovider")
+    result = mini_suite.runpytest("--llm", "reference", "-v", "-p", "no:cacheprovider", PLAIN)
     out = result.stdout.str()
     assert "dyval::arithmetic" not in out  # pytest would print a dotted title that way
     printed = [line.split()[0] for line in out.splitlines() if line.startswith("mini.yaml::")]
@@ -37,13 +38,13 @@ def test_printed_ids_select_their_items(mini_suite: pytest.Pytester) -> None:
     gate = "mini.yaml::dyval.arithmetic[D1-gate]"
     assert {sample, gate} <= set(printed)
 
-    one = mini_suite.runpytest("--llm", "reference", "-v", "-p", "no:cacheprovider", sample)
+    one = mini_suite.runpytest("--llm", "reference", "-v", "-p", "no:cacheprovider", PLAIN, sample)
     ran = [line.split()[0] for line in one.stdout.lines if line.startswith("mini.yaml::")]
     assert ran == [sample]
     one.stdout.fnmatch_lines(["*partial 1/4*", "*1 level(s) ran in part*", "*= 1 passed*"])
 
     # A pasted gate id brings its level: the gate is only ever decided on the whole level.
-    whole = mini_suite.runpytest("--llm", "reference", "-v", "-p", "no:cacheprovider", gate)
+    whole = mini_suite.runpytest("--llm", "reference", "-v", "-p", "no:cacheprovider", PLAIN, gate)
     ran = [line.split()[0] for line in whole.stdout.lines if line.startswith("mini.yaml::")]
     assert ran == [f"mini.yaml::dyval.arithmetic[D1-s1-00{i}]" for i in range(4)] + [gate]
     whole.stdout.fnmatch_lines(["*need their whole levels: 4 more samples*", "*= 5 passed*"])
@@ -54,7 +55,7 @@ def test_result_ids_select_every_models_sample(mini_suite: pytest.Pytester) -> N
     into ``-k`` that id selects the sample for each model."""
     result = mini_suite.runpytest(
         "--llm", "reference", "--llm", "openai/other", "--collect-only", "-q",
-        "--reasoning-cache", "off", "-k", "dyval.arithmetic[D1-s1-002]",
+        "--reasoning-cache", "off", "-k", "dyval.arithmetic[D1-s1-002]", PLAIN,
     )  # fmt: skip
     result.stdout.fnmatch_lines(
         [
@@ -66,22 +67,22 @@ def test_result_ids_select_every_models_sample(mini_suite: pytest.Pytester) -> N
 
 
 def test_gates_are_collected_and_the_counts_add_up(mini_suite: pytest.Pytester) -> None:
-    listed = mini_suite.runpytest("--llm", "reference", "--collect-only", "-q")
+    listed = mini_suite.runpytest("--llm", "reference", "--collect-only", "-q", PLAIN)
     listed.stdout.fnmatch_lines(
         ["mini.yaml::dyval.arithmetic[[]D1-gate[]]", "mini.yaml::dyval.boolean_logic[[]D1-gate[]]"]
     )
-    result = mini_suite.runpytest("--llm", "reference", "-p", "no:cacheprovider")
+    result = mini_suite.runpytest("--llm", "reference", "-p", "no:cacheprovider", PLAIN)
     result.stdout.fnmatch_lines(
         ["collected 10 items", "reasoning: 8 samples, 2 gate(s)*", "*= 10 passed*"]
     )
 
 
 def test_a_suite_named_without_a_model_says_what_it_needs(mini_suite: pytest.Pytester) -> None:
-    named = mini_suite.runpytest("mini.yaml")
+    named = mini_suite.runpytest("mini.yaml", PLAIN)
     assert named.ret == pytest.ExitCode.USAGE_ERROR
     assert "mini.yaml is a reasoning suite" in named.stderr.str()
     assert "--llm reference" in named.stderr.str()
-    found = mini_suite.runpytest()  # a folder: the suite is not run, and the run says so
+    found = mini_suite.runpytest(PLAIN)  # a folder: the suite is not run, and the run says so
     found.stdout.fnmatch_lines(["reasoning: 1 suite file(s) not run (e.g. mini.yaml)*"])
 
 
@@ -91,7 +92,7 @@ def test_every_mistake_of_a_suite_at_collection(pytester: pytest.Pytester) -> No
         bad="samles: 3\ntasks:\n  - task: dyval.reachabilty\n    levels: [D1]\n"
         "  - task: dyval.arithmetic\n    levels: [D1, d2]\n",
     )
-    result = pytester.runpytest("--llm", "reference", "-p", "no:cacheprovider")
+    result = pytester.runpytest("--llm", "reference", "-p", "no:cacheprovider", PLAIN)
     result.stdout.fnmatch_lines(
         [
             "bad.yaml: samles: unknown key (did you mean 'samples'?)*",

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 import redis
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import PLAIN, inner_and_sweep
 from pytest_reasoning.cli import main
 from pytest_reasoning.config import is_suite_file, load_suite
 from pytest_reasoning.core import Item
@@ -161,7 +161,7 @@ def test_a_run_over_a_poisoned_cache_finishes(pytester: pytest.Pytester) -> None
     folder = pytester.path / "cache"
     with FakeOpenAIServer() as server:
         common = ["--llm", "openai/oracle", "--llm-api-base", server.url,
-                  "--reasoning-cache", str(folder)]  # fmt: skip
+                  "--reasoning-cache", str(folder), PLAIN]  # fmt: skip
         assert pytester.runpytest(*common).ret == 0
         db = sqlite3.connect(folder / "responses.sqlite3")
         kinds = list(POISONS.values())
@@ -487,7 +487,8 @@ def test_parameters_the_run_owns_or_that_hold_secrets_are_refused_at_configure(
     pytester.makefile(".yaml", s=SMALL)
     with FakeOpenAIServer() as server:
         result = pytester.runpytest("--llm", "openai/oracle", "--llm-api-base", server.url,
-                                    "--llm-param", param, "--reasoning-cache", "off")  # fmt: skip
+                                    "--llm-param", param, "--reasoning-cache", "off",
+                                    PLAIN)  # fmt: skip
         asked = server.stats()["total"]
     assert result.ret == pytest.ExitCode.USAGE_ERROR and asked == 0
     (line,) = _lines(result.stderr.str())
@@ -548,7 +549,7 @@ def test_a_huge_shard_count_is_one_usage_line(pytester: pytest.Pytester, shard: 
     MemoryError; 1/100000000 took 1.6 GB and 34 s."""
     pytester.makefile(".yaml", s=SMALL)
     started = time.perf_counter()
-    result = pytester.runpytest("--llm", "reference", "--reasoning-shard", shard)
+    result = pytester.runpytest("--llm", "reference", "--reasoning-shard", shard, PLAIN)
     took = time.perf_counter() - started
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     (line,) = _lines(result.stderr.str())
@@ -657,9 +658,7 @@ def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(lines=st.lists(_JSON.map(json.dumps) | _mutated(_rows(1)[0]), min_size=1, max_size=3))
-def test_fuzzed_dataset_files_load_or_fail_in_one_line(fuzz_dir: Path, lines: list[str]) -> None:
+def _fuzzed_dataset_files_load_or_fail_in_one_line(fuzz_dir: Path, lines: list[str]) -> None:
     path = fuzz_dir / "d.jsonl"
     path.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
     started = time.perf_counter()
@@ -672,9 +671,19 @@ def test_fuzzed_dataset_files_load_or_fail_in_one_line(fuzz_dir: Path, lines: li
     assert time.perf_counter() - started < 30
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(value=_JSON.map(json.dumps) | _mutated(_valid()) | st.sampled_from(list(POISONS.values())))
-def test_fuzzed_cache_values_are_an_answer_or_a_miss(fuzz_dir: Path, value: str) -> None:
+# 10 examples each in the inner loop; the sweeps of 30, which CI runs, keep the old campaign.
+(
+    test_fuzzed_dataset_files_load_or_fail_in_one_line,
+    test_fuzzed_dataset_files_load_or_fail_in_one_line_sweep,
+) = inner_and_sweep(
+    _fuzzed_dataset_files_load_or_fail_in_one_line,
+    10,
+    30,
+    st.lists(_JSON.map(json.dumps) | _mutated(_rows(1)[0]), min_size=1, max_size=3),
+)
+
+
+def _fuzzed_cache_values_are_an_answer_or_a_miss(fuzz_dir: Path, value: str) -> None:
     """Whatever a cache row holds, reading it gives a valid reply or a miss (named once):
     never an exception, never a reply a run cannot use."""
     from pytest_reasoning.models.base import ChatRequest
@@ -696,3 +705,14 @@ def test_fuzzed_cache_values_are_an_answer_or_a_miss(fuzz_dir: Path, value: str)
         for n in (found.prompt_tokens, found.completion_tokens):
             assert n is None or (isinstance(n, int) and n >= 0)
         json.dumps(found.to_dict(), allow_nan=False)  # a results row can hold it
+
+
+(
+    test_fuzzed_cache_values_are_an_answer_or_a_miss,
+    test_fuzzed_cache_values_are_an_answer_or_a_miss_sweep,
+) = inner_and_sweep(
+    _fuzzed_cache_values_are_an_answer_or_a_miss,
+    10,
+    30,
+    _JSON.map(json.dumps) | _mutated(_valid()) | st.sampled_from(list(POISONS.values())),
+)

@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import PLAIN
 from pytest_reasoning.cli import main
 from pytest_reasoning.config import load_suite
 from pytest_reasoning.core import Item, Reply
@@ -266,7 +267,7 @@ def test_a_byte_order_mark_before_tasks_is_a_suite(pytester: pytest.Pytester) ->
     """Before: a suite saved with a UTF-8 BOM (Windows editors) was not found, then skipped."""
     suite = "tasks:\n  - {task: dyval.arithmetic, levels: [D1]}\nsamples: 2\n"
     (pytester.path / "bom.yaml").write_bytes(b"\xef\xbb\xbf" + suite.encode())
-    result = pytester.runpytest("--llm", "reference", "-p", "no:cacheprovider")
+    result = pytester.runpytest("--llm", "reference", "-p", "no:cacheprovider", PLAIN)
     result.assert_outcomes(passed=2)
 
 
@@ -395,7 +396,7 @@ def test_bad_options_are_one_line_before_any_item(
     pytester.makefile(".yaml", s=SMALL)
     with FakeOpenAIServer() as server:
         argv = ["--llm", "openai/oracle", "--llm-api-base", server.url, *args]
-        result = pytester.runpytest(*argv, "--reasoning-cache", "off")
+        result = pytester.runpytest(*argv, "--reasoning-cache", "off", PLAIN)
         asked = server.stats()["total"]
     assert result.ret == pytest.ExitCode.USAGE_ERROR and asked == 0
     assert _lines(result.stderr.str()) == [f"ERROR: {message}"]
@@ -438,7 +439,7 @@ def test_a_damaged_cache_stops_the_run_before_any_call(pytester: pytest.Pytester
     before = _damaged_cache(folder)
     with FakeOpenAIServer() as server:
         result = pytester.runpytest("--llm", "openai/oracle", "--llm-api-base", server.url,
-                                    "--reasoning-cache", str(folder))  # fmt: skip
+                                    "--reasoning-cache", str(folder), PLAIN)  # fmt: skip
         asked = server.stats()["total"]
     assert result.ret == pytest.ExitCode.USAGE_ERROR and asked == 0
     (line,) = _lines(result.stderr.str())
@@ -872,7 +873,10 @@ def test_fuzzed_command_lines_answer_or_fail_in_one_line(
         assert all(line.startswith("pytest-reasoning: note: ") for line in lines), (argv, lines)
 
 
-def test_threads_opening_a_fresh_cache_at_once_all_get_it(tmp_path: Path) -> None:
+# 40 fresh caches (320 opens: about 3 failures expected before the fix) in the inner loop;
+# the 150 of the sweep, which CI runs, make a regression all but certain to show.
+@pytest.mark.parametrize("caches", [40, pytest.param(150, marks=pytest.mark.e2e)])
+def test_threads_opening_a_fresh_cache_at_once_all_get_it(tmp_path: Path, caches: int) -> None:
     """Before: switching a fresh file to WAL took an exclusive lock that SQLite refused at
     once while another connection opened it ("database is locked", not waited out: 4 of 480
     opens failed in a script of 60 fresh caches x 8 threads; CI once failed a narrate test on
@@ -885,7 +889,7 @@ def test_threads_opening_a_fresh_cache_at_once_all_get_it(tmp_path: Path) -> Non
         except BaseException as exc:  # the test counts every failure, whatever it is
             failed.append(exc)
 
-    for k in range(150):
+    for k in range(caches):
         folder = tmp_path / str(k)
         threads = [threading.Thread(target=open_one, args=(folder,)) for _ in range(8)]
         for t in threads:

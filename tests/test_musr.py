@@ -31,18 +31,19 @@ from pytest_reasoning.tasks.musr.trees import Fact, FactType, Node, banned_patte
 
 MURDER, PLACEMENT, TEAMS = "musr.murder_mystery", "musr.object_placement", "musr.team_allocation"
 DOMAINS = (MURDER, PLACEMENT, TEAMS)
+LEVELS = ("L1", "L2", "L3")
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _items(task_id: str, level: str, n: int, seed: int = 11) -> list[Any]:
-    """Items ``0..n-1`` of a level (cached per process: several tests read the same ones)."""
-    return list(_cached_items(task_id, level, n, seed))
+    """Items ``0..n-1`` of a level (cached per process and per item: several tests read the
+    same ones, and one test's items are often the first of another's)."""
+    return [_cached_item(task_id, level, seed, i) for i in range(n)]
 
 
 @functools.cache
-def _cached_items(task_id: str, level: str, n: int, seed: int) -> tuple[Any, ...]:
-    task = get_task(task_id)
-    return tuple(task.make_item(level, seed, i) for i in range(n))
+def _cached_item(task_id: str, level: str, seed: int, index: int) -> Any:
+    return get_task(task_id).make_item(level, seed, index)
 
 
 # -- gold answers against Φ written in the test ---------------------------------------------------
@@ -233,10 +234,17 @@ def _height(tree: dict[str, Any]) -> int:
     return 1 + max(map(_height, kids)) if kids else 0
 
 
-@pytest.mark.parametrize("level", ["L1", "L2", pytest.param("L3", marks=pytest.mark.e2e)])
-def test_no_story_states_a_conclusion_and_trees_reach_the_level_depth(level: str) -> None:
+@pytest.mark.parametrize(
+    ("level", "count"),
+    [("L1", 30), ("L2", 30), *(pytest.param(x, 60, marks=pytest.mark.e2e) for x in LEVELS)],
+)
+def test_no_story_states_a_conclusion_and_trees_reach_the_level_depth(
+    level: str, count: int
+) -> None:
+    """Every tree at the level's depth, no tree's text with a banned word, no gold fact told
+    (30 stories a domain in the inner loop, 60 in the e2e twin)."""
     depth = int(level[1])
-    for item in _items(MURDER, level, 60):
+    for item in _items(MURDER, level, count):
         story = item.problem["story"].lower()
         for s in item.problem["suspects"]:
             for kind, tree in s["trees"].items():
@@ -246,14 +254,14 @@ def test_no_story_states_a_conclusion_and_trees_reach_the_level_depth(level: str
                 assert tree["text"].lower() not in story  # the gold fact is never told
         for phrase in ("motive", "opportunity", "the means", "murderer", "killer"):
             assert phrase not in story.split("who is the most likely")[0]
-    for item in _items(PLACEMENT, level, 60):
+    for item in _items(PLACEMENT, level, count):
         for m in item.problem["moves"]:
             for tree in m["trees"].values():
                 assert _height(tree) == depth
                 for text in _texts(tree):
                     assert m["item"] not in text and m["to"] not in text
                     assert not re.search(r"\b(saw|noticed|watched)\b", text)
-    for item in _items(TEAMS, level, 60):
+    for item in _items(TEAMS, level, count):
         skill, team = banned_pattern(teams.SKILL_BANNED), banned_pattern(teams.TEAM_BANNED)
         for trees in item.problem["trees"].values():
             for tree in trees:
@@ -290,8 +298,10 @@ def test_every_scenario_fact_is_told_in_its_chapter(task_id: str) -> None:
                 assert fact_recall(chapter(person), facts) == []
 
 
-def test_murder_stories_at_l3_are_at_least_600_words_and_not_near_duplicates() -> None:
-    stories = [item.problem["story"] for item in _items(MURDER, "L3", 100)]
+# The near-duplicate check reads the first 40 stories at either size; the word count reads all.
+@pytest.mark.parametrize("count", [40, pytest.param(100, marks=pytest.mark.e2e)])
+def test_murder_stories_at_l3_are_at_least_600_words_and_not_near_duplicates(count: int) -> None:
+    stories = [item.problem["story"] for item in _items(MURDER, "L3", count)]
     assert min(len(s.split()) for s in stories) >= 600
     grams = [
         set(zip(*(w[i:] for i in range(4)), strict=False))
@@ -349,14 +359,17 @@ def test_extract_choice_prefers_the_longer_place_name() -> None:
     assert extract_choice("ANSWER: the front desk", aliases) == 1
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text())
-def test_the_scorer_never_raises(reply: str) -> None:
+def _the_scorer_never_raises(reply: str) -> None:
     for task_id in DOMAINS:
         task = get_task(task_id)
         item = _ITEMS[task_id]
         score = task.score(item, reply)
         assert score.correct in (True, False)
+
+
+test_the_scorer_never_raises, test_the_scorer_never_raises_sweep = inner_and_sweep(
+    _the_scorer_never_raises, 50, 300, st.text()
+)
 
 
 _ITEMS = {t: get_task(t).make_item("L1", 1, 0) for t in DOMAINS}
@@ -435,7 +448,11 @@ def test_the_bag_of_words_has_teeth() -> None:
     assert right / asked > 0.8
 
 
-@pytest.mark.parametrize("level", ["L1", "L2", pytest.param("L3", marks=pytest.mark.e2e)])
+# 300 stories a level (fewer would blur the 40% bound): the inner loop keeps L1 only.
+@pytest.mark.parametrize(
+    "level",
+    ["L1", pytest.param("L2", marks=pytest.mark.e2e), pytest.param("L3", marks=pytest.mark.e2e)],
+)
 def test_placement_questions_mostly_test_a_false_belief(level: str) -> None:
     """Never about the person who made the item's last move; the answer is where the item
     really is at most 40% of the time; no simple rule reaches 40% (chance 25%)."""
@@ -449,10 +466,12 @@ def test_placement_questions_mostly_test_a_false_belief(level: str) -> None:
         assert acc <= 0.4, (name, acc)
 
 
-def test_every_observation_names_somebody() -> None:
+@pytest.mark.parametrize("deep", [20, pytest.param(60, marks=pytest.mark.e2e)])
+def test_every_observation_names_somebody(deep: int) -> None:
     """Each told reason why someone did or did not see a move names a person in the story
-    (a reader must be able to tell whose attention it explains)."""
-    for item in _items(PLACEMENT, "L3", 60) + _items(PLACEMENT, "L2", 60):
+    (a reader must be able to tell whose attention it explains). The inner loop reads the
+    L3 stories other tests generate (20), the e2e twin 60."""
+    for item in _items(PLACEMENT, "L3", deep) + _items(PLACEMENT, "L2", 60):
         cast = item.problem["people"]
         for m in item.problem["moves"]:
             for tree in m["trees"].values():
@@ -504,11 +523,12 @@ def _the_innocent_lacks_an_element_in_the_same_words(item: Any) -> None:
 )
 
 
+@pytest.mark.parametrize("count", [12, pytest.param(40, marks=pytest.mark.e2e)])
 @pytest.mark.parametrize("task_id", DOMAINS)
-def test_stories_read_as_english(task_id: str) -> None:
+def test_stories_read_as_english(task_id: str, count: int) -> None:
     """Articles agree, no connective of time before a present-tense fact or a past-perfect
     background, no word doubled, no gerund after 'learning', no sentence said twice in a
-    murder mystery or a team story."""
+    murder mystery or a team story. 12 stories a level in the inner loop, 40 in the twin."""
     bad_article = re.compile(
         r"\b[Aa] (?!uni|use|one|eu)[aeiouAEIOU]\w|\b[Aa]n (?!hour|honest|honor|IOU)[^aeiouAEIOU\W]"
     )
@@ -523,7 +543,7 @@ def test_stories_read_as_english(task_id: str) -> None:
         r"|run|returned|just|heard|found|seen)\b"
     )
     for level in ("L1", "L2", "L3"):
-        for item in _items(task_id, level, 40, 51):
+        for item in _items(task_id, level, count, 51):
             story = item.problem["story"]
             for pattern in (bad_article, present, perfect):
                 assert not pattern.search(story), pattern.search(story)
@@ -557,15 +577,16 @@ def _tree_steps_cite_children(node: Node, steps: list[Step]) -> None:
             _tree_steps_cite_children(child, steps)
 
 
+@pytest.mark.parametrize("count", [10, pytest.param(25, marks=pytest.mark.e2e)])
 @pytest.mark.parametrize("task_id", DOMAINS)
 @pytest.mark.parametrize("level", ["L1", "L3"])
-def test_reasoning_steps_check_against_the_facts(task_id: str, level: str) -> None:
+def test_reasoning_steps_check_against_the_facts(task_id: str, level: str, count: int) -> None:
     """The worked reasoning, rebuilt from the export: every quote is in the story, every
     inference of the trees it needs cites exactly its facts, the last step names the gold
-    answer, and team scores add up from F's values."""
+    answer, and team scores add up from F's values (10 items in the inner loop, 25 e2e)."""
     task = get_task(task_id)
     assert isinstance(task, MusrTask)
-    for item in _items(task_id, level, 25, 61):
+    for item in _items(task_id, level, count, 61):
         p = item.problem
         steps = task.reasoning(p)
         assert check(steps, p["story"]) == []

@@ -66,14 +66,17 @@ def _items(task_id: str, count: int = 2, level: str = "L1") -> list[Item]:
 
 
 # -- the validators on the template's own chapters ---------------------------------------------
+# The validators cost most of it (every fact's entities against every chapter): the inner loop
+# reads 2 problems a level, the e2e twin 6.
+@pytest.mark.parametrize("count", [2, pytest.param(6, marks=pytest.mark.e2e)])
 @pytest.mark.parametrize("task_id", MUSR)
-def test_template_chapters_pass_every_deterministic_validator(task_id: str) -> None:
+def test_template_chapters_pass_every_deterministic_validator(task_id: str, count: int) -> None:
     """The plan is the template story cut at its chapter spans: put back together it is the
     same story, and each template chapter passes the narrator's validators (none of them
     rejects what the task itself writes)."""
     task = get_task(task_id)
     for level in task.levels:
-        for index in range(6):
+        for index in range(count):
             item = task.make_item(level, 11, index)
             plan = planner_for(task_id).plan(item)
             story, spans = item.problem["story"], item.problem["chapters"]
@@ -134,13 +137,16 @@ def test_times_and_names_match_in_any_spelling() -> None:
 
 
 # -- over HTTP: accepted, retried, dropped ------------------------------------------------------
+# One story in the inner loop (the command's tests below narrate two at once), two e2e.
+@pytest.mark.parametrize("count", [1, pytest.param(2, marks=pytest.mark.e2e)])
 @pytest.mark.parametrize("task_id", MUSR)
 def test_a_narrator_that_states_every_fact_is_accepted(
-    server: FakeOpenAIServer, task_id: str
+    server: FakeOpenAIServer, task_id: str, count: int
 ) -> None:
-    items = _items(task_id)
+    items = _items(task_id, count)
     summary = _narrate(server, "narrator", items)
-    assert (summary.kept, summary.kept_first_try, sum(summary.dropped.values())) == (2, 2, 0)
+    dropped = sum(summary.dropped.values())
+    assert (summary.kept, summary.kept_first_try, dropped) == (count, count, 0)
     facts = sum(len(c.facts) for item in items for c in planner_for(task_id).plan(item).chapters)
     assert summary.questions == facts  # one yes/no question per fact, the paper's check
     for item, result in zip(items, summary.results, strict=True):  # type: ignore[attr-defined]
@@ -163,10 +169,14 @@ def test_a_narrator_that_states_every_fact_is_accepted(
             assert len(chapter["attempts"][0]["prompt_sha256"]) == 64
 
 
-def test_a_missed_fact_is_named_in_the_retry_and_then_stated(server: FakeOpenAIServer) -> None:
-    summary = _narrate(server, "narrator-miss", _items("musr.murder_mystery"))
-    assert (summary.kept, summary.kept_first_try) == (2, 0)
-    assert summary.failed == {"judge": 4}  # every chapter's first draft, caught by the judge
+@pytest.mark.parametrize("count", [1, pytest.param(2, marks=pytest.mark.e2e)])
+def test_a_missed_fact_is_named_in_the_retry_and_then_stated(
+    server: FakeOpenAIServer, count: int
+) -> None:
+    summary = _narrate(server, "narrator-miss", _items("musr.murder_mystery", count))
+    assert (summary.kept, summary.kept_first_try) == (count, 0)
+    # Every chapter's first draft (two chapters a story), caught by the judge.
+    assert summary.failed == {"judge": 2 * count}
     for result in summary.results:  # type: ignore[attr-defined]
         for chapter in result.row["narration"]["chapters"]:
             first, second = chapter["attempts"]
@@ -192,9 +202,13 @@ def test_a_chapter_that_cannot_pass_drops_its_problem(
 
 
 # -- the command: cache replay, errors ----------------------------------------------------------
-def _cli(server: FakeOpenAIServer, tmp_path: Path, out: str, *more: str) -> list[str]:
+# Each story costs about 45 HTTP requests (chapters, retries, a judge question per fact),
+# ~12 ms of CPU each through LiteLLM: tests narrate as few stories as their point needs.
+def _cli(
+    server: FakeOpenAIServer, tmp_path: Path, out: str, *more: str, count: int = 3
+) -> list[str]:
     return [
-        "narrate", "musr.object_placement", "--level", "L1", "--count", "3", "--seed", "2",
+        "narrate", "musr.object_placement", "--level", "L1", "--count", str(count), "--seed", "2",
         "--llm", "openai/narrator-miss", "--llm-api-base", server.url,
         "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / out), *more,
     ]  # fmt: skip
@@ -203,26 +217,26 @@ def _cli(server: FakeOpenAIServer, tmp_path: Path, out: str, *more: str) -> list
 def test_second_run_makes_no_call_and_writes_the_same_bytes(
     server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(_cli(server, tmp_path, "a.jsonl")) == 0
+    assert main(_cli(server, tmp_path, "a.jsonl", count=2)) == 0
     first = capsys.readouterr()
     calls = server.stats()["total"]
-    assert main(_cli(server, tmp_path, "b.jsonl")) == 0
+    assert main(_cli(server, tmp_path, "b.jsonl", count=2)) == 0
     second = capsys.readouterr()
     assert server.stats()["total"] == calls  # zero HTTP requests
     a, b = (tmp_path / "a.jsonl").read_bytes(), (tmp_path / "b.jsonl").read_bytes()
-    assert a == b and a.count(b"\n") == 3
+    assert a == b and a.count(b"\n") == 2
     assert "0 from the cache" in first.out and ", 0 made now" in second.out
-    assert "narrate: 3/3 musr.object_placement[L1-s2-002] kept (3 retries)" in second.err
-    assert "narrated 3 problems: 3 kept (0 without a retry), 0 dropped" in second.out
-    assert "fact recall: the model's yes/no check said a fact is not stated: 9" in second.out
+    assert "narrate: 2/2 musr.object_placement[L1-s2-001] kept (3 retries)" in second.err
+    assert "narrated 2 problems: 2 kept (0 without a retry), 0 dropped" in second.out
+    assert "fact recall: the model's yes/no check said a fact is not stated: 6" in second.out
     items = read_dataset(tmp_path / "a.jsonl").items
-    assert [i.id for i in items] == [f"musr.object_placement[L1-s2-00{k}]" for k in range(3)]
+    assert [i.id for i in items] == [f"musr.object_placement[L1-s2-00{k}]" for k in range(2)]
 
 
 def test_price_as_prices_the_runs_tokens(
     server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = _cli(server, tmp_path, "p.jsonl", "--price-as", "gpt-4o-mini")
+    args = _cli(server, tmp_path, "p.jsonl", "--price-as", "gpt-4o-mini", count=1)
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "cost: not priced (openai/narrator-miss" in out and "; as gpt-4o-mini: $0.0" in out
@@ -278,16 +292,19 @@ def test_no_story_kept_writes_nothing_and_fails_in_one_line(
 
 
 # -- narrated files are items: the shortcut rules run on them ----------------------------------
+@pytest.mark.parametrize("count", [1, pytest.param(3, marks=pytest.mark.e2e)])
 def test_narrated_items_feed_the_shortcut_rules(
-    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], count: int
 ) -> None:
     """What ``pytest-reasoning audit`` needs: items read back from the file, each rule and
-    each choice's text computed on the narrated story."""
-    args = _cli(server, tmp_path, "s.jsonl")
+    each choice's text computed on the narrated story (one story inner, three e2e)."""
+    args = _cli(server, tmp_path, "s.jsonl", count=count)
     args[args.index("musr.object_placement")] = "musr.murder_mystery"
     assert main(args) == 0
     task = get_task("musr.murder_mystery")
-    for item in read_dataset(tmp_path / "s.jsonl").items:
+    items = read_dataset(tmp_path / "s.jsonl").items
+    assert len(items) == count
+    for item in items:
         texts = task.choice_texts(item)
         assert set(texts) == set(item.problem["choices"])
         assert all(t and t in item.problem["story"] for t in texts.values())

@@ -86,13 +86,22 @@ def test_sample_size_by_hand_and_by_simulation() -> None:
     assert 0.72 <= detected / runs <= 0.88
 
 
-def test_plan_command(capsys: pytest.CaptureFixture[str]) -> None:
-    # A drop of 0.1 (199 samples) rather than 0.05 (716): the sequential simulation the command
-    # also runs costs CPU in proportion to n (6 s at 716); sample_size is checked by hand above.
-    args = ["plan", "--drop", "0.1", "--power", "0.8", "--baseline-accuracy", "0.85"]
+# A drop of 0.1 (199 samples) rather than 0.05 (716): the sequential simulation the command
+# also runs costs CPU in proportion to n (6 s at 716, 1.5 s at 199, 0.4 s at a drop of 0.2 and
+# 59 samples, the inner loop's); sample_size is checked by hand above.
+@pytest.mark.parametrize(
+    ("drop", "n", "candidate"),
+    [("0.2", 59, "0.65"), pytest.param("0.1", 199, "0.75", marks=pytest.mark.e2e)],
+)
+def test_plan_command(
+    capsys: pytest.CaptureFixture[str], drop: str, n: int, candidate: str
+) -> None:
+    args = ["plan", "--drop", drop, "--power", "0.8", "--baseline-accuracy", "0.85"]
     assert main([*args, "--levels", "4"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("199 samples per level detect a drop from 0.85 to 0.75 with power 0.8")
+    assert out.startswith(
+        f"{n} samples per level detect a drop from 0.85 to {candidate} with power 0.8"
+    )
     assert "when Holm's correction spans 4 levels" in out
 
 

@@ -26,12 +26,28 @@ def test_all_is_sorted_and_resolvable() -> None:
     assert int(proc.stdout) >= 15
 
 
+# Item 3 of exact abduction at D1 repeats an earlier problem (that level's test split is
+# small), accepted only after 100 fresh draws, 2 s: CI. The inner loop asks its item 1, a
+# fresh problem of the same class (N/A).
+SLOW = "dyval.abductive_logic"
+
+
 # The gym pack's datasets: tests/test_gym.py (a sample at every step would take minutes).
-@pytest.mark.parametrize("task_id", sorted(t for t in all_tasks() if not t.startswith("gym.")))
-def test_every_task_scores_its_own_gold_answer(task_id: str) -> None:
+@pytest.mark.parametrize(
+    ("task_id", "index"),
+    [
+        *(
+            pytest.param(t, 3, marks=pytest.mark.e2e) if t == SLOW else (t, 3)
+            for t in sorted(t for t in all_tasks() if not t.startswith("gym."))
+        ),
+        (SLOW, 1),
+    ],
+    ids=lambda v: str(v),
+)
+def test_every_task_scores_its_own_gold_answer(task_id: str, index: int) -> None:
     task = get_task(task_id)
     for level in task.levels:
         for style in task.styles:
-            item = task.make_item(level, 7, 3, style=style)
+            item = task.make_item(level, 7, index, style=style)
             assert task.score(item, f"<<<{item.answer}>>>").correct
             assert task.score(item, task.reference_response(item)).correct

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy.stats import beta
 
 from pytest_reasoning.robustness import (
     ScoreMatrix,
@@ -124,6 +123,8 @@ def test_win_probability_matches_the_closed_form(wins: int, losses: int) -> None
     Beta(wins, losses): P(A beats B) = P(Beta > 1/2)."""
     q = _one_cluster_win(wins, losses)
     out = simplex(q, 100_000, np.random.default_rng(0))
+    from scipy.stats import beta  # here, not at import: scipy.stats costs every worker ~1.7 s
+
     exact = float(beta.sf(0.5, wins, losses))
     assert abs(out["p_beats"][0][1] - exact) < 0.01
     assert abs(out["p_beats"][0][1] + out["p_beats"][1][0] - 1) < 1e-9

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from conftest import PLAIN
 from pytest_reasoning.core import Item
 from pytest_reasoning.errors import InvalidArgument
 from pytest_reasoning.evaluate import EvalConfig, Evaluator
@@ -297,7 +298,7 @@ def test_least_busy_is_a_usage_error_before_any_call(mini_suite: pytest.Pytester
             }
         )
     )
-    result = mini_suite.runpytest("--llm-router", "r.yaml", "--llm", "g")
+    result = mini_suite.runpytest("--llm-router", "r.yaml", "--llm", "g", PLAIN)
     assert result.ret == 4
     errors = [ln for ln in result.errlines if ln.strip()]
     assert errors == [f"ERROR: --llm-router r.yaml: {LEAST_BUSY}"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import PLAIN
 from pytest_reasoning.cli import main
 from pytest_reasoning.gates.rows import row_key
 from pytest_reasoning.plugin.items import ReasoningItem, VerdictItem
@@ -44,7 +45,7 @@ tasks:
 
 def collected(pytester: pytest.Pytester, *args: str) -> list[pytest.Item]:
     """The items a collection keeps after every selection (in-process)."""
-    rec = pytester.inline_run("--collect-only", "-p", "no:randomly", *args)
+    rec = pytester.inline_run("--collect-only", "-p", "no:randomly", PLAIN, *args)
     sessions = [call.session for call in rec.getcalls("pytest_collection_finish")]
     assert len(sessions) == 1
     return list(sessions[0].items)
@@ -87,7 +88,7 @@ def test_assignment_ignores_order_and_balances() -> None:
 @pytest.mark.parametrize("value", ["0/4", "5/4", "2", "a/b", "2/0", "-1/4"])
 def test_bad_shard_is_one_line(pytester: pytest.Pytester, value: str) -> None:
     pytester.makefile(".yaml", shards=SUITE)
-    result = pytester.runpytest("--llm", "reference", f"--reasoning-shard={value}")
+    result = pytester.runpytest("--llm", "reference", f"--reasoning-shard={value}", PLAIN)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = [line for line in result.stderr.lines if line.strip()]
     assert err == [
@@ -125,7 +126,7 @@ def shard_and_gate(
     verdicts (JUnit) and exit status are the whole run's. Returns the gate's status, its
     output and the verdicts."""
     runpytest = pytester.runpytest_subprocess if subprocess else pytester.runpytest
-    common = ("-p", "no:cacheprovider", "-p", "no:randomly", *common)
+    common = ("-p", "no:cacheprovider", "-p", "no:randomly", PLAIN, *common)
     whole = runpytest(*common, "--reasoning-results=all.jsonl", "--junitxml=all.xml")
     for k in range(1, n + 1):
         shard = runpytest(*common, f"--reasoning-shard={k}/{n}", f"--reasoning-results=s{k}.jsonl")
@@ -157,7 +158,7 @@ def test_gate_over_shards_decides_like_the_unsharded_run(
     """In-process, the reference model (always right) against a stored baseline."""
     pytester.makefile(".yaml", shards=SUITE)
     base = pytester.runpytest(
-        "--llm", "reference", "-p", "no:cacheprovider", "--reasoning-results=base.jsonl"
+        "--llm", "reference", "-p", "no:cacheprovider", "--reasoning-results=base.jsonl", PLAIN
     )
     assert base.ret == pytest.ExitCode.OK
     stored = pytester.path / "stored.jsonl"
@@ -211,7 +212,7 @@ def test_deferred_gates_are_decided_by_gate(
     sample = "shards.yaml::dyval.arithmetic[D2-s3-00{}]"
     for n, dropped in enumerate(((2, 3), (0, 1))):
         result = pytester.runpytest(
-            "--llm", "reference", "-p", "no:cacheprovider", "--reasoning-defer-gates",
+            "--llm", "reference", "-p", "no:cacheprovider", "--reasoning-defer-gates", PLAIN,
             "-k", "arithmetic and D2", f"--reasoning-results=h{n}.jsonl",
             *(f"--deselect={sample.format(i)}" for i in dropped),
         )  # fmt: skip

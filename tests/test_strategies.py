@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 from pytest_reasoning.core import Item
@@ -46,10 +46,15 @@ def depth_of(item: Item) -> int:
 
 
 # -- shrinking: a failing problem becomes the smallest failing problem ----------------------------
-def test_shrinks_to_the_shallowest_failing_depth_and_minimal_width() -> None:
+# The shrink's cost grows with the first failing tree (depth 5 of 2..6, 31 nodes): the inner
+# loop starts it from depth 4 of 2..4 (15 nodes, a third of the CPU), CI from the full range.
+@pytest.mark.parametrize(
+    "deepest", [4, pytest.param(6, marks=pytest.mark.e2e)], ids=["depth-2-4", "depth-2-6"]
+)
+def test_shrinks_to_the_shallowest_failing_depth_and_minimal_width(deepest: int) -> None:
     # A "model" that fails whenever the DAG has depth >= 3.
     found = find(
-        arithmetic_problems(depth=st.integers(2, 6), width=st.integers(2, 4)),
+        arithmetic_problems(depth=st.integers(2, deepest), width=st.integers(2, 4)),
         lambda item: depth_of(item) >= 3,
         settings=SHRINK,
     )
@@ -118,9 +123,12 @@ STRATEGIES = [
 ]
 
 
+# 10 examples a strategy in the inner loop (an example draws a whole problem through
+# Hypothesis, ~20 ms); the 60 of the sweep in CI.
+@pytest.mark.parametrize("examples", [10, pytest.param(60, marks=pytest.mark.e2e)])
 @pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: repr(s)[:40])
-def test_strategy_items_are_correct(strategy: st.SearchStrategy[Item]) -> None:
-    @settings(max_examples=60, suppress_health_check=list(HealthCheck))
+def test_strategy_items_are_correct(strategy: st.SearchStrategy[Item], examples: int) -> None:
+    @settings(max_examples=examples, suppress_health_check=list(HealthCheck))
     @given(strategy)
     def check(item: Item) -> None:
         task = get_task(item.task)
@@ -131,7 +139,10 @@ def test_strategy_items_are_correct(strategy: st.SearchStrategy[Item]) -> None:
 
 
 def test_strategy_items_match_the_suite_item_shape() -> None:
-    item = find(problems("dyval.arithmetic", level="D2"), lambda i: True, settings=SHRINK)
+    # Any one drawn item has the shape; shrinking an always-true condition only spends CPU
+    # (about a second) searching for an item that has no more to show.
+    first = settings(SHRINK, phases=[Phase.generate])
+    item = find(problems("dyval.arithmetic", level="D2"), lambda i: True, settings=first)
     suite = get_task("dyval.arithmetic").make_item("D2", 1, 0)
     assert set(item.to_dict()) == set(suite.to_dict())
     assert item.params.keys() == suite.params.keys()
@@ -181,7 +192,10 @@ def synthetic(frontier: int, good: float = 0.95, bad: float = 0.1) -> Any:
     return answer
 
 
-@pytest.mark.parametrize("seed", range(5))
+# One search in the inner loop (~70 items drawn, up to depth 10); CI searches four more seeds.
+@pytest.mark.parametrize(
+    "seed", [0, *(pytest.param(s, marks=pytest.mark.e2e) for s in range(1, 5))]
+)
 def test_frontier_finds_a_known_drop(seed: int) -> None:
     result = find_frontier("dyval.arithmetic", "depth", 2, 10, synthetic(4), target=0.5, seed=seed)
     assert result.value in (4, 5)
@@ -190,10 +204,14 @@ def test_frontier_finds_a_known_drop(seed: int) -> None:
     assert [p.value for p in result.probes][:2] == [2, 10]
 
 
-def test_frontier_below_and_beyond_the_range() -> None:
+# A balanced reachability item of 5 nodes takes ~0.15 s to draw (few graphs that small have a
+# pair both reachable and not), one of D1's own 7 nodes ~0.01 s: the inner loop searches from
+# 7, CI from 5 as well.
+@pytest.mark.parametrize("fewest", [7, pytest.param(5, marks=pytest.mark.e2e)])
+def test_frontier_below_and_beyond_the_range(fewest: int) -> None:
     below = find_frontier("dyval.arithmetic", "depth", 2, 6, lambda _i: False)
     assert below.value is None and len(below.probes) == 1
-    beyond = find_frontier("dyval.reachability", "nodes", 5, 30, lambda _i: True)
+    beyond = find_frontier("dyval.reachability", "nodes", fewest, 30, lambda _i: True)
     assert beyond.value == 30 and beyond.beyond
     assert "or more" in beyond.summary()
 

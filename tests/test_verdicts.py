@@ -10,7 +10,6 @@ import math
 import random
 import tempfile
 from collections.abc import Iterator, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +44,24 @@ tasks:
 """
 
 
-@cache
+_BASES: dict[str, tuple[tuple[Any, ...], ...]] = {}
+
+
 def _suite_rows_base(folder: str) -> tuple[tuple[Any, ...], ...]:
-    """(address fields, prompt hash) of every sample of SUITE (items built once)."""
-    spec = load_suite(Path(folder) / "prop.yaml", display="prop.yaml")
-    out = []
-    for a in addresses(spec):
-        item = a.make_item()
-        out.append(
-            (a.sample_id, a.entry.id, a.entry.task, a.level.level, a.seed, item.prompt_sha256)
-        )
-    return tuple(out)
+    """(address fields, prompt hash) of every sample of the folder's prop.yaml, the items
+    built once per suite text: the rows do not depend on the folder (each Hypothesis example
+    has a folder of its own)."""
+    path = Path(folder) / "prop.yaml"
+    text = path.read_text()
+    if text not in _BASES:
+        out = []
+        for a in addresses(load_suite(path, display="prop.yaml")):
+            item = a.make_item()
+            out.append(
+                (a.sample_id, a.entry.id, a.entry.task, a.level.level, a.seed, item.prompt_sha256)
+            )
+        _BASES[text] = tuple(out)
+    return _BASES[text]
 
 
 def _row(base: tuple[Any, ...], model: str, verdict: bool | None) -> dict[str, Any]:
@@ -165,7 +171,6 @@ def test_a_merge_without_a_shard_leaves_the_holm_family_undecided(
     suite_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (suite_dir / "prop.yaml").write_text(SUITE.replace("samples: 6", "samples: 8"))
-    _suite_rows_base.cache_clear()
     rows = _holm_rows(str(suite_dir))
     boolean_d1 = [r for r in rows if r["item_id"].startswith("dyval.boolean_logic[D1")]
     _write(suite_dir / "shard1.jsonl", boolean_d1)
@@ -180,7 +185,6 @@ def test_a_merge_without_a_shard_leaves_the_holm_family_undecided(
     assert "Holm's correction spans the 3 compared level(s) of cand, and 2 of them are not whole" in out
     assert "vs-baseline] FAILED" not in out and "REGRESSION" not in out
     assert "D1-gate-cand] FAILED" in out and code == 1  # its own level is whole: decided
-    _suite_rows_base.cache_clear()
 
 
 def _live(
@@ -260,7 +264,6 @@ def test_merged_verdicts_are_the_live_ones_or_not_decided(
         except ReasoningError as exc:  # every baseline shard lost: refused, nothing decided
             assert "--llm-baseline: 'base' has no rows" in str(exc)
             return
-    _suite_rows_base.cache_clear()
     verdicts = {v.nodeid: v for v in merged.verdicts if v.kind != "infrastructure"}
     assert set(verdicts) <= set(live) | {"reasoning::infrastructure"}
     for nodeid, v in verdicts.items():

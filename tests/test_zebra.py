@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import export_digests, inner_and_sweep
@@ -97,14 +97,7 @@ def _gold(item: Item) -> list[dict[str, str]]:
 
 
 # -- guarantees ------------------------------------------------------------------------------
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.integers(2, 4).flatmap(lambda n: st.tuples(st.just(n), st.integers(2, 4 if n < 4 else 3))),
-    _weights(),
-    st.integers(0, 10**6),
-    st.integers(0, 40),
-)
-def test_small_puzzles_have_exactly_the_gold_solution_by_brute_force(
+def _small_puzzles_have_exactly_the_gold_solution_by_brute_force(
     size: tuple[int, int], weights: dict[str, float], seed: int, index: int
 ) -> None:
     level = f"{size[0]}x{size[1]}"
@@ -121,6 +114,19 @@ def test_small_puzzles_have_exactly_the_gold_solution_by_brute_force(
         assert weights.get(c["kind"], 1) > 0
 
 
+(
+    test_small_puzzles_have_exactly_the_gold_solution_by_brute_force,
+    test_small_puzzles_have_exactly_the_gold_solution_by_brute_force_sweep,
+) = inner_and_sweep(
+    _small_puzzles_have_exactly_the_gold_solution_by_brute_force,
+    40,
+    150,
+    st.integers(2, 4).flatmap(lambda n: st.tuples(st.just(n), st.integers(2, 4 if n < 4 else 3))),
+    _weights(),
+    st.integers(0, 10**6),
+    st.integers(0, 40),
+)
+
 SYMMETRIC = {"same_house", "side_by_side", "one_between", "two_between"}
 
 
@@ -132,14 +138,21 @@ def test_bigger_puzzles_are_unique_by_the_reference_solver(level: str) -> None:
         assert solver.count_solutions(puzzle) == [_gold(item)]
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.sampled_from(["2x3", "3x3", "4x3", "3x4"]), st.integers(0, 10**6))
-def test_kept_clues_are_minimal(level: str, seed: int) -> None:
+def _kept_clues_are_minimal(level: str, seed: int) -> None:
     item = ZEBRA.make_item(level, seed, 0)
     clues = item.problem["clues"]
     for i in range(len(clues)):
         fewer = {**item.problem, "clues": clues[:i] + clues[i + 1 :]}
         assert len(brute_force(fewer)) == 2, f"clue {i + 1} is redundant"
+
+
+test_kept_clues_are_minimal, test_kept_clues_are_minimal_sweep = inner_and_sweep(
+    _kept_clues_are_minimal,
+    15,
+    40,
+    st.sampled_from(["2x3", "3x3", "4x3", "3x4"]),
+    st.integers(0, 10**6),
+)
 
 
 def _naive(check: Uniqueness, order: Sequence[int], min_clues: int) -> list[int]:
@@ -154,9 +167,7 @@ def _naive(check: Uniqueness, order: Sequence[int], min_clues: int) -> list[int]
     return sorted(kept)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(2, 5), st.integers(2, 4), st.integers(0, 10**6), st.integers(0, 30))
-def test_fast_reduction_equals_the_one_at_a_time_algorithm(
+def _fast_reduction_equals_the_one_at_a_time_algorithm(
     n: int, m: int, seed: int, min_clues: int
 ) -> None:
     rng = random.Random(seed)
@@ -171,6 +182,20 @@ def test_fast_reduction_equals_the_one_at_a_time_algorithm(
     rng.shuffle(order)
     check = Uniqueness(grid, pool)
     assert sorted(reduce_clues(check, order, min_clues)) == _naive(check, order, min_clues)
+
+
+(
+    test_fast_reduction_equals_the_one_at_a_time_algorithm,
+    test_fast_reduction_equals_the_one_at_a_time_algorithm_sweep,
+) = inner_and_sweep(
+    _fast_reduction_equals_the_one_at_a_time_algorithm,
+    20,
+    60,
+    st.integers(2, 5),
+    st.integers(2, 4),
+    st.integers(0, 10**6),
+    st.integers(0, 30),
+)
 
 
 def test_min_and_max_clues() -> None:
