@@ -265,6 +265,41 @@ def test_a_full_disk_stops_the_run_in_one_line_and_keeps_what_was_saved(
     assert len(rows) == 120 and all(r["correct"] is True for r in rows)
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.e2e
+def test_a_cache_full_before_the_first_report_still_prints_the_summary(
+    pytester: pytest.Pytester, tmp_path: Path, workers: str
+) -> None:
+    """Prefetched answers fill the cache before the first sample reports (stop 37's CI, where
+    the stop came with the first report and the summary was left out): the level that report
+    belongs to is still counted, the summary says the run was interrupted and names the level
+    as cut short by the stop, not as a selection."""
+    import subprocess
+    import sys
+
+    from pytest_reasoning.gates import read_results
+
+    pytester.makefile(".yaml", k=KILL_SUITE)
+    res, cache = tmp_path / "r.jsonl", tmp_path / "cache"
+    with FakeOpenAIServer() as server:
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "k.yaml",
+               "--llm", "openai/oracle", "--llm-api-base", server.url, "-n", workers,
+               "--reasoning-cache", str(cache), f"--reasoning-results={res}"]  # fmt: skip
+        # Room for the cache's first pages and an answer or two, no more.
+        done = subprocess.run(cmd, cwd=pytester.path, capture_output=True, text=True,
+                              preexec_fn=_limited(40_000))  # fmt: skip
+    out = done.stdout
+    assert done.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
+    assert "Traceback" not in out + done.stderr
+    assert "INTERRUPTED: gates not decided" in out, out[-3000:]
+    rows = len(list(read_results(res)))
+    assert rows >= 1 and f"{rows} answers recorded" in out
+    assert (
+        "level(s) were cut short by the stop, their gates not decided: dyval.arithmetic D1 (" in out
+    )
+    assert "a selection" not in out
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]

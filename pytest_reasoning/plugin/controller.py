@@ -139,14 +139,24 @@ class Controller:
             return
         spec = GateSpec.from_dict(data["gate"])
         outcome = Outcome.from_dict(data)
+        # Planned first, so that a stop on this very report still names its level as not
+        # decided (a worker's prefetched answers can fill its cache before its first report).
+        self.ledger.plan(
+            outcome.model,
+            spec,
+            outcome.task,
+            int(data.get("level_size") or 0),
+            gate_id=data.get("gate_id"),
+            comparison_id=data.get("comparison_id"),
+            repeats=int(data.get("repeats") or 1),
+            family=int(data.get("family") or 1),
+        )
         try:  # the row first: a paid answer is on disk before anything else can fail
             self.store.add(outcome)
         except StorageFailed as exc:
             _stop_for_storage(
                 f"{exc} (the rows before are intact: free space or fix the path, then rerun)"
             )
-        if data.get("storage_error"):
-            _stop_for_storage(str(data["storage_error"]))
         for kind, text in (data.get("notices") or {}).items():
             self._notice(str(kind), str(text))
         if data.get("repeated_problem"):
@@ -169,16 +179,6 @@ class Controller:
         gate = data.get("gate_id")
         if gate:
             self.gate_samples.setdefault(gate, []).append(report.nodeid)
-        self.ledger.plan(
-            outcome.model,
-            spec,
-            outcome.task,
-            int(data.get("level_size") or 0),
-            gate_id=gate,
-            comparison_id=data.get("comparison_id"),
-            repeats=int(data.get("repeats") or 1),
-            family=int(data.get("family") or 1),
-        )
         decided, stopped = self.ledger.add(outcome, spec, data.get("position"))
         self.ready += decided
         for model, where in self.ledger.settled():  # the rest of the level is not needed
@@ -189,6 +189,8 @@ class Controller:
                 red=True,
                 bold=True,
             )
+        if data.get("storage_error"):  # the worker's cache failed; this row is kept and counted
+            _stop_for_storage(str(data["storage_error"]))
 
     def _notice(self, kind: str, text: str) -> None:
         """A worker's notice (the shared cache lost mid-run): printed once per kind, at once."""
@@ -280,7 +282,7 @@ class Controller:
         """The terminal summary: prepared lines, then the published outputs (report,
         robustness, step summary), then the closing lines."""
         ledger, store = self.ledger, self.store
-        if not ledger.levels:
+        if not ledger.levels and not ledger.partial():
             return
         run = RunSummary(
             levels=list(ledger.levels.values()),

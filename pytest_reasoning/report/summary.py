@@ -136,6 +136,8 @@ def summary_lines(run: RunSummary) -> list[Line]:
             if run.merged
             else ("were cut short by the budget", "rerun with a larger --reasoning-budget")
             if run.budget_reached
+            else ("were cut short by the stop", "rerun the same command")
+            if run.interrupted or run.stopped
             else ("were cut short: calls stopped after an error", "fix the cause above and "
                   "rerun (answers already paid for come from the cache)")
             if run.not_asked
