@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .core import Item, level_key
-from .errors import InvalidArgument, InvalidDataset, UnknownTask, clip
+from .errors import InvalidArgument, InvalidDataset, UnknownTask, clip, quote
 from .files import BadJSON, InputRefused, loads_bounded, open_input
 from .registry import get_task
 from .tasks.base import Task
@@ -152,7 +152,8 @@ def item_from_row(row: Any, *, path: str = "<items>", line: int = 1) -> Item:
             raise bad(key, "missing")
     item_id = row["id"]
     if not isinstance(item_id, str) or not item_id.strip() or "\n" in item_id:
-        raise bad("id", f"expected a non-empty one-line string, got {_type(item_id)} {item_id!r}")
+        got = f"{_type(item_id)} {quote(item_id)}"
+        raise bad("id", f"expected a non-empty one-line string, got {got}")
     if not isinstance(row["task"], str):
         raise bad("task", f"expected a task id, got {_type(row['task'])}")
     try:
@@ -163,7 +164,7 @@ def item_from_row(row: Any, *, path: str = "<items>", line: int = 1) -> Item:
     if isinstance(level, int) and not isinstance(level, bool):
         level = str(level)
     if not isinstance(level, str) or not _LEVEL.match(level):
-        raise bad("level", f"expected letters, digits or . _ : + -, got {level!r}")
+        raise bad("level", f"expected letters, digits or . _ : + -, got {quote(level)}")
     prompt = row["prompt"]
     if not isinstance(prompt, str) or not prompt.strip():
         raise bad("prompt", f"expected a non-empty string, got {_type(prompt)}")
@@ -171,7 +172,7 @@ def item_from_row(row: Any, *, path: str = "<items>", line: int = 1) -> Item:
     for key, default in (("seed", 0), ("index", line - 1)):
         value = row.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise bad(key, f"expected an integer, got {_type(value)} {value!r}")
+            raise bad(key, f"expected an integer, got {_type(value)} {quote(value)}")
         ints[key] = value
     mappings = {}
     for key in ("problem", "params"):
@@ -218,7 +219,7 @@ def _check_gold(task: Task, item: Item, bad: Any) -> None:
             "problem", f"{task.id}'s scorer cannot read this item: {type(exc).__name__}: {exc}"
         ) from None
     if not score.correct:
-        said = f" (it read {score.extracted!r}" + (
+        said = f" (it read {quote(score.extracted)}" + (
             f", {score.failure_mode})" if score.failure_mode else ")"
         )
         raise bad(
@@ -260,7 +261,7 @@ def read_dataset(path: str | Path, *, display: str | None = None) -> Dataset:
                 item = item_from_row(row, path=shown, line=n)
                 if item.id in first_line:
                     raise InvalidDataset(
-                        shown, n, "id", f"duplicate id {item.id!r} (first on line "
+                        shown, n, "id", f"duplicate id {quote(item.id)} (first on line "
                         f"{first_line[item.id]})",
                     )  # fmt: skip
                 first_line[item.id] = n

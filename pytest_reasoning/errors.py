@@ -18,6 +18,7 @@ __all__ = [
     "clip",
     "did_you_mean",
     "duration",
+    "quote",
 ]
 
 MAX_QUOTE = 200  # characters of a user's value an error message quotes
@@ -29,6 +30,12 @@ def clip(text: str, limit: int = MAX_QUOTE) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
+def quote(value: object, limit: int = MAX_QUOTE) -> str:
+    """A user's value as an error message quotes it: its repr, clipped (a fuzzed 5,000-digit
+    style once made a 5,105-character "one line")."""
+    return clip(repr(value), limit)
 
 
 def duration(seconds: float) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from .config import EntrySpec, LevelSpec, addresses, is_suite_file, load_suite
 from .core import Outcome
-from .errors import ReasoningError
+from .errors import ReasoningError, quote
 from .gates import GateSpec, InvalidResults, Ledger, load_results
 from .gates.rows import row_key
 from .gates.verdicts import (
@@ -195,7 +195,7 @@ def merge(
         for n in mine:
             if n in claimed and claimed[n] != path:
                 raise ReasoningError(
-                    f"results rows name the suite {n!r}, which matches both {claimed[n]} and "
+                    f"results rows name the suite {quote(n)}, which matches both {claimed[n]} and "
                     f"{path}: give one of them"
                 )
             claimed[n] = path
@@ -323,7 +323,7 @@ def _decide(
     models = sorted({str(r["model"]) for r in rows})
     if baseline is not None and baseline not in models:
         raise ReasoningError(
-            f"--llm-baseline: {baseline!r} has no rows for these suites; the files hold "
+            f"--llm-baseline: {quote(baseline)} has no rows for these suites; the files hold "
             + (", ".join(models) or "no matching rows")
         )
     ledger = Ledger(hint=MISSING_HINT, baseline=baseline, max_errors=max_errors)

@@ -16,7 +16,7 @@ from functools import cache
 from importlib.metadata import EntryPoint
 from typing import Any
 
-from .errors import ReasoningError, UnknownTask, did_you_mean
+from .errors import ReasoningError, UnknownTask, did_you_mean, quote
 from .tasks.base import Task
 
 __all__ = [
@@ -95,7 +95,7 @@ def get_task(task_id: str) -> Task:
         return _tasks()[task_id]
     except KeyError:
         raise UnknownTask(
-            f"unknown task {task_id!r}{did_you_mean(task_id, task_ids())}; expected one of "
+            f"unknown task {quote(task_id)}{did_you_mean(task_id, task_ids())}; expected one of "
             + expected_tasks()
         ) from None
 

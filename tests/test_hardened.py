@@ -683,6 +683,23 @@ def _fuzzed_dataset_files_load_or_fail_in_one_line(fuzz_dir: Path, lines: list[s
 )
 
 
+@pytest.mark.parametrize("field", _FIELDS)
+def test_a_huge_value_in_any_field_of_a_dataset_row_is_quoted_clipped(
+    tmp_path: Path, field: str
+) -> None:
+    """Found by the fuzzer above: a 5,000-digit ``style`` was quoted whole, one line of 5,105
+    characters. Every field, each a huge string and a huge number, gives a bounded line (or
+    loads, where the field is free text)."""
+    path = tmp_path / "d.jsonl"
+    for huge in ("9" * 5000, int("9" * 4000)):
+        path.write_text(json.dumps({**_rows(1)[0], field: huge}) + "\n")
+        try:
+            read_dataset(path, display="d.jsonl")
+        except InvalidDataset as exc:
+            (line,) = str(exc).splitlines()
+            assert line.startswith("d.jsonl:1: ") and len(line) <= 2000, (field, len(line))
+
+
 def _fuzzed_cache_values_are_an_answer_or_a_miss(fuzz_dir: Path, value: str) -> None:
     """Whatever a cache row holds, reading it gives a valid reply or a miss (named once):
     never an exception, never a reply a run cannot use."""

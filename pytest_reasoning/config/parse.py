@@ -19,6 +19,7 @@ from ..errors import (
     UnknownTask,
     clip,
     did_you_mean,
+    quote,
 )
 from ..gates import METRICS, GateRule
 from ..registry import get_task
@@ -306,7 +307,7 @@ def parse_suite(
                 if spec.id in seen:
                     raise InvalidSuite(
                         path, f"{where}.id",
-                        f"duplicate id {spec.id!r}; give repeated tasks distinct 'id's",
+                        f"duplicate id {quote(spec.id)}; give repeated tasks distinct 'id's",
                     )  # fmt: skip
                 seen.add(spec.id)
                 entries.append(spec)
@@ -357,7 +358,7 @@ def _entry(
         problems.add(path, f"{where}.id", "expected letters, digits, '.', '_' or '-'")
     elif eid in seen:
         problems.add(
-            path, f"{where}.id", f"duplicate id {eid!r}; give repeated tasks distinct 'id's"
+            path, f"{where}.id", f"duplicate id {quote(eid)}; give repeated tasks distinct 'id's"
         )
     else:
         seen.add(eid)
@@ -548,7 +549,7 @@ def _dataset_entry(
         lv = str(lv)
         if lv not in available:
             raise InvalidSuite(
-                path, lwhere, f"{raw} has no {task_id} items at level {lv!r}; it has "
+                path, lwhere, f"{raw} has no {task_id} items at level {quote(lv)}; it has "
                 + ", ".join(available),
             )  # fmt: skip
         lset, lcap = settings, cap
@@ -601,7 +602,7 @@ def _entry_ids(
             item = replace(item, id=f"{eid}[{inner}]")
         if item.id in seen:
             raise InvalidSuite(
-                path, f"{where}.id", f"two items of {raw} run as {item.id!r}; keep the file's "
+                path, f"{where}.id", f"two items of {raw} run as {quote(item.id)}; keep the file's "
                 "ids (no 'id') or make them distinct",
             )  # fmt: skip
         seen.add(item.id)

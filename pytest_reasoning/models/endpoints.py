@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidArgument, ReasoningError
+from ..errors import InvalidArgument, ReasoningError, quote
 from ..files import InputRefused, read_text_input
 from .base import normalise_api_base, register_secret_env
 from .kinds import RESERVED
@@ -205,9 +205,9 @@ def entry_name(raw: Any, where: str, expected: str) -> str:
         )
     name = raw.get("model_name")
     if not isinstance(name, str) or not name.strip() or not _NAME.match(name):
-        raise _fail(f"{where}.model_name", f"expected {expected}, got {name!r}")
+        raise _fail(f"{where}.model_name", f"expected {expected}, got {quote(name)}")
     if name in RESERVED:
-        raise _fail(f"{where}.model_name", f"{name!r} names a built-in model; choose another")
+        raise _fail(f"{where}.model_name", f"{quote(name)} names a built-in model; choose another")
     return name
 
 
@@ -216,7 +216,7 @@ def _entry(raw: Any, where: str, seen: set[str]) -> ModelSpec:
     if name in seen:
         raise _fail(
             f"{where}.model_name",
-            f"duplicate {name!r} (load balancing is not supported: give each a distinct name)",
+            f"duplicate {quote(name)} (load balancing is not supported: give each a distinct name)",
         )
     seen.add(name)
     lp = raw.get("litellm_params")
@@ -258,15 +258,15 @@ def _entry(raw: Any, where: str, seen: set[str]) -> ModelSpec:
                     raise _fail(at, f"environment variable {env} is not set")
                 value = resolved
             if not isinstance(value, str) or not value.startswith(("http://", "https://")):
-                raise _fail(at, f"expected an http(s) URL, got {value!r}")
+                raise _fail(at, f"expected an http(s) URL, got {quote(value)}")
             api_base = value
         elif key == "timeout":
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise _fail(at, f"expected a positive number of seconds, got {value!r}")
+                raise _fail(at, f"expected a positive number of seconds, got {quote(value)}")
             timeout = float(value)
         elif key == "max_parallel_requests":
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise _fail(at, f"expected an integer >= 1, got {value!r}")
+                raise _fail(at, f"expected an integer >= 1, got {quote(value)}")
             parallel = value
         elif env is not None:
             if not env:

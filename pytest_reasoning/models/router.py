@@ -38,7 +38,7 @@ from types import ModuleType
 from typing import Any
 
 from ..core import canonical_json, sha256_text
-from ..errors import InvalidArgument, ReasoningError
+from ..errors import InvalidArgument, ReasoningError, quote
 from .base import ChatRequest, register_secret_env
 from .endpoints import (
     _REFUSED,
@@ -223,13 +223,13 @@ def _deployment(raw: Any, where: str) -> dict[str, Any]:
         if key in ("rpm", "tpm", "max_parallel_requests") and (
             isinstance(value, bool) or not isinstance(value, int) or value < 1
         ):
-            raise _fail(at, f"expected an integer >= 1, got {value!r}")
+            raise _fail(at, f"expected an integer >= 1, got {quote(value)}")
         if (
             key == "api_base"
             and env is None
             and (not isinstance(value, str) or not value.startswith(("http://", "https://")))
         ):
-            raise _fail(at, f"expected an http(s) URL, got {value!r}")
+            raise _fail(at, f"expected an http(s) URL, got {quote(value)}")
     info = raw.get("model_info", {})
     if not isinstance(info, dict):
         raise _fail(f"{where}.model_info", "expected a mapping")
@@ -263,7 +263,7 @@ def _shared_params(deployments: list[dict[str, Any]], where: str) -> dict[str, A
             )
             raise _fail(
                 where,
-                f"the deployments of model group {d['model_name']!r} differ in {differ[0]!r}: "
+                f"the deployments of model group {quote(d['model_name'])} differ in {differ[0]!r}: "
                 "deployments of one group must answer alike (give the other a group of its own)",
             )
     return first or {}
@@ -305,7 +305,7 @@ def _settings(raw: Any, path: str, groups: set[str]) -> tuple[dict[str, Any], di
             if value == "least-busy":
                 raise _fail(path, LEAST_BUSY)
             if value not in STRATEGIES:
-                raise _fail(at, f"expected one of {', '.join(STRATEGIES)}, got {value!r}")
+                raise _fail(at, f"expected one of {', '.join(STRATEGIES)}, got {quote(value)}")
         if key in ("fallbacks", "context_window_fallbacks", "content_policy_fallbacks"):
             _check_fallbacks(value, at, groups)
         settings[key] = value
@@ -317,12 +317,12 @@ def _check_fallbacks(value: Any, at: str, groups: set[str]) -> None:
         raise _fail(at, "expected a list of {GROUP: [FALLBACK, ...]}")
     for entry in value:
         if not isinstance(entry, dict) or len(entry) != 1:
-            raise _fail(at, f"expected {{GROUP: [FALLBACK, ...]}}, got {entry!r}")
+            raise _fail(at, f"expected {{GROUP: [FALLBACK, ...]}}, got {quote(entry)}")
         ((source, targets),) = entry.items()
         names = [source, *(targets if isinstance(targets, list) else [targets])]
         for name in names:
             if name not in groups:
-                raise _fail(at, f"{name!r} is not a model group of this file")
+                raise _fail(at, f"{quote(name)} is not a model group of this file")
 
 
 def parse_router_config(data: Any, path: str) -> dict[str, RouterGroup]:

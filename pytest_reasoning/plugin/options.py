@@ -314,8 +314,10 @@ def _typed(config: pytest.Config, dest: str) -> Any:
         try:
             value = convert(value)
         except ValueError:
+            from ..errors import quote
+
             raise pytest.UsageError(
-                f"ini option {dest}: expected {convert.__name__}, got {value!r}"
+                f"ini option {dest}: expected {convert.__name__}, got {quote(value)}"
             ) from None
     if o.minimum is not None and value < o.minimum:
         raise pytest.UsageError(f"{o.flag}: must be >= {o.minimum:g}, got {value}")

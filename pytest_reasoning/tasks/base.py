@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..core import Item, Score, canonical_json
-from ..errors import InvalidArgument, UnknownLevel, did_you_mean
+from ..errors import InvalidArgument, UnknownLevel, did_you_mean, quote
 from ..rng import Chooser, SeededChooser, derive_seed
 
 __all__ = [
@@ -64,9 +64,11 @@ class Knob:
         if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
         if ok and self.kind is float and not math.isfinite(value):
-            raise InvalidArgument(f"knob '{self.name}': expected a finite number, got {value!r}")
+            raise InvalidArgument(
+                f"knob '{self.name}': expected a finite number, got {quote(value)}"
+            )
         if not ok:
-            raise InvalidArgument(f"knob '{self.name}': expected {expected}, got {value!r}")
+            raise InvalidArgument(f"knob '{self.name}': expected {expected}, got {quote(value)}")
         if self.kind is dict:
             return self._check_mapping(value)
         if self.kind is list:
@@ -75,7 +77,7 @@ class Knob:
             for v in value:
                 if self.choices is not None and v not in self.choices:
                     raise InvalidArgument(
-                        f"knob '{self.name}': unknown value {v!r}; expected any of "
+                        f"knob '{self.name}': unknown value {quote(v)}; expected any of "
                         + ", ".join(map(str, self.choices))
                     )
             return list(value)
@@ -83,7 +85,7 @@ class Knob:
             raise InvalidArgument(
                 f"knob '{self.name}': expected one of "
                 + ", ".join(map(str, self.choices))
-                + f", got {value!r}{did_you_mean(value, self.choices)}"
+                + f", got {quote(value)}{did_you_mean(value, self.choices)}"
             )
         if self.minimum is not None and value < self.minimum:
             raise InvalidArgument(f"knob '{self.name}': must be >= {self.minimum:g}, got {value}")
@@ -99,12 +101,12 @@ class Knob:
         for k, v in value.items():
             if self.choices is not None and k not in self.choices:
                 raise InvalidArgument(
-                    f"knob '{self.name}': unknown key {k!r}; expected any of "
+                    f"knob '{self.name}': unknown key {quote(k)}; expected any of "
                     + ", ".join(map(str, self.choices))
                 )
             if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
                 raise InvalidArgument(
-                    f"knob '{self.name}.{k}': expected a finite number, got {v!r}"
+                    f"knob '{self.name}.{k}': expected a finite number, got {quote(v)}"
                 )
             if self.minimum is not None and v < self.minimum:
                 raise InvalidArgument(
@@ -170,7 +172,7 @@ class Task(ABC):
     def check_level(self, level: str) -> None:
         if level not in self.levels:
             raise UnknownLevel(
-                f"unknown level {level!r} for {self.id}{did_you_mean(level, self.levels)}; "
+                f"unknown level {quote(level)} for {self.id}{did_you_mean(level, self.levels)}; "
                 f"expected one of {', '.join(self.levels)}"
             )
 
@@ -193,7 +195,7 @@ class Task(ABC):
         (suites check every knob this way, so all their mistakes are reported at once)."""
         if name not in self.knobs:
             raise InvalidArgument(
-                f"unknown knob {name!r} for {self.id}{did_you_mean(name, self.knobs)}; "
+                f"unknown knob {quote(name)} for {self.id}{did_you_mean(name, self.knobs)}; "
                 "expected one of " + ", ".join(sorted(self.knobs))
             )
         return self.knobs[name].check(value)
@@ -209,7 +211,7 @@ class Task(ABC):
     def check_style(self, style: str) -> None:
         if style not in self.styles and style not in self.style_aliases:
             raise InvalidArgument(
-                f"style {style!r} is not offered by {self.id}"
+                f"style {quote(style)} is not offered by {self.id}"
                 f"{did_you_mean(style, [*self.styles, *self.style_aliases])}; expected one of "
                 + ", ".join(self.styles)
             )
@@ -669,7 +671,8 @@ def _drawing_for(split: str, repeats: Repeats | None = None) -> Iterator[_State]
 def check_split(split: str) -> None:
     if split not in SPLITS:
         raise InvalidArgument(
-            f"split {split!r}: expected one of {', '.join(SPLITS)}{did_you_mean(split, SPLITS)}"
+            f"split {quote(split)}: expected one of {', '.join(SPLITS)}"
+            + did_you_mean(split, SPLITS)
         )
 
 
