@@ -30,11 +30,9 @@ from pytest_reasoning.testing.server import FakeOpenAIServer
 # plugin modules it imports.
 PLAIN = "--assert=plain"
 
-# Hypothesis's default 200 ms deadline per example is a wall-clock assert: on a loaded CI
-# machine (two xdist workers beside subprocess runs) a slow example fails the test as
-# "DeadlineExceeded" or "Unreliable test timings". Speed is measured in benchmarks/.
-settings.register_profile("pytest-reasoning", deadline=None)
-settings.load_profile("pytest-reasoning")
+# Hypothesis's profile is the root conftest.py's: no deadline (a wall-clock assert, which
+# fails on a loaded CI machine; speed is measured in benchmarks/), derandomized on CI. This
+# file used to load a profile of its own after it, which undid CI's derandomizing.
 
 
 def inner_and_sweep(
@@ -50,6 +48,36 @@ def inner_and_sweep(
         )(given(*strategies)(body))
 
     return build(inner), pytest.mark.e2e(build(sweep))
+
+
+# The modules whose tests import LiteLLM (about 5 s of CPU per process), scikit-learn and
+# SciPy (2 s), reasoning-gym (1.8 s) or matplotlib (0.9 s); no other module's inner tests do
+# (checked with an import audit hook, one module per process).
+HEAVY_IMPORTS = frozenset(
+    f"test_{name}.py"
+    for name in ("audit", "batch", "datasets", "frontier_models", "gym", "hardened", "hostile",
+                 "narrate", "redis", "registry", "report", "report_viewer", "robustness",
+                 "router", "verdicts")
+)  # fmt: skip
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """The inner loop (``-n N -m "not e2e"``): the inner tests of HEAVY_IMPORTS are one unit
+    of work, so one worker pays those imports and the others never do (about 9 s of CPU less
+    with -n 2); every other test is a unit of its own, as under ``--dist load``. Not for CI's
+    whole run, where that unit would hold the long e2e tests of those modules too. (xdist's
+    own ``loadgroup`` cannot do this with pytest 9: it renames items through ``_nodeid``,
+    which pytest 9 no longer reads.)"""
+    if config.option.dist != "load" or "not e2e" not in (config.option.markexpr or ""):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class HeavyImportsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.partition("::")[0]
+            return "heavy-imports" if path.rpartition("/")[2] in HEAVY_IMPORTS else nodeid
+
+    return HeavyImportsTogether(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
