@@ -61,6 +61,7 @@ HEAVY_IMPORTS = frozenset(
 )  # fmt: skip
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: -p no:xdist runs without it
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """The inner loop (``-n N -m "not e2e"``): the inner tests of HEAVY_IMPORTS are one unit
     of work, so one worker pays those imports and the others never do (about 9 s of CPU less
