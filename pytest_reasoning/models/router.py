@@ -263,7 +263,8 @@ def _shared_params(deployments: list[dict[str, Any]], where: str) -> dict[str, A
             )
             raise _fail(
                 where,
-                f"the deployments of model group {quote(d['model_name'])} differ in {differ[0]!r}: "
+                f"the deployments of model group {quote(d['model_name'])} differ in "
+                f"{quote(differ[0])}: "
                 "deployments of one group must answer alike (give the other a group of its own)",
             )
     return first or {}
