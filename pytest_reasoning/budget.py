@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .core import Outcome
-from .errors import InvalidArgument, clip
+from .errors import InvalidArgument, quote
 
 __all__ = ["Budget", "Spend"]
 
@@ -34,7 +34,7 @@ class Budget:
                 if not sep or name.strip().lower() not in _UNITS:
                     raise InvalidArgument(
                         f"expected usd=AMOUNT and/or tokens=COUNT (e.g. usd=5,tokens=2e6), "
-                        f"got {clip(repr(part.strip()), 60)}"
+                        f"got {quote(part.strip(), 60)}"
                     )
                 try:
                     number = float(value)
@@ -42,7 +42,7 @@ class Budget:
                     number = math.nan
                 if not math.isfinite(number) or number <= 0:
                     raise InvalidArgument(
-                        f"{name.strip()}: expected a positive number, got {clip(repr(value), 40)}"
+                        f"{name.strip()}: expected a positive number, got {quote(value, 40)}"
                     )
                 limits[name.strip().lower()] = number
         return cls(limits.get("usd"), limits.get("tokens"))

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ReasoningError, clip
+from ..errors import ReasoningError, quote
 from ..files import write_output
 from .common import GATE_INTERRUPTED, GATE_USAGE, _check_writable, _error
 
@@ -127,7 +127,7 @@ def _gate(args: argparse.Namespace) -> int:
             seed, _ = resolve_seed(args.reasoning_seed)
         except ValueError:
             raise ReasoningError(
-                f"--reasoning-seed: {SEED_FORMS}, got {clip(repr(args.reasoning_seed.strip()))}"
+                f"--reasoning-seed: {SEED_FORMS}, got {quote(args.reasoning_seed.strip())}"
             ) from None
     if args.junitxml:  # before the work, not after
         _check_writable("--junitxml", os.path.dirname(os.path.abspath(args.junitxml)))

@@ -90,14 +90,9 @@ def _type_name(v: Any) -> str:
     return "null" if v is None else type(v).__name__
 
 
-def _show(v: Any) -> str:
-    """A user's value as an error quotes it: its repr, clipped."""
-    return clip(repr(v), 80)
-
-
 def _int(v: Any, where: str, path: str, *, minimum: int = 0) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
-        raise InvalidSuite(path, where, f"expected an integer, got {_type_name(v)} {_show(v)}")
+        raise InvalidSuite(path, where, f"expected an integer, got {_type_name(v)} {quote(v, 80)}")
     if v < minimum:
         raise InvalidSuite(path, where, f"expected an integer >= {minimum}, got {v}")
     return v
@@ -106,7 +101,7 @@ def _int(v: Any, where: str, path: str, *, minimum: int = 0) -> int:
 def _unit(v: Any, where: str, path: str, *, open_interval: bool = False) -> float:
     if not isinstance(v, (int, float)) or isinstance(v, bool):
         raise InvalidSuite(
-            path, where, f"expected a number in [0, 1], got {_type_name(v)} {_show(v)}"
+            path, where, f"expected a number in [0, 1], got {_type_name(v)} {quote(v, 80)}"
         )
     ok = 0 < v < 1 if open_interval else 0 <= v <= 1
     if not ok:
@@ -237,7 +232,7 @@ def _common(
                 raise InvalidSuite(
                     path,
                     f"{where}sequential",
-                    f"expected true or false, got {_show(d['sequential'])}",
+                    f"expected true or false, got {quote(d['sequential'], 80)}",
                 )
             out["sequential"] = d["sequential"]
     if "metric" in d:
@@ -246,7 +241,7 @@ def _common(
                 raise InvalidSuite(
                     path,
                     f"{where}metric",
-                    f"expected one of {', '.join(METRICS)}, got {_show(d['metric'])}"
+                    f"expected one of {', '.join(METRICS)}, got {quote(d['metric'], 80)}"
                     + did_you_mean(d["metric"], METRICS),
                 )
             out["metric"] = "accuracy" if d["metric"] == "puzzle" else d["metric"]

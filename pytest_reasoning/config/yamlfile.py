@@ -12,6 +12,7 @@ from ..errors import (
     InvalidArgument,
     InvalidSuite,
     clip,
+    quote,
 )
 from ..files import InputRefused, read_text_input
 
@@ -35,7 +36,7 @@ def parse_param(text: str) -> tuple[str, Any]:
 
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
-        raise InvalidArgument(f"expected key=value, got {clip(repr(text))}")
+        raise InvalidArgument(f"expected key=value, got {quote(text)}")
     if not raw.strip():
         return key.strip(), ""
     try:
@@ -80,7 +81,7 @@ def _loader() -> type:
                 raise yaml.constructor.ConstructorError(
                     None,
                     None,
-                    f"cannot read {clip(repr(node.value), 60) if node.id == 'scalar' else 'it'}"
+                    f"cannot read {quote(node.value, 60) if node.id == 'scalar' else 'it'}"
                     f" as {node.tag.rsplit(':', 1)[-1]} ({clip(str(exc), 100)})",
                     node.start_mark,
                 ) from None
@@ -92,7 +93,7 @@ def _loader() -> type:
             key = loader.construct_object(key_node, deep=deep)
             if key in out:
                 line = key_node.start_mark.line + 1
-                raise _DuplicateKey(f"duplicate key {clip(repr(key), 60)} at line {line}")
+                raise _DuplicateKey(f"duplicate key {quote(key, 60)} at line {line}")
             out[key] = loader.construct_object(value_node, deep=deep)
         return out
 

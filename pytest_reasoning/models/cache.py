@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..core import Reply
-from ..errors import StorageFailed, clip
+from ..errors import StorageFailed, clip, quote
 from ..files import process_gone, process_name
 from .base import MAX_RESPONSE_CHARS, ChatRequest
 
@@ -182,7 +182,7 @@ def check_stored(data: Any) -> Reply:
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**53
         ):
-            shown = clip(repr(value), 40)
+            shown = quote(value, 40)
             raise InvalidStored(f"{name}: expected a whole number >= 0, got {shown}")
     numbers: dict[str, float | None] = {}
     for name, default in (("latency_s", 0.0), ("cost_usd", None)):
@@ -193,12 +193,12 @@ def check_stored(data: Any) -> Reply:
             or not math.isfinite(value)
             or value < 0
         ):
-            shown = clip(repr(value), 40)
+            shown = quote(value, 40)
             raise InvalidStored(f"{name}: expected a finite number >= 0, got {shown}")
         numbers[name] = None if value is None else float(value)
     finish = data.get("finish_reason")
     if finish is not None and (not isinstance(finish, str) or len(finish) > 100):
-        raise InvalidStored(f"finish_reason: expected a short text, got {clip(repr(finish), 40)}")
+        raise InvalidStored(f"finish_reason: expected a short text, got {quote(finish, 40)}")
     return Reply(
         content=content,
         prompt_tokens=data.get("prompt_tokens"),
@@ -249,7 +249,7 @@ def _in(seconds: float) -> str:
 def holder_text(owner: str) -> str:
     """A claim holder as people read it: ``pid 4242 on build-7``."""
     host, pid, *_ = [*owner.split("/"), "", ""]
-    return f"pid {pid} on {host}" if pid.isdigit() else clip(repr(owner), 80)
+    return f"pid {pid} on {host}" if pid.isdigit() else quote(owner, 80)
 
 
 class StoreNotices:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ..errors import InvalidArgument, clip
+from ..errors import InvalidArgument, quote
 
 __all__ = ["NUMERIC_PARAMS", "check_api_base", "check_llm_param", "check_samples", "check_text"]
 
@@ -39,7 +39,7 @@ def check_llm_param(key: str, value: Any) -> None:
     true/false, null, or lists and mappings of those), a number where LiteLLM expects one.
     Raises InvalidArgument naming the parameter."""
     if not _PARAM_NAME.fullmatch(key):
-        raise InvalidArgument(f"{clip(repr(key), 60)} is not a parameter name")
+        raise InvalidArgument(f"{quote(key, 60)} is not a parameter name")
     problem = _not_json(value)
     if problem:
         raise InvalidArgument(f"{key}: {problem}")
@@ -49,7 +49,7 @@ def check_llm_param(key: str, value: Any) -> None:
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if not number or (integer and not isinstance(value, int)):
         kind = "an integer" if integer else "a number"
-        raise InvalidArgument(f"{key}: expected {kind}, got {clip(repr(value), 60)}")
+        raise InvalidArgument(f"{key}: expected {kind}, got {quote(value, 60)}")
 
 
 def _not_json(value: Any, depth: int = 0) -> str | None:
@@ -68,7 +68,7 @@ def _not_json(value: Any, depth: int = 0) -> str | None:
         if not all(isinstance(k, str) for k in value):
             return "mapping keys must be text"
         return next((p for v in value.values() if (p := _not_json(v, depth + 1))), None)
-    return f"{type(value).__name__} {clip(repr(value), 60)} is not a JSON value; quote it"
+    return f"{type(value).__name__} {quote(value, 60)} is not a JSON value; quote it"
 
 
 def check_api_base(url: str) -> None:
@@ -81,11 +81,11 @@ def check_api_base(url: str) -> None:
         parts = urlsplit(url.strip())
         parts.port  # noqa: B018 - parsing the port is the check
     except ValueError as exc:
-        raise pytest.UsageError(f"--llm-api-base: {clip(repr(url), 100)}: {exc}") from None
+        raise pytest.UsageError(f"--llm-api-base: {quote(url, 100)}: {exc}") from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise pytest.UsageError(
             f"--llm-api-base: expected an http(s) URL such as http://127.0.0.1:8000/v1, "
-            f"got {clip(repr(url), 100)}"
+            f"got {quote(url, 100)}"
         )
 
 

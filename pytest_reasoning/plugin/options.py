@@ -579,14 +579,14 @@ def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
     raw = _raw(config, "reasoning_seed")
     if raw is None:
         return None, None
-    from ..errors import clip
+    from ..errors import quote
     from ..rng import SEED_FORMS, resolve_seed
 
     try:
         return resolve_seed(str(raw))
     except ValueError:
         raise pytest.UsageError(
-            f"--reasoning-seed: {SEED_FORMS}, got {clip(repr(str(raw).strip()))}"
+            f"--reasoning-seed: {SEED_FORMS}, got {quote(str(raw).strip())}"
         ) from None
 
 
@@ -595,7 +595,7 @@ def _shard(config: pytest.Config) -> tuple[int, int] | None:
     raw = _raw(config, "reasoning_shard")
     if raw is None:
         return None
-    from ..errors import clip
+    from ..errors import clip, quote
 
     k, sep, n = str(raw).strip().partition("/")
     try:
@@ -604,7 +604,7 @@ def _shard(config: pytest.Config) -> tuple[int, int] | None:
         shard = None
     if not sep or shard is None or not 1 <= shard[0] <= shard[1]:
         raise pytest.UsageError(
-            f"--reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {clip(repr(raw))}"
+            f"--reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {quote(raw)}"
         )
     if shard[1] > MAX_SHARDS:
         # Each shard is a CI job; N also sizes the assignment's tables before collection.
