@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import forkrun
+
 # Imported here, before any in-process pytester run: pytester drops the modules a run imported.
 # Re-importing PyYAML beside its already-loaded C extension breaks the C loader; the others would
 # be imported again by each run (~0.3 s of CPU a run, most of it networkx, which DyVal's
@@ -24,6 +26,21 @@ import pytest_reasoning.report  # noqa: F401
 from pytest_reasoning.models.local import unavailable
 from pytest_reasoning.testing.redis_server import RedisServer, find_redis_server
 from pytest_reasoning.testing.server import FakeOpenAIServer
+
+forkrun.install()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """``fresh_process``: this test's pytester subprocess runs get fresh interpreters."""
+    forkrun.ENABLED = request.node.get_closest_marker("fresh_process") is None
+    yield
+    forkrun.ENABLED = True
+
+
+def pytest_sessionfinish() -> None:
+    forkrun.ZYG.close()
+
 
 # For in-process pytest runs of YAML suites (no assert of theirs to rewrite): rewriting would
 # cost each run ~0.15 s of CPU, listing every installed plugin's files and rewriting again the

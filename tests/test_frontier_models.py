@@ -498,6 +498,7 @@ def test_two_models_on_two_endpoints_with_a_baseline_gate(
 
 
 @pytest.mark.e2e
+@pytest.mark.fresh_process  # asserts that a warm rerun never imports litellm
 def test_repeats_give_k_cached_samples_per_item_and_pass_at_k(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:

@@ -221,6 +221,7 @@ def test_api_key_never_written(
 
 
 @pytest.mark.e2e
+@pytest.mark.fresh_process  # asserts what an unrelated run imports
 def test_unrelated_run_does_not_load_heavy_modules(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_plain="""
