@@ -167,23 +167,29 @@ while True:
 """
 
 
+class Exit(threading.Event):
+    """Set when a forked process has exited; ``code`` as ``Popen.returncode`` gives it."""
+
+    code = -9  # what a run gets if the zygote dies under it
+
+
 class Forked:
     """The parts of :class:`subprocess.Popen` that ``Pytester.run`` uses."""
 
     stdin = None
 
-    def __init__(self, server: Zygote, pid: int) -> None:
-        self._server = server
+    def __init__(self, pid: int, ended: Exit) -> None:
         self.pid = pid
+        self._exit = ended  # its own: the kernel reuses pids (pid_max is 32768 here)
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
-        if self.returncode is None and self._server.done[self.pid].is_set():
-            self.returncode = self._server.codes.pop(self.pid)
+        if self.returncode is None and self._exit.is_set():
+            self.returncode = self._exit.code
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        if not self._server.done[self.pid].wait(timeout):
+        if not self._exit.wait(timeout):
             raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
         code = self.poll()
         assert code is not None
@@ -212,9 +218,8 @@ class Zygote:
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
         self.lock = threading.Lock()
-        self.started: queue.Queue[int] = queue.Queue()
-        self.done: dict[int, threading.Event] = {}
-        self.codes: dict[int, int] = {}
+        self.started: queue.Queue[tuple[int, Exit]] = queue.Queue()
+        self.running: dict[int, Exit] = {}
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self.proc is None:
@@ -232,16 +237,15 @@ class Zygote:
         assert proc.stdout is not None
         for line in proc.stdout:
             msg = json.loads(line)
-            if "started" in msg:
-                self.done.setdefault(msg["started"], threading.Event())
-                self.started.put(msg["started"])
+            if "started" in msg:  # the zygote reports a pid's exit before its reuse
+                self.running[msg["started"]] = ended = Exit()
+                self.started.put((msg["started"], ended))
             else:
-                self.codes[msg["exited"]] = msg["rc"]
-                self.done.setdefault(msg["exited"], threading.Event()).set()
-        for pid, done in list(self.done.items()):  # the zygote died: no run waits forever
-            if not done.is_set():
-                self.codes[pid] = -9
-                done.set()
+                ended = self.running.pop(msg["exited"])
+                ended.code = msg["rc"]
+                ended.set()
+        for ended in self.running.values():  # the zygote died: no run waits forever
+            ended.set()
 
     def eligible(self, env: dict[str, str]) -> bool:
         keys = set(env) | set(self.env)
@@ -266,8 +270,8 @@ class Zygote:
             assert proc.stdin is not None
             proc.stdin.write((json.dumps(req) + "\n").encode())
             proc.stdin.flush()
-            pid = self.started.get(timeout=120)
-        return Forked(self, pid)
+            pid, ended = self.started.get(timeout=120)
+        return Forked(pid, ended)
 
     def close(self) -> None:
         if self.proc is not None and self.proc.stdin is not None:
