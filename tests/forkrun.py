@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import tempfile
@@ -200,14 +201,7 @@ class Forked:
             os.kill(self.pid, sig)
 
     def kill(self) -> None:
-        import signal
-
         self.send_signal(signal.SIGKILL)
-
-    def terminate(self) -> None:
-        import signal
-
-        self.send_signal(signal.SIGTERM)
 
 
 class Zygote:
@@ -248,8 +242,9 @@ class Zygote:
             ended.set()
 
     def eligible(self, env: dict[str, str]) -> bool:
+        """A fork would behave as a fresh interpreter under ``env`` (and the test allows it)."""
         keys = set(env) | set(self.env)
-        return not any(
+        return ENABLED and not any(
             env.get(k, DEFAULTS.get(k)) != self.env.get(k, DEFAULTS.get(k))
             for k in keys
             if k != "PYTHONPATH" and k.startswith(IMPORT_TIME)
@@ -299,8 +294,7 @@ def install() -> None:
         env = os.environ.copy()
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), env.get("PYTHONPATH", "")]))
         if (
-            ENABLED
-            and not kw
+            not kw
             and stdin is pytest.Pytester.CLOSE_STDIN
             and args[:2] == [sys.executable, "-mpytest"]
             and _named(stdout)
@@ -322,8 +316,7 @@ def run(
     env = dict(kwargs.get("env") or os.environ)
     timeout = kwargs.get("timeout")
     if not (
-        ENABLED
-        and set(kwargs) <= {"env", "timeout"}
+        set(kwargs) <= {"env", "timeout"}
         and cmd[:3] == [sys.executable, "-m", "pytest"]
         and ZYG.eligible(env)
     ):
