@@ -382,6 +382,7 @@ def _decide(
         not_asked=ledger.tally.not_asked,
         merged=True,
         sequential=ledger.sequential_counts(),
+        uncounted=ledger.uncounted,
     )
     return Merge(verdicts, summary, status, notes, files, total)
 

@@ -139,3 +139,46 @@ def test_plan_reports_the_calls_of_both_modes(
     assert out.startswith(f"{n} samples per level detect a drop from 0.85 to {to}")
     assert "sequential, with that drop:" in out and f"fixed-n: {n}" in out
     assert main(["plan", "--accuracy", "0.9"]) == 2  # a gate needs its threshold and n
+
+
+FLENQA = """\
+seed: 3
+samples: 40
+sequential: true
+tasks:
+  - task: flenqa.monorel
+    params: {padding: duplicate, position: first}
+    levels:
+      250: {min_accuracy: 0.5}
+"""
+
+
+def test_the_flenqa_length_table_counts_what_its_sequential_gate_counted(
+    tmp_path: Path,
+) -> None:
+    """Answers that arrive after a level settled are paid for, never counted: the length
+    table's n is the gate's n (before: 40 where the gate used the first 6)."""
+    from pytest_reasoning.config import addresses, load_suite
+    from pytest_reasoning.core import Reply
+    from pytest_reasoning.evaluate import score_reply
+    from pytest_reasoning.report import RunSummary, markdown_summary, summary_lines
+
+    (tmp_path / "f.yaml").write_text(FLENQA)
+    ledger = Ledger(hint="-")
+    rows = []
+    for i, a in enumerate(addresses(load_suite(tmp_path / "f.yaml", display="f.yaml"))):
+        if i == 0:
+            ledger.plan("m", a.gate, a.entry.task, 40, gate_id="f.yaml::g")
+        item = a.make_item()
+        o = score_reply(item, "m", Reply(f"<<<{item.answer}>>>", latency_s=0.1))
+        o = Outcome.from_dict({**o.to_dict(), "suite": a.suite, "entry": a.entry.id})
+        ledger.add(o, a.gate, i)  # every answer arrives: the last 31 after it settled
+        rows.append(o.to_dict())
+    (gate,) = ledger.gates
+    n = gate.stats.n  # 6 samples settle it
+    assert n < 40 and len(ledger.uncounted) == 40 - n
+    run = RunSummary(levels=list(ledger.levels.values()), gates=ledger.gates, rows=rows,
+                     uncounted=ledger.uncounted)  # fmt: skip
+    line = [t.text for t in summary_lines(run) if t.text.startswith("m ")][-1]
+    assert f"1.00 ({n})" in line and "(40)" not in line
+    assert f"1.00 ({n})" in markdown_summary(run) and "(40)" not in markdown_summary(run)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core import Outcome
 from .clustered import majority_correct
@@ -49,12 +50,19 @@ from .verdicts import (
     partial_verdict,
 )
 
-__all__ = ["Ledger", "StoredBaseline"]
+__all__ = ["Ledger", "StoredBaseline", "sample_key"]
 
 Where = tuple[str, str, str]  # (suite, entry, level)
 Key = tuple[str, Where]  # (model, where)
 # A stored baseline (--reasoning-baseline-results): its verdict per item and prompt, its name.
 StoredBaseline = tuple[Mapping[PairKey, bool | None], str]
+
+
+def sample_key(sample: Outcome | Mapping[str, Any]) -> tuple[Any, ...]:
+    """A sample (an Outcome, or its results row) as :attr:`Ledger.uncounted` names it."""
+    if isinstance(sample, Outcome):
+        return (sample.model, sample.suite, sample.entry, sample.level, sample.item_id)
+    return tuple(sample.get(k) for k in ("model", "suite", "entry", "level", "item_id"))
 
 
 @dataclass
@@ -145,6 +153,9 @@ class Ledger:
         self.pairs: list[tuple[PairAnswer, GateSpec]] = []  # kept only when comparing
         self.tally = Tally()
         self._settled: list[Key] = []  # sequential levels settled since last asked
+        # Answers past a sequential level's stop (``sample_key``): paid for, in no verdict,
+        # and so in no table or figure either (a family's breakdown leaves them out).
+        self.uncounted: set[tuple[Any, ...]] = set()
 
     @property
     def comparing(self) -> bool:
@@ -260,6 +271,7 @@ class Ledger:
             return [], stopped
         if level.stop is not None and position >= level.stop * level.repeats:
             level.late += 1  # paid for before the run heard the level had settled
+            self.uncounted.add(sample_key(outcome))
             return [], stopped
         level.waiting[position] = outcome
         self._take(level)
@@ -362,8 +374,10 @@ class Ledger:
         """No more of this level is needed: answers taken but not counted were paid for past
         the stop."""
         level.stop = level.counted_items
-        level.late += sum(len(item) for item in level.items[level.stop :]) + len(level.current)
-        level.late += len(level.waiting)
+        past = [o for item in level.items[level.stop :] for o in item]
+        past += [*level.current, *level.waiting.values()]
+        level.late += len(past)
+        self.uncounted.update(sample_key(o) for o in past)
         del level.items[level.stop :]
         level.current, level.waiting = [], {}
         self._settled.append(key)

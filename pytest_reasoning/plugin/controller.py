@@ -304,6 +304,7 @@ class Controller:
             sequential=ledger.sequential_counts(),
             spend=self.spend.line(self.options.budget),
             budget_reached=self.budget_reached,
+            uncounted=ledger.uncounted,
         )
         tr.section("reasoning summary")
         for line in summary_lines(run):

@@ -15,7 +15,7 @@ import html
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,16 +120,19 @@ def build_report(
     extra_images: Sequence[tuple[str, str]] = (),
     title: str = "pytest-reasoning report",
     partial: Partial | None = None,
+    uncounted: Collection[tuple[Any, ...]] = (),
 ) -> Report:
     """Write ``index.html``, ``summary.json`` and the PNGs to ``out`` (and ``data/*.js``
     when the samples outgrow one page). ``levels`` are a run's own per-level stats (with
-    their gates' rules); from results files they are rebuilt per suite, entry and level."""
+    their gates' rules); from results files they are rebuilt per suite, entry and level.
+    ``uncounted``: answers no gate counted (past a sequential stop), left out of the
+    families' breakdowns; the sample viewer still lists them."""
     rows = [dict(r) for r in rows]
     os.makedirs(out, exist_ok=True)
     stats = list(levels) if levels is not None else [c.stats for c in cells(rows).values()]
     by_key = {(s.model, *s.spec.where): Cell(s) for s in stats}
     ordered = sorted(by_key, key=lambda k: (k[0], k[1], k[2], level_key(k[3])))
-    written = plots(by_key, rows, comparisons, out)
+    written = plots(by_key, rows, comparisons, out, uncounted)
     note = None if written else plots_unavailable()
     models = sorted({c.model for c in by_key.values()} | {str(r["model"]) for r in rows})
     tokens, costs, row_cost = _costs(rows, models)

@@ -5,7 +5,7 @@ needs pytest, so the summary is testable from plain data."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,8 @@ class RunSummary:
     sequential: Mapping[Any, tuple[int, int, int]] = field(default_factory=dict)
     spend: str | None = None  # "spent $… and … tokens on … call(s)" (calls made now)
     budget_reached: str | None = None  # why the run stopped asking (--reasoning-budget)
+    # Answers past a sequential stop (``Ledger.uncounted``): in no gate, so in no breakdown.
+    uncounted: Collection[tuple[Any, ...]] = ()
 
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
@@ -195,7 +197,7 @@ def summary_lines(run: RunSummary) -> list[Line]:
                     "red",
                 )
             )
-    for b in breakdowns(run.rows):
+    for b in breakdowns(run.rows, run.uncounted):
         lines.append(Line(b.title, sep=True))
         lines += [Line(t) for t in render.text(breakdown_table(b)).splitlines()]
     if run.comparisons:
@@ -291,7 +293,7 @@ def markdown_summary(run: RunSummary) -> str:
     wrong = _wrong_markdown(run.rows)
     if wrong:
         parts += ["", *wrong]
-    for b in breakdowns(run.rows):
+    for b in breakdowns(run.rows, run.uncounted):
         title = b.title[0].upper() + b.title[1:]
         parts += ["", f"### {title}", "", render.markdown(breakdown_table(b))]
     if run.comparisons:
