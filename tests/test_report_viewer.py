@@ -398,3 +398,27 @@ def test_pairs_and_levels_loaded_on_demand_in_a_browser(
         kinds = page.evaluate("[...document.querySelectorAll('.pr-kind')].map(e => e.textContent)")
         assert kinds == ["baseline right, candidate wrong"] * 3 + ["both right"] * 3
         assert page.problems() == []
+
+
+@needs_chromium
+@pytest.mark.e2e
+def test_a_level_larger_than_the_load_limit_still_opens_in_a_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the load limit the page asks for a level; a level itself past the limit must
+    open too (before: the picker again, for ever — a 25,000-sample level could not be read)."""
+    from pytest_reasoning.report import viewer
+
+    monkeypatch.setattr(viewer, "INLINE_MAX", 0)
+    monkeypatch.setattr(viewer, "LOAD_LIMIT", 12)
+    _, _, out = _report(tmp_path, n=8)  # 16 samples a level
+    with Browser() as browser:
+        page = browser.open((out / "index.html").as_uri(), ready=READY)
+        assert page.evaluate(ROWS) == 2  # the level picker: D1, D2 (32 samples > 12)
+        _after(page, lambda: page.click("#pr-samples tbody tr:first-child a"))
+        assert page.evaluate(ROWS) == 16  # the whole level, past the limit
+        status = page.evaluate("document.getElementById('pr-status').textContent")
+        assert status.startswith("16 samples of 16 match"), status
+        _after(page, lambda: page.click("#pr-v-pairs"))
+        assert page.evaluate("document.querySelectorAll('article.pr-pair').length") == 8
+        assert page.problems() == []

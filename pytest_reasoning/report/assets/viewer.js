@@ -221,8 +221,11 @@
     if (state.view === "pairs") await drawPairs(); else await drawSamples();
   }
   async function loaded(chunks) {
+    // Past the limit the filters must pick a level; a single level loads whatever its size
+    // (nothing narrower to pick: a level of 25,000 samples must still open).
     const n = chunks.reduce((a, c) => a + c.n, 0);
-    if (n > M.loadLimit) return null;
+    const levels = new Set(chunks.map((c) => c.task + "\u0000" + c.level));
+    if (n > M.loadLimit && levels.size > 1) return null;
     const datas = await Promise.all(chunks.map(loadMeta));
     if (state.q) await Promise.all(chunks.map((c) => loadText(c.key)));
     return chunks.map((c, i) => ({ chunk: c, data: datas[i] }));
