@@ -21,7 +21,7 @@ from typing import Any
 
 from .config import EntrySpec, LevelSpec, addresses, is_suite_file, load_suite
 from .core import Outcome
-from .errors import ReasoningError, quote
+from .errors import ReasoningError, printable, quote
 from .gates import GateSpec, InvalidResults, Ledger, load_results
 from .gates.rows import row_key
 from .gates.verdicts import (
@@ -415,7 +415,7 @@ def junit_xml(verdicts: Iterable[Verdict], seconds: float) -> str:
         hostname=platform.node(),
     )
     for v in verdicts:
-        classname, name = _classname(v.nodeid)
+        classname, name = _classname(printable(v.nodeid))  # model names from the rows
         case = ET.SubElement(suite, "testcase", classname=classname, name=name, time="0.000")
         if v.properties:
             props = ET.SubElement(case, "properties")

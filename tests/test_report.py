@@ -3,6 +3,7 @@ from a run (``--reasoning-report``) and from results files (``pytest-reasoning r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -234,7 +235,9 @@ def test_summary_shows_partial_levels_models_and_wrong_answers() -> None:
     )
     md = markdown_summary(run)
     assert "### Wrong answers and errors (2;" in md
-    assert "| `dyval.arithmetic[D1-s1-002]` (cached) | 1 | 2 | wrong_value |" in md
+    assert (
+        "| <code>dyval.arithmetic\\[D1-s1-002\\]</code> (cached) | 1 | 2 | wrong\\_value |" in md
+    )
 
 
 @pytest.mark.e2e
@@ -253,3 +256,34 @@ def test_report_says_when_plots_are_skipped(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "note: no plots: matplotlib cannot be imported" in done.stderr
     assert "pytest-reasoning[analysis]" in (tmp_path / "o" / "index.html").read_text()
+
+
+def test_the_step_summary_shows_model_text_and_names_as_text() -> None:
+    """GitHub renders the step summary's Markdown with HTML: a model name or an answer
+    holding a tag, a closing </details> or a pipe must show as written, not become markup
+    or shift a table's columns (before: all three did)."""
+    from pytest_reasoning.gates import GateRule, GateSpec, Ledger, decide_gates
+    from pytest_reasoning.report import RunSummary, markdown_summary
+
+    model = "m|<img src=x onerror=alert(1)>"
+    answer = "</details><img src=x> | [click](https://evil) **bold** `code` \x1b[2J\u202e"
+    spec = GateSpec("s.yaml", "dyval.arithmetic", "D1", GateRule(min_accuracy=0.5))
+    ledger = Ledger(hint="-")
+    outcomes = [
+        dataclasses.replace(_outcome(model, i, i == 0), extracted=answer) for i in range(3)
+    ]
+    for o in outcomes:
+        ledger.add(o, spec)
+    levels = list(ledger.levels.values())
+    rows = [o.to_dict() for o in outcomes]
+    run = RunSummary(levels=levels, gates=decide_gates(levels), rows=rows)
+    md = markdown_summary(run)
+    assert not re.search(r"(?<!\\)<img", md) and "\x1b" not in md and "\u202e" not in md
+    assert md.count("<details>") == md.count("</details>") == 1  # ours only
+    assert "[click](" not in md and "**bold**" not in md  # no link, no emphasis
+    assert "m\\|\\<img src=x onerror=alert(1)\\>" in md  # shown, backslash-escaped
+    assert "<summary>m|&lt;img src=x onerror=alert(1)&gt; · dyval.arithmetic · D1: 2" in md
+    for line in md.splitlines():  # every table row has its table's columns
+        if line.startswith("|"):
+            cells = re.split(r"(?<!\\)\|", line)[1:-1]
+            assert len(cells) in (4, 6, 13, 14), line

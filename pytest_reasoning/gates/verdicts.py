@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..core import Outcome
-from ..errors import ReasoningError
+from ..errors import ReasoningError, inert_json, printable
 from .comparison import Comparison, PairKey, baseline_answers
 from .rows import read_results
 from .threshold import GateResult, LevelStats
@@ -72,6 +72,13 @@ class Verdict:
     deferred: bool = False  # left to ``pytest-reasoning gate``
     # What was decided (a GateResult, a Comparison): a report links to its samples.
     subject: GateResult | Comparison | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        # Messages quote error text and model names, which may come from a results file or
+        # an endpoint: a terminal, JUnit or a log shows them, never obeys them.
+        object.__setattr__(self, "message", printable(self.message))
+        props = tuple((k, inert_json(v)) for k, v in self.properties)
+        object.__setattr__(self, "properties", props)
 
     @property
     def name(self) -> str:

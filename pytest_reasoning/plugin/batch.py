@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ..errors import ReasoningError, StorageFailed
+from ..errors import ReasoningError, StorageFailed, printable
 from ..models.base import ChatRequest
 from ..models.batch import (
     FOLDER,
@@ -62,16 +62,17 @@ def run_batch_phase(state: RunState) -> None:
     live = tr is not None and LiveCount.wanted(config)
     while not concurrent.futures.wait([future], timeout=EVERY_S).done:
         if live:
-            tr.rewrite(f"reasoning: batch: {progress.line()}", erase=True)
+            tr.rewrite(printable(f"reasoning: batch: {progress.line()}"), erase=True)
     if live:
         tr.rewrite("", erase=True)
         tr.write("\r")
     try:
         results = future.result()
+    # The endpoint's words (batch ids, refusals) are shown, never obeyed (errors.printable).
     except (BatchFailed, BatchTimedOut, StorageFailed) as exc:
-        pytest.exit(str(exc), returncode=pytest.ExitCode.INTERRUPTED)
+        pytest.exit(printable(str(exc)), returncode=pytest.ExitCode.INTERRUPTED)
     except ReasoningError as exc:  # no batch API, a refused batch, a key not set: nothing paid
-        pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
+        pytest.exit(printable(str(exc)), returncode=pytest.ExitCode.USAGE_ERROR)
     for result in results:
         _say(tr, _summary(result))
 
@@ -133,4 +134,4 @@ def _summary(result: BatchResult) -> str:
 
 def _say(tr: Any, line: str) -> None:
     if tr is not None:
-        tr.write_line(line)
+        tr.write_line(printable(line))

@@ -25,7 +25,7 @@ from ..models.kinds import model_kind
 from .cells import Cell, cells
 from .links import fragment
 from .plots import plots, plots_unavailable
-from .render import html_table
+from .render import html_table, html_text
 from .samples import sample_data, sample_id
 from .tables import (
     Partial,
@@ -155,7 +155,7 @@ def build_report(
         else "no gates"
     )
     parts.append(
-        f"<p>{len(models)} model(s): {html.escape(', '.join(models))}; {answered} samples "
+        f"<p>{len(models)} model(s): {html_text(', '.join(models))}; {answered} samples "
         f"scored, {errors} call error(s); {verdict_text}.</p>"
     )
     parts.append('<h2 id="levels">Levels</h2>')
@@ -175,7 +175,7 @@ def build_report(
     parts.append(html_table(table, links=links, paths={"suite"}))
     if comparisons:
         parts.append(
-            f'<h2 id="baseline">Candidate against baseline ({html.escape(comparisons[0].baseline)})</h2>'
+            f'<h2 id="baseline">Candidate against baseline ({html_text(comparisons[0].baseline)})</h2>'
         )
         pair_links = [
             (
@@ -210,7 +210,7 @@ def build_report(
             f'(<a href="{html.escape(os.path.basename(path))}">PNG</a>)</figcaption></figure>'
         )
     if not written:
-        parts.append(f'<p class="muted">{html.escape(note or "No plots: nothing to plot")}.</p>')
+        parts.append(f'<p class="muted">{html_text(note or "No plots: nothing to plot")}.</p>')
     parts.append('<h2 id="models">Models</h2>')
     parts.append(
         '<p class="muted">Answers from the response cache cost nothing and take no time: '

@@ -16,6 +16,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..core import level_key
+from ..errors import printable
 from ..files import write_output_bytes
 from ..gates import Comparison
 from .cells import Cell, CellKey
@@ -39,7 +40,9 @@ def plots_unavailable() -> str | None:
 
 
 def _wrap(text: str, width: int = WRAP) -> str:
-    return "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=True))
+    """A label (model names, entries: anyone's text) on lines of ``width``, shown inert."""
+    lines = textwrap.wrap(printable(text), width, break_long_words=True, break_on_hyphens=True)
+    return "\n".join(lines)
 
 
 def _suite(name: str) -> str:

@@ -300,10 +300,10 @@ def markdown_summary(run: RunSummary) -> str:
         table = comparisons_table(run.comparisons)
         for row, c in zip(table.rows, run.comparisons, strict=True):
             if c.regressed:
-                row[-1] = f"**{verdict(c)}**"
+                row[-1] = render.Markdown(f"**{verdict(c)}**")
         parts += [
             "",
-            f"### Candidate vs baseline ({run.comparisons[0].baseline})",
+            f"### Candidate vs baseline ({render.markdown_text(run.comparisons[0].baseline)})",
             "",
             render.markdown(table),
         ]
@@ -326,11 +326,14 @@ def _wrong_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         "",
     ]
     for (model, task, level), found in sorted(groups.items()):
-        out.append(f"<details><summary>{model} · {task} · {level}: {len(found)}</summary>")
+        # An HTML block: its text is HTML, not Markdown (entities, not backslashes).
+        title = render.html_text(f"{model} · {task} · {level}: {len(found)}")
+        out.append(f"<details><summary>{title}</summary>")
         out += ["", "| item | extracted | gold | failure mode / error |", "|---|---|---|---|"]
         for r in found[:WRONG_LISTED]:
+            cached = " (cached)" if r.get("cached") else ""
             cells = [
-                f"`{r['item_id']}`" + (" (cached)" if r.get("cached") else ""),
+                f"<code>{_cell(r['item_id'], 200)}</code>{cached}",
                 _cell(r.get("extracted")),
                 _cell(r.get("gold")),
                 _cell(r.get("error") or r.get("failure_mode") or "wrong"),
@@ -343,5 +346,6 @@ def _wrong_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _cell(value: Any, width: int = 60) -> str:
-    text = "-" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """A value as a Markdown table cell: cut to ``width`` characters, then made inert."""
+    text = "-" if value is None else str(value).replace("\n", " ")
+    return render.markdown_text(text if len(text) <= width else text[: width - 1] + "…")

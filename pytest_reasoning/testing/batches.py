@@ -14,7 +14,9 @@ Faults, through ``POST /control`` or ``FakeOpenAIServer(batch=...)``:
   (a batch that never completes; a run killed while it waits);
 - ``batch_reject: true``: the next batch created fails validation as a whole (status
   ``failed``, OpenAI's "Enqueued token limit reached");
-- ``batches: false``: no Files or Batch API at all (HTTP 404, like a server without one).
+- ``batches: false``: no Files or Batch API at all (HTTP 404, like a server without one);
+- ``batch_text: TEXT``: what a hostile endpoint writes: the ids of the batches created end
+  in TEXT, and a rejected batch's message and failed lines' messages are TEXT.
 
 ``stats()["batch"]`` counts the files uploaded, the batches created (with their line counts)
 and the lines answered.
@@ -31,6 +33,7 @@ import random
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +60,7 @@ class BatchSettings:
     line_s: float = 0.0
     hold: bool = False
     reject: bool = False  # one-shot: the next batch created
+    text: str = ""  # in batch ids and as the messages of rejections and failed lines
 
     def update(self, cfg: dict[str, Any]) -> None:
         if "batches" in cfg:
@@ -72,6 +76,8 @@ class BatchSettings:
             self.hold = bool(cfg["batch_hold"])
         if "batch_reject" in cfg:
             self.reject = bool(cfg["batch_reject"])
+        if "batch_text" in cfg:
+            self.text = str(cfg["batch_text"] or "")
 
 
 @dataclass
@@ -123,7 +129,7 @@ class BatchDesk:
         self, method: str, path: str, headers: Any, raw: bytes, bearer: str
     ) -> Response | None:
         """The response to a Files or Batch API request; None when ``path`` is neither."""
-        path = path.split("?", 1)[0].rstrip("/")
+        path = urllib.parse.unquote(path.split("?", 1)[0].rstrip("/"))
         files, batches = _FILES.search(path), _BATCHES.search(path)
         if files is None and batches is None:
             return None
@@ -224,8 +230,8 @@ class BatchDesk:
             if self.settings.reject:
                 self.settings.reject = False
                 message = "Enqueued token limit reached for this model. Try again later."
-                problems.append(_problem("token_limit_exceeded", message))
-            obj["id"] = batch_id = f"batch_{next(self._ids):06d}"
+                problems.append(_problem("token_limit_exceeded", self.settings.text or message))
+            obj["id"] = batch_id = f"batch_{next(self._ids):06d}{self.settings.text}"
             batch = _Batch(obj, lines, bearer, self.settings.expire_after)
             self.settings.expire_after = None
             self.batches[batch_id] = batch
@@ -293,12 +299,13 @@ class BatchDesk:
         with self.lock:
             failing = self.settings.fail_lines > 0
             self.settings.fail_lines -= failing
+            said = self.settings.text or "injected batch line failure"
             heads = self.rng.random() < 0.5 if model == "coin" else True
             seen = hashlib.sha256(f"{model}\x00{prompt}".encode()).hexdigest()
             first = seen not in self.seen
             self.seen.add(seen)
         if failing:
-            status, payload = 500, {"error": {"message": "injected batch line failure"}}
+            status, payload = 500, {"error": {"message": said}}
         else:
             status, payload, _ = self.answer(
                 model, prompt, body, bearer=bearer, heads=heads, first=first
