@@ -195,7 +195,7 @@ HOSTILE_SUITES = {
     "5,000-digit seed": ("seed: " + "9" * 5_000 + "\n" + ENTRY, "s.yaml: seed: an integer of 5,000 digits; expected at most 100 (line 1)"),
     "recursive alias": ("params: &p {x: *p}\n" + ENTRY, "s.yaml: params.x: alias *p is inside its own anchor (line 1)"),
     "impossible date": ("seed: 2024-13-45\n" + ENTRY, "s.yaml: YAML value error at line 1, column 7: cannot read '2024-13-45' as timestamp"),
-    "2 MB file": ("#" + "x" * 2_000_000 + "\n" + ENTRY, "bytes; a suite file is at most 1,000,000"),
+    "2 MB file": ("#" + "x" * 2_000_000 + "\n" + ENTRY, "s.yaml: too large for a suite file (2,000,053 bytes, limit 1,000,000)"),
 }  # fmt: skip
 
 LOAD_CASES = """
@@ -270,6 +270,29 @@ def test_a_byte_order_mark_before_tasks_is_a_suite(pytester: pytest.Pytester) ->
     (pytester.path / "bom.yaml").write_bytes(b"\xef\xbb\xbf" + suite.encode())
     result = pytester.runpytest("--llm", "reference", "-p", "no:cacheprovider", PLAIN)
     result.assert_outcomes(passed=2)
+
+
+def test_a_suite_too_large_to_load_says_so(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a suite over 1 MB was "not found" by pytest (its sniff refused the file) and
+    "not a suite file" by gate; now both say it is too large, in one line."""
+    suite = "tasks:\n  - {task: dyval.arithmetic, levels: [D1]}\n#" + "x" * 1_000_000 + "\n"
+    (pytester.path / "big.yaml").write_text(suite)
+    said = f"big.yaml: too large for a suite file ({len(suite):,} bytes, limit 1,000,000)"
+    result = pytester.runpytest("big.yaml", "--llm", "reference", "-p", "no:cacheprovider", PLAIN)
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error
+    out = result.stdout.str()
+    assert said in out and "not found" not in out
+    row = {"item_id": "i", "model": "m", "task": "dyval.arithmetic", "level": "D1", "seed": 1,
+           "prompt_sha256": "h", "response": "<<<1>>>", "extracted": "1", "gold": "1",
+           "correct": True, "failure_mode": None, "error": None, "prompt_tokens": 1,
+           "completion_tokens": 1, "latency_s": 0.1}  # fmt: skip
+    (pytester.path / "r.jsonl").write_text(json.dumps(row) + "\n")
+    capsys.readouterr()
+    code = main(["gate", str(pytester.path / "big.yaml"), "--results", str(pytester.path / "r.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 4 and said in err and len(err.splitlines()) == 1, err
 
 
 def test_values_quoted_in_errors_are_clipped(tmp_path: Path) -> None:

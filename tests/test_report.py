@@ -287,3 +287,47 @@ def test_the_step_summary_shows_model_text_and_names_as_text() -> None:
         if line.startswith("|"):
             cells = re.split(r"(?<!\\)\|", line)[1:-1]
             assert len(cells) in (4, 6, 13, 14), line
+
+
+def test_a_results_row_cannot_make_the_report_generate_without_bound(tmp_path: Path) -> None:
+    """A report rebuilds each prompt from its row's address, and item k of a batch of
+    distinct problems walks the k before it. Before: ``extra.address.index = 10**18`` walked
+    for ever (about 1.4 ms an item) and knobs from a row ran unchecked (3.8 GB). Now an index
+    no suite asks, or knobs the task refuses, lose their address when the row is read (the
+    row still counts), and the report generates at most 20 items a row."""
+    import signal
+
+    from pytest_reasoning.core import Reply
+    from pytest_reasoning.evaluate import score_reply
+    from pytest_reasoning.gates import load_results
+    from pytest_reasoning.registry import get_task
+    from pytest_reasoning.report import build_report
+
+    item = get_task("dyval.arithmetic").make_item("D1", 1, 0)
+    good = score_reply(item, "m", Reply(f"<<<{item.answer}>>>", latency_s=0.1)).to_dict()
+    rows = [good]
+    for n, address in enumerate(
+        [{"index": 10**18}, {"params": {"depth": 12, "width": 6}}]  # the task refuses 12 x 6
+        + [{"index": 99_999, "seed": s} for s in range(40)]  # asked, but 40 batches of 100,000
+    ):
+        row = json.loads(json.dumps(good))
+        row["item_id"], row["prompt_sha256"] = f"x{n}", f"h{n}"
+        row["seed"] = address.pop("seed", 1)
+        row["extra"]["address"].update(address)
+        rows.append(row)
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    found = load_results(tmp_path / "r.jsonl")
+    assert len(found.rows) == 43 and found.unaddressed == [2, 3]  # counted, not addressed
+    assert all("address" not in r["extra"] for r in found.rows[1:3])
+
+    def stop(*_: Any) -> None:
+        raise TimeoutError("the report is generating without bound")
+
+    signal.signal(signal.SIGALRM, stop)
+    signal.alarm(120)  # a guard for the regression, far above the second this takes
+    try:
+        build_report(found.rows, str(tmp_path / "out"))
+    finally:
+        signal.alarm(0)
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "42 sample(s) without their prompt" in page  # the good row's was rebuilt

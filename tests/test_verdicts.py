@@ -142,6 +142,19 @@ def test_hostile_results_files_are_one_line(
     assert code == 4 and expected in err and err.count("\n") == 1
 
 
+def test_a_byte_order_mark_before_row_1_is_no_part_of_it(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A results file saved by a Windows editor starts with a BOM: row 1 was read as a torn
+    line and dropped (its level not decided); it counts like the others."""
+    rows = [_row(b, "m", True) for b in _suite_rows_base(str(suite_dir))]
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    (suite_dir / "r.jsonl").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    code, out, _ = _gate(["prop.yaml", "--results", "r.jsonl"], capsys)
+    assert code == 0 and "no whole row" not in out, out
+    assert f"{len(rows)} rows from 1 results file(s)" in out
+
+
 def test_torn_lines_are_skipped_counted_and_leave_their_level_undecided(
     suite_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

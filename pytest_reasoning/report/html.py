@@ -51,24 +51,53 @@ class Report:
     note: str | None = None  # why something is missing (no plots without matplotlib)
 
 
-def _prompt(row: Mapping[str, Any]) -> str | None:
-    """The prompt, rebuilt from the row's address and checked against its hash."""
-    address = (row.get("extra") or {}).get("address")
-    if not address:
-        return None
-    try:
-        from ..registry import get_task
+# Rebuilding a prompt generates its item, and item k of a batch of distinct problems walks
+# the k before it: at most this many items are generated per row the report holds (plus the
+# floor), so a few rows with high indices in many batches cannot make a report run for hours.
+# A run's own rows cost what the run's generation did; past the bound, prompts are missing.
+REBUILD_FLOOR = 10_000
+REBUILD_PER_ROW = 20
 
-        item = get_task(str(row["task"])).make_item(
-            str(row["level"]),
-            int(row["seed"]),
-            int(address["index"]),
-            address["params"],
-            str(address["style"]),
-        )
-    except Exception:  # a task not installed here, a changed generator
-        return None
-    return item.prompt if item.prompt_sha256 == row.get("prompt_sha256") else None
+
+def _prompts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The prompts the rows' addresses rebuild (checked against their hashes), by hash:
+    batch by batch in index order (each batch walked once), within the bound above."""
+    from ..gates.rows import MAX_ITEM_INDEX
+    from ..registry import get_task
+
+    wanted: dict[tuple[str, str, int, str, str], dict[int, list[Mapping[str, Any]]]] = {}
+    for r in rows:
+        address = (r.get("extra") or {}).get("address")
+        if not isinstance(address, Mapping) or not r.get("prompt_sha256"):
+            continue
+        index = address.get("index")
+        if not isinstance(index, int) or not 0 <= index <= MAX_ITEM_INDEX:
+            continue
+        try:
+            knobs = json.dumps(address.get("params"), sort_keys=True)
+        except (TypeError, ValueError, RecursionError):
+            continue
+        batch = (str(r["task"]), str(r["level"]), int(r["seed"]), knobs, str(address.get("style")))
+        wanted.setdefault(batch, {}).setdefault(index, []).append(r)
+    budget = REBUILD_FLOOR + REBUILD_PER_ROW * len(rows)
+    out: dict[str, str] = {}
+    for (task_id, level, seed, knobs, style), by_index in sorted(wanted.items()):
+        walked = 0  # the batch's items generated so far
+        for index in sorted(by_index):
+            if index + 1 - walked > budget:
+                break  # this batch's later items cost more than is left
+            budget -= index + 1 - walked
+            walked = index + 1
+            shas = {str(r["prompt_sha256"]) for r in by_index[index]} - out.keys()
+            if not shas:
+                continue
+            try:
+                item = get_task(task_id).make_item(level, seed, index, json.loads(knobs), style)
+            except Exception:  # a task not installed here, a changed generator, bad knobs
+                continue
+            if item.prompt_sha256 in shas:
+                out[item.prompt_sha256] = item.prompt
+    return out
 
 
 def _costs(
@@ -136,8 +165,13 @@ def build_report(
     note = None if written else plots_unavailable()
     models = sorted({c.model for c in by_key.values()} | {str(r["model"]) for r in rows})
     tokens, costs, row_cost = _costs(rows, models)
+    rebuilt = _prompts(rows)
     data = sample_data(
-        rows, comparisons, prompt=_prompt, cost=row_cost, verdicts=[verdict(c) for c in comparisons]
+        rows,
+        comparisons,
+        prompt=lambda r: rebuilt.get(str(r.get("prompt_sha256"))),
+        cost=row_cost,
+        verdicts=[verdict(c) for c in comparisons],
     )
     viewer, scripts, late, data_files = viewer_parts(data, out)
     ids = {k: sample_id(r) for k, r in enumerate(rows)}
