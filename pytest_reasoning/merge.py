@@ -326,7 +326,7 @@ def _decide(
             f"--llm-baseline: {quote(baseline)} has no rows for these suites; the files hold "
             + (", ".join(models) or "no matching rows")
         )
-    ledger = Ledger(hint=MISSING_HINT, baseline=baseline, max_errors=max_errors)
+    ledger = Ledger(hint=MISSING_HINT, baseline=baseline, max_errors=max_errors, merged=True)
     if baseline_results:
         try:
             ledger.use_stored(load_baseline(baseline_results, baseline_model))
@@ -383,6 +383,8 @@ def _decide(
         merged=True,
         sequential=ledger.sequential_counts(),
         uncounted=ledger.uncounted,
+        not_asked_why=ledger.tally.not_asked_why,
+        missing_why=ledger.missing(),
     )
     return Merge(verdicts, summary, status, notes, files, total)
 

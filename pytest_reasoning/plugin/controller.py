@@ -305,6 +305,7 @@ class Controller:
             spend=self.spend.line(self.options.budget),
             budget_reached=self.budget_reached,
             uncounted=ledger.uncounted,
+            not_asked_why=ledger.tally.not_asked_why,
         )
         tr.section("reasoning summary")
         for line in summary_lines(run):

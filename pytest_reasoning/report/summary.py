@@ -77,6 +77,10 @@ class RunSummary:
     budget_reached: str | None = None  # why the run stopped asking (--reasoning-budget)
     # Answers past a sequential stop (``Ledger.uncounted``): in no gate, so in no breakdown.
     uncounted: Collection[tuple[Any, ...]] = ()
+    # Why samples were not asked, per model, when not its own error (``Tally.not_asked_why``),
+    # and why a partial level lacks samples where its rows say (``Ledger.missing``).
+    not_asked_why: Mapping[str, str] = field(default_factory=dict)
+    missing_why: Mapping[tuple[str, str, str, str], str] = field(default_factory=dict)
 
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
@@ -132,9 +136,11 @@ def summary_lines(run: RunSummary) -> list[Line]:
         more = f" and {len(run.partial) - 5} more" if len(run.partial) > 5 else ""
         _, _, entry, level = min(run.partial)
         example = f"{entry}[{level}-gate"  # a prefix of the gate's name, whatever the model
+        causes = [run.missing_why.get(k) for k in run.partial]
+        said = "; ".join(dict.fromkeys(str(c) for c in causes if c))  # what the rows say
         why, advice = (
-            ("have fewer results rows than samples", "a shard did not run, or its results "
-             "file was not given (docs/ci.md)")
+            ("have fewer results rows than samples", said if all(causes) else "a shard did "
+             "not run, or its results file was not given (docs/ci.md)")
             if run.merged
             else ("were cut short by the budget", "rerun with a larger --reasoning-budget")
             if run.budget_reached
@@ -244,7 +250,11 @@ def error_lines(run: RunSummary) -> list[Line]:
             )
         skipped = run.not_asked.get(model, 0)
         if skipped:
-            why = run.budget_reached or f"an error above stopped calls to {model}"
+            why = (
+                run.budget_reached
+                or run.not_asked_why.get(model)
+                or f"an error above stopped calls to {model}"
+            )
             lines.append(Line(f"  {skipped}x not asked: {why}", "yellow"))
     return lines
 
