@@ -37,6 +37,7 @@ __all__ = [
     "MAX_ROW_BYTES",
     "InvalidResults",
     "ResultsFile",
+    "bound_address",
     "check_row",
     "load_results",
     "read_results",
