@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .batches import BatchDesk, BatchSettings
+from .batches import HANG, BatchDesk, BatchSettings
 
 __all__ = [
     "ALL_FAULTS",
@@ -367,9 +367,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _batch_api(self, method: str, raw: bytes = b"") -> bool:
         """A Files or Batch API request, answered; False for any other path."""
         bearer = str(self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
-        found = self.server.state.desk.handle(method, self.path, self.headers, raw, bearer)
+        desk = self.server.state.desk
+        found = desk.handle(method, self.path, self.headers, raw, bearer)
         if found is None:
             return False
+        if found == HANG:  # a lost answer: held until the client gives up
+            if not self._client_left_within(desk.settings.hang_s):
+                self._json(502, {"error": {"message": "Bad gateway (an answer held back)"}})
+            return True
         status, body, ctype = found
         self._send(status, body, ctype)
         return True
