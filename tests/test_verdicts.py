@@ -394,3 +394,84 @@ def test_a_failed_gate_links_to_its_samples_in_the_report(
         "&outcome=not-correct"
     )
     assert (suite_dir / "rep" / "index.html").is_file()
+
+
+# -- issue 39: a merge counts the rows the live run counted, and only rows it can check -------
+def _junit_verdicts(path: Path) -> dict[str, str]:
+    """The verdict test cases of a JUnit file (gates and the error budget): name -> outcome."""
+    import xml.etree.ElementTree as ET
+
+    out = {}
+    for case in ET.parse(path).iter("testcase"):
+        name = case.get("name", "")
+        if "-gate" in name or name == "infrastructure":
+            found = [c.tag for c in case if c.tag in ("failure", "skipped", "error")]
+            out[f"{case.get('classname')}.{name}"] = found[0] if found else "passed"
+    return out
+
+
+SHARED = """\
+name: {name}
+seed: 7
+samples: 3
+tasks:
+  - task: dyval.boolean_logic
+    levels:
+      D1: {{min_accuracy: {floor}}}
+  - task: zebra.grid
+    metric: cell
+    levels:
+      2x2: {{min_accuracy: {floor}}}
+"""
+
+
+@pytest.mark.e2e
+def test_a_merge_of_a_runs_own_file_decides_what_the_run_decided(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two suites that ask the same items (one task, level and seed) used to share their rows'
+    keys: the merge of the run's own file kept one suite's rows ("not decided (0 of 3)", exit
+    6) where the run decided both. The models answer in every shape a scorer reads (thinking
+    tags, a cut-off reply, separate reasoning, a boxed answer read leniently, wrong answers):
+    re-scored, every row is its own verdict, so nothing is refused."""
+    from pytest_reasoning.testing.server import FakeOpenAIServer
+
+    pytester.makefile(".yaml", a=SHARED.format(name="a", floor=0.3))
+    pytester.makefile(".yaml", b=SHARED.format(name="b", floor=0.9))
+    models = ["always-true", "think", "truncated", "reasoning-content", "boxed", "shallow:1"]
+    with FakeOpenAIServer() as server:
+        run = pytester.runpytest_subprocess(
+            "a.yaml", "b.yaml", "-p", "no:cacheprovider", "-p", "no:randomly",
+            *(f"--llm=openai/{m}" for m in models), f"--llm-api-base={server.url}",
+            "--reasoning-cache=off", "--reasoning-lenient", "--reasoning-results=r.jsonl",
+            "--junitxml=run.xml",
+        )  # fmt: skip
+    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 * 2 * 3 * len(models)  # suites x levels x samples x models
+    assert {r["suite"] for r in rows} == {"a.yaml", "b.yaml"}
+    assert any(str(r["extraction"]).startswith("lenient") for r in rows)
+    assert any(r["failure_mode"] == "truncated" for r in rows)
+    live = _junit_verdicts(pytester.path / "run.xml")
+    assert len(live) == 2 * 2 * len(models) and set(live.values()) == {"passed", "failure"}
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(pytester.path)
+        code = main(["gate", "a.yaml", "b.yaml", "--results", "r.jsonl", "--junitxml=gate.xml"])
+    out = capsys.readouterr().out
+    assert "NOT DECIDED" not in out and "note" not in out
+    assert _junit_verdicts(pytester.path / "gate.xml") == live
+    assert code == run.ret == 1
+
+
+def test_rows_of_two_suites_that_ask_the_same_items_are_kept_apart(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_reasoning.gates import load_results
+
+    (suite_dir / "copy.yaml").write_text(SUITE)
+    rows = [_row(b, "m", True) for b in _suite_rows_base(str(suite_dir))]
+    _write(suite_dir / "r.jsonl", rows + [{**r, "suite": "copy.yaml"} for r in rows])
+    assert len(load_results(suite_dir / "r.jsonl").rows) == 2 * len(rows)
+    code, out, _ = _gate(["prop.yaml", "copy.yaml", "--results", "r.jsonl"], capsys)
+    assert code == 0 and "6 passed" in out and "NOT DECIDED" not in out
+    assert out.startswith(f"reasoning gate: {2 * len(rows)} rows from 1 results file(s)")
