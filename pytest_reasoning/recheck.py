@@ -9,8 +9,8 @@ of another scorer, or an edited row are never gated as current.
 
 The generator is a pure function of the address, so each addressed item is generated once
 (the models and repeats of one item share it), and each distinct response of an item is
-scored once. Generation is what costs (about 1 ms an item, 4 ms for DyVal reachability): a
-large merge spreads the generator batches over worker processes."""
+scored once. Generation is what costs (0.3 to 15 ms an item, by task): a large merge spreads
+the generator batches over worker processes."""
 
 from __future__ import annotations
 
