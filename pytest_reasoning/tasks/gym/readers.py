@@ -8,8 +8,8 @@ gold answer (``number_sorting``, when it is not JSON) or of the item's own probl
 last two also of the item's integrand). While such a scorer runs, :func:`readers_for` puts
 these readers in place of the names it calls (module globals of its own module only):
 
-- :func:`read_literal` for ``eval``: ``ast.literal_eval``, which builds lists, tuples,
-  strings and numbers and calls nothing;
+- :func:`read_literal` for ``eval``: ``ast.literal_eval`` of at most 200,000 characters,
+  which builds lists, tuples, strings and numbers and calls nothing;
 - :func:`read_integer_expression` for ``bitwise_arithmetic``'s ``eval``: integers and the
   arithmetic and bitwise operators, shifts and powers bounded;
 - :func:`read_expression` for ``parse_expr``: sympy's own tokenizer and standard
@@ -40,6 +40,7 @@ from . import guard
 
 __all__ = [
     "MAX_EXPRESSION_CHARS",
+    "MAX_LITERAL_CHARS",
     "read_expression",
     "read_integer_expression",
     "read_literal",
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 MAX_EXPRESSION_CHARS = 2_000  # gold answers of the four sympy datasets are under 100
+MAX_LITERAL_CHARS = 200_000  # the longest literal gold (number_sorting's top level): 12,751
 MAX_NODES = 400
 MAX_INT_DIGITS = 100
 MAX_EXPONENT = 100  # |n| of x**n (a symbolic power is expanded by simplify)
@@ -109,6 +111,8 @@ def read_literal(text: str, *_: Any, **__: Any) -> Any:
     """``eval`` for answers that are Python literals (a list of lists, a list of strings)."""
     if not isinstance(text, str):
         raise TypeError("expected text")
+    if len(text) > MAX_LITERAL_CHARS:  # 500,000 numbers took 2 CPU seconds to build
+        raise ValueError(f"longer than {MAX_LITERAL_CHARS} characters")
     with guard.reading():
         return ast.literal_eval(text.strip())
 
