@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -369,7 +370,11 @@ def test_a_scorer_that_would_not_finish_is_stopped() -> None:
             while True:
                 pass
 
+    before = signal.getsignal(signal.SIGVTALRM)
     assert entries.judge(Spinner(), "x", {}, cpu_seconds=0.2).failure == "scorer_timeout"
+    assert signal.getsignal(signal.SIGVTALRM) == before and signal.getitimer(
+        signal.ITIMER_VIRTUAL) == (0.0, 0.0)  # fmt: skip
+    assert eval("1 + 1") == 2  # the guard is gone: code outside a scorer runs
     task, item = _gold("gym.countdown")
     s = entries.scored_at("countdown", item.params, item.problem["gym_seed"], "E**E**E**E**E",
                           cpu_seconds=0.5)  # fmt: skip

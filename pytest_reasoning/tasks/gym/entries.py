@@ -69,7 +69,8 @@ def judge(
     value: Any = 0.0
     watch = guard.Watch()
     try:
-        with readers.readers_for(ds), guard.untrusted(cpu_seconds) as watch, _quiet():
+        # The guard innermost: when the limit strikes, nothing else is left half restored.
+        with readers.readers_for(ds), _quiet(), guard.untrusted(cpu_seconds) as watch:
             try:
                 value = ds.score_answer(answer, entry)
             except Exception:
