@@ -36,6 +36,7 @@ __all__ = [
     "EXTRA_FAULTS",
     "FAULT_KINDS",
     "FakeOpenAIServer",
+    "hostile_answers",
     "key_digest",
     "narrator_reply",
     "oracle_answer",
@@ -75,6 +76,9 @@ BEHAVIOURS = {
     "surrogate": 'like oracle, followed by a lone surrogate (the valid JSON string "\\ud800"), '
     "which no UTF-8 file, XML report or xdist channel can carry as is",
     "long:N": "like oracle, after N characters of padding (a long but allowed reply)",
+    "hostile:K:PATH": "answer K of hostile_answers(PATH): Python code (for eval, for sympy's "
+    "parse_expr, inside a list literal, ...) that would write PATH if a scorer ran it, in "
+    "<answer> tags and in <<<...>>>",
     # A narrator for `pytest-reasoning narrate` (issue 23): canned chapters from the facts
     # its prompt lists, and honest answers to the fact-recall questions.
     "narrator": "each chapter states every fact its prompt lists, one sentence each; a "
@@ -105,6 +109,22 @@ FAULT_KINDS = ("429", "500", "503", "html", "empty", "truncated")
 # for ``hang_s`` (past a client's timeout), and a 10 MB reply.
 EXTRA_FAULTS = ("reset", "429-wait", "hang", "huge")
 ALL_FAULTS = FAULT_KINDS + EXTRA_FAULTS
+
+
+def hostile_answers(path: str) -> list[str]:
+    """Answers that are code writing ``path`` (with an API key, as the attack in issue 44):
+    for ``eval``, inside a list literal (what ``binary_matrix`` evaluates), through ``exec``
+    of a string, through a lambda, and through sympy's namespace (``parse_expr`` resolves
+    ``Symbol`` there; its attributes lead to ``__import__``)."""
+    p = repr(path)
+    key = "__import__('os').environ.get('OPENAI_API_KEY', 'no key')"
+    return [
+        f"__import__('pathlib').Path({p}).write_text({key})",
+        f"[[__import__('pathlib').Path({p}).write_text('x')]]",
+        f"exec(\"open({p}, 'w').write('x')\")",
+        f"(lambda: open({p}, 'w').write('x'))()",
+        f"Symbol('x').__class__.__init__.__globals__['__builtins__']['open']({p}, 'w')",
+    ]
 
 
 def oracle_answer(prompt: str) -> str:
@@ -206,6 +226,10 @@ def chat_reply(
         content = ""
     elif model == "surrogate":
         content = oracle_answer(prompt) + " \ud800"
+    elif model.startswith("hostile:"):
+        index, path = model.split(":", 2)[1:]
+        answer = hostile_answers(path)[int(index)]
+        content = f"<answer>{answer}</answer> <<<{answer}>>>"
     elif model.startswith("long:"):
         content = "x" * int(model.split(":", 1)[1]) + " " + oracle_answer(prompt)
     else:
