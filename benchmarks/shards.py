@@ -24,7 +24,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
-from pytest_reasoning.gates.store import row_key
+from pytest_reasoning.gates.rows import row_key
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 SUITES = Path(__file__).resolve().parent.parent / "example_suites"

@@ -58,6 +58,13 @@ class Budget:
             parts.append(f"tokens={self.tokens:,.0f}")
         return ",".join(parts)
 
+    def affords(self, spend: Spend, tokens: float, usd: float) -> bool:
+        """Whether ``tokens`` and ``usd`` more, on top of ``spend``, stay within the budget
+        (a batch is submitted only when the most its requests can cost does)."""
+        if self.usd is not None and spend.total_usd + usd > self.usd:
+            return False
+        return self.tokens is None or spend.total_tokens + tokens <= self.tokens
+
 
 @dataclass
 class Spend:
@@ -76,6 +83,13 @@ class Spend:
         )
         if o.cost_usd is not None:
             self.usd[o.model] = self.usd.get(o.model, 0.0) + o.cost_usd
+
+    def add_billed(self, model: str, calls: int, tokens: int, usd: float | None) -> None:
+        """Calls billed together (a batch's lines, models/batch.py), counted as live ones."""
+        self.calls[model] = self.calls.get(model, 0) + calls
+        self.tokens[model] = self.tokens.get(model, 0) + tokens
+        if usd is not None:
+            self.usd[model] = self.usd.get(model, 0.0) + usd
 
     @property
     def total_usd(self) -> float:

@@ -7,8 +7,9 @@ pytest named it, relative to its rootdir), entry and level, and its item id, whi
 of the level's samples under the same ``--reasoning-samples`` / ``--reasoning-seed`` /
 ``--reasoning-repeats`` the shards used. A level with fewer rows than samples (a shard that
 never ran, a file not given) is *partial*: its verdicts are not decided, and the merge fails as
-infrastructure (exit status 6) unless ``allow_partial``. The same sample in several files
-counts once (the last file given wins)."""
+infrastructure (exit status 6) unless ``allow_partial``. A sample (suite file, entry, level,
+model, item id) counts once: the last row given wins, and rows that answered it differently
+are named. Every counted row is re-checked against its suite first (``recheck``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import EntrySpec, LevelSpec, addresses, is_suite_file, load_suite
+from .config import Address, EntrySpec, LevelSpec, addresses, is_suite_file, load_suite
 from .core import Outcome
 from .errors import ReasoningError, printable, quote
 from .gates import GateSpec, InvalidResults, Ledger, load_results
@@ -31,6 +32,7 @@ from .gates.verdicts import (
     gate_name,
     load_baseline,
 )
+from .recheck import SHOWN, Origin, recheck
 from .report import RunSummary
 
 __all__ = [
@@ -51,11 +53,18 @@ def read_all(paths: Sequence[str], notes: list[str] | None = None) -> list[dict[
     """Every row of the results files, in order, each type-checked (``gates.rows``); a file
     that cannot be read, is no results file, or holds a row a verdict could miscount is a
     ReasoningError naming ``file:line: field``. Torn lines (a killed run's last row) are
-    skipped and, with ``notes``, counted there."""
-    rows: list[dict[str, Any]] = []
+    skipped and, with ``notes``, counted there. Within a file the last row of a sample wins."""
+    return [row for row, _ in _read(paths, notes, every=False)]
+
+
+def _read(
+    paths: Sequence[str], notes: list[str] | None, *, every: bool = True
+) -> list[tuple[dict[str, Any], Origin]]:
+    """:func:`read_all` with where each row was read (``every``: duplicates too)."""
+    rows: list[tuple[dict[str, Any], Origin]] = []
     for path in paths:
         try:
-            found = load_results(path)
+            found = load_results(path, every=every)
         except OSError as exc:
             raise ReasoningError(f"{path}: cannot read: {exc.strerror}") from None
         except UnicodeDecodeError as exc:
@@ -68,7 +77,7 @@ def read_all(paths: Sequence[str], notes: list[str] | None = None) -> list[dict[
                 f"{path}: {len(found.torn)} line(s) are no whole row (a killed run's last "
                 f"row), skipped: line {lines}"
             )
-        rows.extend(found.rows)
+        rows += [(r, Origin(path, n)) for r, n in zip(found.rows, found.lines, strict=True)]
     return rows
 
 
@@ -130,7 +139,9 @@ class _Level:
     entry: EntrySpec
     level: LevelSpec
     expected: dict[str, int]  # its samples' item ids → their place in collection order
+    addresses: dict[str, Address]  # its samples' item ids → their addresses
     rows: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # model → id → row
+    read: dict[tuple[str, str], int] = field(default_factory=dict)  # (model, id) → row's place
 
     @property
     def spec(self) -> GateSpec:
@@ -183,10 +194,10 @@ def merge(
         )
     files = suite_files(suites)
     paths = results_files(results)
-    torn: list[str] = []
-    rows, notes = _dedupe(disambiguate(read_all(paths, torn)))
-    notes = torn + notes
-    total = len(rows)
+    notes: list[str] = []
+    read = _read(paths, notes)
+    rows = disambiguate([row for row, _ in read])
+    total = len({row_key(row) for row in rows})  # a rerun's identical rows count once
     names = sorted({str(r["suite"]) for r in rows if r.get("suite")})
     levels: list[_Level] = []
     claimed: dict[str, Path] = {}
@@ -208,20 +219,18 @@ def merge(
             display=shown,
             sequential=sequential,
         )
-        expected: dict[tuple[str, str], dict[str, int]] = {}
-        kinds: dict[tuple[str, str], tuple[EntrySpec, LevelSpec]] = {}
+        found: dict[tuple[str, str], dict[str, Address]] = {}
         for a in addresses(spec):
-            ids = expected.setdefault((a.entry.id, a.level.level), {})
-            ids[a.sample_id] = len(ids)
-            kinds[(a.entry.id, a.level.level)] = (a.entry, a.level)
-        for key, ids in expected.items():
-            entry, level = kinds[key]
-            levels.append(_Level(shown, tuple(mine or [shown]), entry, level, ids))
+            found.setdefault((a.entry.id, a.level.level), {})[a.sample_id] = a
+        for samples_of in found.values():
+            a = next(iter(samples_of.values()))
+            ids = {sample: k for k, sample in enumerate(samples_of)}
+            levels.append(_Level(shown, tuple(mine or [shown]), a.entry, a.level, ids, samples_of))
     by_where = {(lv.entry.id, lv.level.level, name): lv for lv in levels for name in lv.aliases}
-    unmatched: dict[str, int] = {}
-    foreign: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    matched: list[dict[str, Any]] = []
-    for row in rows:
+    unmatched: dict[str, set[tuple[Any, ...]]] = {}
+    foreign: dict[tuple[str, str, str], dict[tuple[Any, ...], dict[str, Any]]] = {}
+    replaced: list[tuple[int, int]] = []  # (place of a row, place of the later row kept)
+    for place, (row, _) in enumerate(read):
         suite, entry_id = row.get("suite"), row.get("entry")
         lv = by_where.get((str(entry_id), str(row["level"]), str(suite)))
         if lv is None:
@@ -230,14 +239,30 @@ def merge(
                 if suite and entry_id
                 else "rows without suite and entry (written before issue 19)"
             )
-            unmatched[where] = unmatched.get(where, 0) + 1
+            unmatched.setdefault(where, set()).add(row_key(row))
             continue
         if row["item_id"] not in lv.expected:
-            foreign.setdefault((lv.suite, lv.entry.id, lv.level.level), []).append(row)
+            foreign.setdefault((lv.suite, lv.entry.id, lv.level.level), {})[row_key(row)] = row
             continue
-        lv.rows.setdefault(str(row["model"]), {})[str(row["item_id"])] = row
-        matched.append(row)
-    notes += _unmatched_notes(unmatched, foreign, levels)
+        # One row per sample of the suite file, whatever name the row gives the file.
+        sample = (str(row["model"]), str(row["item_id"]))
+        if sample in lv.read:
+            replaced.append((lv.read[sample], place))
+        lv.rows.setdefault(sample[0], {})[sample[1]] = row
+        lv.read[sample] = place
+    kept = sorted(place for lv in levels for place in lv.read.values())
+    notes += _replaced_notes(read, replaced)
+    notes += _unmatched_notes(
+        {k: len(v) for k, v in unmatched.items()},
+        {k: list(v.values()) for k, v in foreign.items()},
+        levels,
+    )
+    owner = {place: lv for lv in levels for place in lv.read.values()}
+    recheck(
+        (read[place][0], read[place][1], owner[place].addresses[str(read[place][0]["item_id"])])
+        for place in kept
+    )
+    matched = [read[place][0] for place in kept]
     return _decide(
         levels,
         matched,
@@ -259,20 +284,64 @@ def _relative(path: Path) -> str:
         return path.as_posix()
 
 
-def _dedupe(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """One row per sample across the files (the last one given wins, in its place)."""
-    kept: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for row in rows:
-        key = row_key(row)
-        kept.pop(key, None)
-        kept[key] = row
-    extra = len(rows) - len(kept)
-    notes = (
-        [f"{extra} row(s) answer a sample another file answers too: the last file's row kept"]
-        if extra
-        else []
-    )
-    return list(kept.values()), notes
+def _replaced_notes(
+    read: Sequence[tuple[dict[str, Any], Origin]], replaced: Sequence[tuple[int, int]]
+) -> list[str]:
+    """What the rows of a sample that another row given later replaced say: nothing when they
+    agree (a rerun) or the earlier call failed (a retry); otherwise each sample is named, with
+    the row kept."""
+    conflicts: list[str] = []
+    other_file = older_prompt = 0
+    for before, after in replaced:
+        (old, was), (new, now) = read[before], read[after]
+        if old["prompt_sha256"] != new["prompt_sha256"]:
+            older_prompt += 1  # another question (an older generator, another style)
+        elif old["error"] is None and _answer(old) != _answer(new):
+            conflicts.append(
+                f"{_shown(new['model'])} {new['item_id']}: {was} ({_verdict(old)}) and "
+                f"{now} ({_verdict(new)}), {now} kept"
+            )
+        elif was.path != now.path:
+            other_file += 1
+    notes = []
+    if other_file:
+        notes.append(
+            f"{other_file} row(s) answer a sample another file answers too: the last file's "
+            "row kept"
+        )
+    if older_prompt:
+        notes.append(
+            f"{older_prompt} row(s) answer another prompt of a sample a later row answers "
+            "(a run before the generator or the style changed): the later row kept"
+        )
+    if conflicts:
+        more = f"; and {len(conflicts) - SHOWN} more" if len(conflicts) > SHOWN else ""
+        notes.append(
+            f"{len(conflicts)} row(s) answer their sample otherwise than a row given after "
+            "them (a rerun without the response cache, or overlapping shards), the later row "
+            "kept: "
+            + "; ".join(conflicts[:SHOWN])
+            + more
+        )
+    return notes
+
+
+def _answer(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What a row says about its sample (its wording, tokens and timing may differ)."""
+    return (row["correct"], row.get("score"), row["extracted"], row["error"] is None)
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if row["error"] is not None:
+        return "a failed call"
+    said = "right" if row["correct"] else "wrong"
+    answer = row["extracted"]
+    return said if answer is None else f"{quote(answer, 40)}, {said}"
+
+
+def _shown(text: str) -> str:
+    """A name from a results file, as a note shows it: as it is when plain, else quoted."""
+    return text if text.isprintable() and len(text) <= 80 else quote(text, 80)
 
 
 def _unmatched_notes(

@@ -1,8 +1,10 @@
 """Batch prices (``--reasoning-batch``, models/batch.py): LiteLLM's files and batches functions
 over real HTTP to the project's server, whose Files and Batch API can expire a batch, fail
-lines, hold a batch, or be missing. Every answer lands in the cache and the run asks no chat
-request; a batch that ended short is followed by one holding only what is missing; a killed
-or timed-out run picks its batch up again instead of paying twice."""
+lines, hold a batch, lose a create's answer, fail its list, or be missing. Every answer lands
+in the cache and the run asks no chat request; a batch that ended short is followed by one
+holding only what is missing; a killed or timed-out run picks its batch up again instead of
+paying twice; a create whose answer was lost is looked up, never made twice; what the batches
+billed is the run's spend, and a budget is never given a batch it cannot pay for."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PLAIN
+from pytest_reasoning.budget import Budget, Spend
 from pytest_reasoning.errors import ReasoningError
 from pytest_reasoning.evaluate import EvalConfig, Evaluator
 from pytest_reasoning.models.base import ChatRequest, normalise_api_base
@@ -29,6 +32,7 @@ from pytest_reasoning.models.batch import (
     BatchJob,
     BatchLedger,
     BatchProgress,
+    BatchPurse,
     BatchRecord,
     BatchResult,
     BatchTimedOut,
@@ -54,7 +58,11 @@ def _items(n: int = N) -> list:  # type: ignore[type-arg]
 
 
 def _phase(
-    ev: Evaluator, model: str = "openai/oracle", wait_s: float = 60.0, n: int = N
+    ev: Evaluator,
+    model: str = "openai/oracle",
+    wait_s: float = 60.0,
+    n: int = N,
+    purse: BatchPurse | None = None,
 ) -> tuple[BatchResult, list[ChatRequest]]:
     client = ev.client(model)
     assert isinstance(client, LiteLLMClient)
@@ -62,7 +70,7 @@ def _phase(
     assert ev.cache is not None
     ledger = BatchLedger(Path(ev.config.cache_dir or "") / FOLDER)
     job = BatchJob(model, client, requests)
-    [result] = asyncio.run(run_batches([job], ev.cache, ledger, wait_s=wait_s))
+    [result] = asyncio.run(run_batches([job], ev.cache, ledger, wait_s=wait_s, purse=purse))
     return result, requests
 
 
@@ -172,11 +180,12 @@ def test_a_rejected_batch_and_a_lost_one_are_one_line_each(
     # A recorded batch the endpoint does not know (another account's key, a reset server).
     requests = [evaluator.request_for(i, "openai/oracle") for i in _items(2)]
     where = normalise_api_base(fake_server.url)
-    ledger.add(BatchRecord("batch_gone", "openai/oracle", where, "openai", 0.0, tuple(requests)))
+    gone = BatchRecord("batch_gone", "openai/oracle", where, "openai", 0.0, tuple(requests))
+    ledger.add(gone)
     with pytest.raises(BatchFailed) as lost:
         _phase(evaluator)
     assert str(lost.value).endswith(
-        f"batch batch_gone is unknown there (HTTP 404); delete {ledger.path('batch_gone')} to "
+        f"batch batch_gone is unknown there (HTTP 404); delete {ledger.path(gone)} to "
         "submit its requests again"
     )
     assert fake_server.stats()["total"] == 0 and fake_server.stats()["batch"]["created"] == 1
@@ -203,9 +212,159 @@ def test_the_progress_line() -> None:
     assert progress.line().startswith("batch_2 validating: 30/40 answered, ")
 
 
+# -- creating a batch once -----------------------------------------------------------------------
+@pytest.mark.parametrize("lost_as", ["502", "hang"])
+def test_a_create_whose_answer_is_lost_is_looked_up_not_made_again(
+    tmp_path: Path, fake_server: FakeOpenAIServer, lost_as: str
+) -> None:
+    """The endpoint creates each batch, then its answer is lost (a gateway's 502, or none
+    until the client's timeout): the batch is found in the list by our tag, not created
+    again (before: one batch per attempt, five in all, none recorded)."""
+    fake_server.control(batch_lost_creates=5, batch_lost_as=lost_as)
+    ev = Evaluator(EvalConfig(api_base=fake_server.url, cache_dir=str(tmp_path), timeout_s=2))
+    try:
+        result, requests = _phase(ev)
+        stats = fake_server.stats()["batch"]
+        assert (stats["files"], stats["created"], stats["sizes"]) == (1, 1, [len(requests)])
+        assert stats["listed"] == 1 and result.submitted == ["batch_000002"]
+        assert result.answered == len(requests) and not result.left
+        if lost_as == "hang":  # the client gave up on the create: the timeout, not a reply
+            assert [h["client_left"] for h in fake_server.stats()["hangs"]] == [True]
+        _all_cached(ev, fake_server)
+    finally:
+        ev.close()
+    assert not list((tmp_path / FOLDER).glob("*.json"))
+
+
+def test_a_lost_create_the_list_cannot_show_is_picked_up_by_the_rerun(
+    tmp_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    """The create's answer is lost and the list cannot be read: nothing is created again,
+    the run stops with its record kept; the rerun finds the batch by its tag and collects
+    it: one upload, one batch, across both runs."""
+    fake_server.control(batch_lost_creates=1, batch_list_fail=100)
+    ev = Evaluator(EvalConfig(api_base=fake_server.url, cache_dir=str(tmp_path), attempts=2))
+    try:
+        with pytest.raises(BatchFailed) as info:
+            _phase(ev)
+        [record] = BatchLedger(tmp_path / FOLDER).records()
+        assert not record.id and record.tag and record.file_id  # recorded before the create
+        text, path = str(info.value), BatchLedger(tmp_path / FOLDER).path(record)
+        assert text.startswith(
+            f"--reasoning-batch: openai/oracle at {fake_server.url}: POST /batches got no "
+            "answer (HTTP 502: "
+        )
+        assert (
+            f"and whether it made the batch tagged {record.tag} cannot be looked up (GET "
+            "/batches failed (HTTP 502: "
+        ) in text
+        assert text.endswith(
+            f"it stays recorded in {path}: rerun the same command to look again (delete that "
+            "file only if you know no batch was made: one would then be paid twice)"
+        )
+        fake_server.control(batch_list_fail=0)
+        result, requests = _phase(ev)
+        assert result.picked_up == ["batch_000002"] and not result.submitted
+        stats = fake_server.stats()["batch"]
+        assert (stats["files"], stats["created"], stats["sizes"]) == (1, 1, [len(requests)])
+        _all_cached(ev, fake_server)
+    finally:
+        ev.close()
+
+
+def test_a_create_that_made_nothing_is_made_once_more_after_the_list_shows_none(
+    tmp_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    """A 502 from a gateway before the API made no batch: the list shows none with our tag,
+    so the create is tried again, from the same upload. When the list cannot be read the run
+    stops; its rerun looks, finds none, and creates the batch from the recorded file."""
+    fake_server.control(batch_create_fail=1)
+    ev = Evaluator(EvalConfig(api_base=fake_server.url, cache_dir=str(tmp_path), attempts=2))
+    try:
+        result, requests = _phase(ev, n=2)
+        stats = fake_server.stats()["batch"]
+        assert (stats["files"], stats["created"], stats["listed"]) == (1, 1, 1)
+        assert result.answered == len(requests) and len(result.submitted) == 1
+        fake_server.control(reset=True, batch_create_fail=1, batch_list_fail=100)
+        with pytest.raises(BatchFailed, match=r"got no answer .* cannot be looked up"):
+            _phase(ev)
+        fake_server.control(batch_list_fail=0)
+        result, requests = _phase(ev)
+        stats = fake_server.stats()["batch"]
+        assert (stats["files"], stats["created"]) == (1, 1)  # no second upload
+        assert len(result.picked_up) == 1 and not result.submitted
+        assert result.answered == len(requests)
+    finally:
+        ev.close()
+
+
+# -- the bill and the budget ---------------------------------------------------------------------
+def test_what_a_batch_billed_is_the_spend(
+    evaluator: Evaluator, fake_server: FakeOpenAIServer
+) -> None:
+    """Each line the endpoint ran is a call, answered or failed (two fail with HTTP 500 and
+    are asked again), with the tokens its usage reports."""
+    fake_server.control(batch_fail_lines=2)
+    purse = BatchPurse()
+    result, requests = _phase(evaluator, purse=purse)
+    stats = fake_server.stats()["batch"]
+    assert stats["lines"] == len(requests) + 2 and result.answered == len(requests)
+    assert purse.spend.calls == {"openai/oracle": stats["lines"]}
+    assert purse.spend.total_tokens == stats["tokens"] > 0
+    assert purse.spend.line() == f"spent {stats['tokens']:,} tokens on {stats['lines']} call(s)"
+
+
+def test_a_budget_submits_nothing_it_cannot_pay_for(
+    evaluator: Evaluator, fake_server: FakeOpenAIServer
+) -> None:
+    """usd=0.001 and gpt-5-mini, whose requests allow thousands of output tokens: no
+    request fits at its most, so nothing is uploaded or created (before: the batch ran and
+    cost $0.375)."""
+    purse = BatchPurse(Budget(usd=0.001), Spend())
+    result, requests = _phase(evaluator, model="openai/gpt-5-mini", purse=purse)
+    stats = fake_server.stats()["batch"]
+    assert (stats["files"], stats["created"], stats["lines"]) == (0, 0, 0)
+    assert result.refused == len(requests) and result.answered == 0 and not result.left
+    assert not purse.spend.calls
+    refusal = purse.refusal()
+    assert refusal is not None and refusal.startswith(
+        f"the budget usd=0.001 was reached: {len(requests)} batch request(s) not submitted, "
+        "which could cost up to $"
+    )
+
+
+def test_a_tight_budget_is_never_overrun(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
+    """tokens=2500 with max_tokens=1000: a batch holds only what the rest of the budget
+    pays for at the most each request allows; once a batch is billed (far below that), the
+    next round takes what now fits. What the endpoint billed stays within the budget."""
+    ev = Evaluator(
+        EvalConfig(api_base=fake_server.url, cache_dir=str(tmp_path), params={"max_tokens": 1000})
+    )
+    try:
+        purse = BatchPurse(Budget(tokens=2500), Spend())
+        result, requests = _phase(ev, purse=purse)
+    finally:
+        ev.close()
+    stats = fake_server.stats()["batch"]
+    assert len(stats["sizes"]) == MAX_ROUNDS and sum(stats["sizes"]) < len(requests)
+    assert 0 < stats["tokens"] == purse.spend.total_tokens <= 2500
+    assert result.answered == sum(stats["sizes"])
+    assert result.refused == len(requests) - result.answered and not purse.held
+
+
+def test_a_budget_needs_a_bound_on_what_a_request_costs(
+    evaluator: Evaluator, fake_server: FakeOpenAIServer
+) -> None:
+    """An unknown model with no max_tokens could bill any number of tokens: under a budget
+    that is one line, before anything is uploaded."""
+    with pytest.raises(BatchUnsupported, match=r"nothing bounds these requests' output"):
+        _phase(evaluator, purse=BatchPurse(Budget(tokens=1e6), Spend()))
+    assert fake_server.stats()["batch"]["files"] == 0
+
+
 # -- the plugin ----------------------------------------------------------------------------------
-def _args(server: FakeOpenAIServer, *more: str) -> tuple[str, ...]:
-    return ("-p", "no:cacheprovider", "-p", "no:randomly", "--llm", "openai/oracle",
+def _args(server: FakeOpenAIServer, *more: str, model: str = "openai/oracle") -> tuple[str, ...]:
+    return ("-p", "no:cacheprovider", "-p", "no:randomly", "--llm", model,
             "--llm-api-base", server.url, "--reasoning-batch", *more)  # fmt: skip
 
 
@@ -227,9 +386,13 @@ def test_a_batch_run_asks_no_chat_request_and_a_rerun_nothing(
     assert len(rows) == 8 and all(r["correct"] for r in rows)
     stats = fake_server.stats()
     assert stats["total"] == 0 and stats["batch"]["created"] == 1
+    # What the endpoint billed: its lines are the calls, their usage the tokens.
+    assert stats["batch"]["lines"] == 8
+    first.stdout.fnmatch_lines([f"reasoning: spent {stats['batch']['tokens']:,} tokens on 8 call(s)"])
     again = mini_suite.runpytest_subprocess(*_args(fake_server))
     assert again.ret == pytest.ExitCode.OK
     again.stdout.fnmatch_lines(["*every answer is in the cache, nothing to submit*"])
+    assert "reasoning: spent" not in again.stdout.str()  # the cache is free
     stats = fake_server.stats()
     assert stats["total"] == 0 and stats["batch"]["created"] == 1
 
@@ -265,10 +428,80 @@ def test_a_run_that_ran_out_of_wait_or_was_killed_resumes_its_batch(
     fake_server.control(batch_hold=False)
     resumed = mini_suite.runpytest_subprocess(*_args(fake_server))
     assert resumed.ret == pytest.ExitCode.OK, resumed.stdout.str()
-    resumed.stdout.fnmatch_lines(["*openai/oracle: 8/8 answered (batch_* picked up)*"])
     stats = fake_server.stats()
+    # The run that collects a batch counts what it billed.
+    resumed.stdout.fnmatch_lines(
+        [
+            "*openai/oracle: 8/8 answered (batch_* picked up)*",
+            f"reasoning: spent {stats['batch']['tokens']:,} tokens on 8 call(s)",
+        ]
+    )
     assert stats["batch"]["created"] == 1 and stats["total"] == 0  # no second submission
     assert not list(folder.glob("*.json"))
+
+
+@pytest.mark.e2e
+def test_a_batch_run_under_a_budget_submits_only_what_it_can_pay_for(
+    mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    """usd=0.001 cannot pay for one gpt-5-mini request at its most: nothing is uploaded,
+    the run stops with the live run's budget lines, every sample not asked, exit 2 (before:
+    the batch ran, $0.375, exit 0, no spend line). A budget that can pay submits it all and
+    prints what the endpoint billed."""
+    model = "openai/gpt-5-mini"
+    tight = mini_suite.runpytest_subprocess(
+        *_args(fake_server, "--reasoning-budget", "usd=0.001", model=model)
+    )
+    out = tight.stdout.str()
+    assert tight.ret == pytest.ExitCode.INTERRUPTED, out
+    reason = (
+        "the budget usd=0.001 was reached: 8 batch request(s) not submitted, which could cost "
+        "up to $* more (at batch prices, with all the output each allows)"
+    )
+    tight.stdout.fnmatch_lines(
+        [
+            "reasoning: batch: openai/gpt-5-mini: 0/8 answered; 8 not submitted (the budget "
+            "cannot pay for them)",
+            f"reasoning: {reason}: no more calls; what was paid is kept, the rest is not asked",
+            f"reasoning: STOPPED: {reason}; levels cut short are not decided*",
+        ]
+    )
+    assert "reasoning: spent" not in out  # nothing was
+    stats = fake_server.stats()
+    assert stats["total"] == 0 and stats["batch"]["files"] == stats["batch"]["lines"] == 0
+    paid = mini_suite.runpytest_subprocess(
+        *_args(fake_server, "--reasoning-budget", "usd=1", model=model)
+    )
+    assert paid.ret == pytest.ExitCode.OK, paid.stdout.str()
+    stats = fake_server.stats()
+    assert stats["total"] == 0 and stats["batch"]["lines"] == 8
+    paid.stdout.fnmatch_lines(
+        [f"reasoning: spent $0.0* and {stats['batch']['tokens']:,} tokens on 8 call(s) (*% of usd=1)"]
+    )
+
+
+@pytest.mark.e2e
+def test_a_lost_create_makes_one_batch_across_the_run_and_its_rerun(
+    mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    """The create answers 502 after making the batch, and the list cannot be read: the run
+    stops (exit 2) with the batch recorded by its tag; the rerun finds it and collects it.
+    One upload and one batch in all (before: 5 batches, none recorded, and a 6th)."""
+    fake_server.control(batch_lost_creates=1, batch_list_fail=100)
+    lost = mini_suite.runpytest_subprocess(*_args(fake_server, "--reasoning-retries", "2"))
+    assert lost.ret == pytest.ExitCode.INTERRUPTED, lost.stdout.str()
+    lost.stdout.fnmatch_lines(
+        ["*POST /batches got no answer (HTTP 502: *), and whether it made the batch tagged * "
+         "cannot be looked up (*); it stays recorded in *: rerun the same command to look "
+         "again*"]
+    )  # fmt: skip
+    fake_server.control(batch_list_fail=0)
+    again = mini_suite.runpytest_subprocess(*_args(fake_server))
+    assert again.ret == pytest.ExitCode.OK, again.stdout.str()
+    again.stdout.fnmatch_lines(["*openai/oracle: 8/8 answered (batch_000002 picked up)*"])
+    stats = fake_server.stats()
+    assert (stats["batch"]["files"], stats["batch"]["created"], stats["total"]) == (1, 1, 0)
+    assert not list((mini_suite.path / ".reasoning_cache" / FOLDER).glob("*.json"))
 
 
 @pytest.mark.e2e
@@ -307,7 +540,8 @@ def test_collect_only_submits_nothing(
     result = mini_suite.runpytest(*_args(fake_server, "--collect-only", "-q"), PLAIN)
     assert result.ret == pytest.ExitCode.OK
     assert fake_server.stats()["batch"] == {
-        "files": 0, "created": 0, "lines": 0, "cancelled": 0, "sizes": []
+        "files": 0, "created": 0, "lines": 0, "cancelled": 0, "tokens": 0, "listed": 0,
+        "sizes": [],
     }  # fmt: skip
 
 

@@ -48,7 +48,7 @@ _BASES: dict[str, tuple[tuple[Any, ...], ...]] = {}
 
 
 def _suite_rows_base(folder: str) -> tuple[tuple[Any, ...], ...]:
-    """(address fields, prompt hash) of every sample of the folder's prop.yaml, the items
+    """(address fields, prompt hash, gold) of every sample of the folder's prop.yaml, the items
     built once per suite text: the rows do not depend on the folder (each Hypothesis example
     has a folder of its own)."""
     path = Path(folder) / "prop.yaml"
@@ -57,19 +57,20 @@ def _suite_rows_base(folder: str) -> tuple[tuple[Any, ...], ...]:
         out = []
         for a in addresses(load_suite(path, display="prop.yaml")):
             item = a.make_item()
-            out.append(
-                (a.sample_id, a.entry.id, a.entry.task, a.level.level, a.seed, item.prompt_sha256)
-            )
+            out.append((a.sample_id, a.entry.id, a.entry.task, a.level.level, a.seed,
+                        item.prompt_sha256, item.answer))  # fmt: skip
         _BASES[text] = tuple(out)
     return _BASES[text]
 
 
 def _row(base: tuple[Any, ...], model: str, verdict: bool | None) -> dict[str, Any]:
-    sample_id, entry, task, level, seed, sha = base
+    """A row as a run writes it: the gold answer when right, an unreadable one when wrong (a
+    merge re-scores every row, and refuses one whose verdict is not its response's)."""
+    sample_id, entry, task, level, seed, sha, gold = base
+    said = None if verdict is None else gold if verdict else "x"
     outcome = Outcome(
-        sample_id, model, task, level, seed, sha, None if verdict is None else "<<<x>>>",
-        None if verdict is None else "x", "y", verdict,
-        None if verdict in (True, None) else "wrong_label",
+        sample_id, model, task, level, seed, sha, None if said is None else f"<<<{said}>>>",
+        said, gold, verdict, None if verdict in (True, None) else "format",
         "HTTP 500" if verdict is None else None, 10, 2, 0.1,
         suite="prop.yaml", entry=entry, error_kind="transient" if verdict is None else None,
     )  # fmt: skip
@@ -425,3 +426,171 @@ def test_a_failed_gate_links_to_its_samples_in_the_report(
         "&outcome=not-correct"
     )
     assert (suite_dir / "rep" / "index.html").is_file()
+
+
+# -- issue 39: a merge counts the rows the live run counted, and only rows it can check -------
+def _junit_verdicts(path: Path) -> dict[str, str]:
+    """The verdict test cases of a JUnit file (gates and the error budget): name -> outcome."""
+    import xml.etree.ElementTree as ET
+
+    out = {}
+    for case in ET.parse(path).iter("testcase"):
+        name = case.get("name", "")
+        if "-gate" in name or name == "infrastructure":
+            found = [c.tag for c in case if c.tag in ("failure", "skipped", "error")]
+            out[f"{case.get('classname')}.{name}"] = found[0] if found else "passed"
+    return out
+
+
+SHARED = """\
+name: {name}
+seed: 7
+samples: 3
+tasks:
+  - task: dyval.boolean_logic
+    levels:
+      D1: {{min_accuracy: {floor}}}
+  - task: zebra.grid
+    metric: cell
+    levels:
+      2x2: {{min_accuracy: {floor}}}
+"""
+
+
+@pytest.mark.e2e
+def test_a_merge_of_a_runs_own_file_decides_what_the_run_decided(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two suites that ask the same items (one task, level and seed) used to share their rows'
+    keys: the merge of the run's own file kept one suite's rows ("not decided (0 of 3)", exit
+    6) where the run decided both. The models answer in every shape a scorer reads (thinking
+    tags, a cut-off reply, separate reasoning, a boxed answer read leniently, wrong answers):
+    re-scored, every row is its own verdict, so nothing is refused."""
+    from pytest_reasoning.testing.server import FakeOpenAIServer
+
+    pytester.makefile(".yaml", a=SHARED.format(name="a", floor=0.3))
+    pytester.makefile(".yaml", b=SHARED.format(name="b", floor=0.9))
+    models = ["always-true", "think", "truncated", "reasoning-content", "boxed", "shallow:1"]
+    with FakeOpenAIServer() as server:
+        run = pytester.runpytest_subprocess(
+            "a.yaml", "b.yaml", "-p", "no:cacheprovider", "-p", "no:randomly",
+            *(f"--llm=openai/{m}" for m in models), f"--llm-api-base={server.url}",
+            "--reasoning-cache=off", "--reasoning-lenient", "--reasoning-results=r.jsonl",
+            "--junitxml=run.xml",
+        )  # fmt: skip
+    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 * 2 * 3 * len(models)  # suites x levels x samples x models
+    assert {r["suite"] for r in rows} == {"a.yaml", "b.yaml"}
+    assert any(str(r["extraction"]).startswith("lenient") for r in rows)
+    assert any(r["failure_mode"] == "truncated" for r in rows)
+    live = _junit_verdicts(pytester.path / "run.xml")
+    assert len(live) == 2 * 2 * len(models) and set(live.values()) == {"passed", "failure"}
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(pytester.path)
+        code = main(["gate", "a.yaml", "b.yaml", "--results", "r.jsonl", "--junitxml=gate.xml"])
+    out = capsys.readouterr().out
+    assert "NOT DECIDED" not in out and "note" not in out
+    assert _junit_verdicts(pytester.path / "gate.xml") == live
+    assert code == run.ret == 1
+
+
+def test_rows_of_two_suites_that_ask_the_same_items_are_kept_apart(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_reasoning.gates import load_results
+
+    (suite_dir / "copy.yaml").write_text(SUITE)
+    rows = [_row(b, "m", True) for b in _suite_rows_base(str(suite_dir))]
+    _write(suite_dir / "r.jsonl", rows + [{**r, "suite": "copy.yaml"} for r in rows])
+    assert len(load_results(suite_dir / "r.jsonl").rows) == 2 * len(rows)
+    code, out, _ = _gate(["prop.yaml", "copy.yaml", "--results", "r.jsonl"], capsys)
+    assert code == 0 and "6 passed" in out and "NOT DECIDED" not in out
+    assert out.startswith(f"reasoning gate: {2 * len(rows)} rows from 1 results file(s)")
+
+
+def test_rows_of_another_prompt_are_refused_unless_a_later_row_answers_the_sample(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows of an older generator were gated as current: a FAIL became a PASS."""
+    rows = [_row(b, "m", True) for b in _suite_rows_base(str(suite_dir))]
+    old = [{**r, "prompt_sha256": "0" * 64} for r in rows[:3]]
+    _write(suite_dir / "new.jsonl", rows)
+    _write(suite_dir / "old.jsonl", old)
+    code, out, err = _gate(["prop.yaml", "--results", "new.jsonl", "old.jsonl"], capsys)
+    assert code == 4 and "PASSED" not in out
+    assert err == (
+        "pytest-reasoning: error: old.jsonl: 3 row(s) answer a prompt their suite does not "
+        "generate today (written by another version of the generator, or with other knobs): "
+        "refused; rerun those samples with this version\n"
+    )
+    # A rerun with this version answered those samples again, after them: they are history.
+    code, out, err = _gate(["prop.yaml", "--results", "old.jsonl", "new.jsonl"], capsys)
+    assert code == 0 and "3 passed" in out and not err
+    assert "3 row(s) answer another prompt of a sample a later row answers" in out
+
+
+def test_a_row_whose_verdict_is_not_its_responses_is_refused_by_file_and_line(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [_row(b, "m", False) for b in _suite_rows_base(str(suite_dir))]
+    rows[1]["correct"] = True  # the answer read is "x"; the gold is True or False
+    for row in rows[10:]:  # arithmetic: "correct", and the extracted answer made the gold's
+        row.update(correct=True, extracted=row["gold"])
+    _write(suite_dir / "r.jsonl", rows)
+    code, out, err = _gate(["prop.yaml", "--results", "r.jsonl"], capsys)
+    assert code == 4 and "PASSED" not in out and "FAILED" not in out
+    lines = err.splitlines()
+    assert lines[0] == (
+        "pytest-reasoning: error: r.jsonl:2: correct is true, but the task's scorer reads the "
+        f"answer 'x' in its response, wrong against the suite's gold {rows[1]['gold']!r}: "
+        "refused (an edited row, or another scorer's)"
+    )
+    assert [line.split()[2] for line in lines[1:5]] == [f"r.jsonl:{n}:" for n in (11, 12, 13, 14)]
+    assert lines[5] == (
+        "pytest-reasoning: error: r.jsonl: 4 more row(s) whose verdict is not their "
+        "response's: refused"
+    )
+    assert len(lines) == 6  # SHOWN rows named per file, the rest counted
+
+
+def test_rows_that_answer_one_sample_differently_are_named_with_the_row_kept(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bases = _suite_rows_base(str(suite_dir))
+    first = [_row(b, "m", None if k == 0 else False) for k, b in enumerate(bases)]
+    again = [_row(b, "m", True) for b in bases]
+    _write(suite_dir / "one.jsonl", first[:3] + first)  # a rerun appends identical rows
+    _write(suite_dir / "two.jsonl", again[:2])  # the same samples, answered right
+    code, out, _ = _gate(["prop.yaml", "--results", "one.jsonl", "two.jsonl"], capsys)
+    (note,) = [line for line in out.splitlines() if "otherwise than a row" in line]
+    item, gold = bases[1][0], bases[1][6]
+    assert note.endswith(
+        "1 row(s) answer their sample otherwise than a row given after them (a rerun without "
+        f"the response cache, or overlapping shards), the later row kept: m {item}: "
+        f"one.jsonl:5 ('x', wrong) and two.jsonl:2 ({gold!r}, right), two.jsonl:2 kept"
+    )  # item 0's failed call, retried: no conflict; the rerun's identical rows: none either
+    assert "1 row(s) answer a sample another file answers too" in out
+    assert code == 1  # every boolean D1 sample but two is wrong: its gate fails
+
+
+def test_the_merge_checks_rows_alike_in_worker_processes(suite_dir: Path) -> None:
+    """A large merge generates its items over worker processes: the same refusals."""
+    from pytest_reasoning.merge import _read
+    from pytest_reasoning.recheck import RefusedRows, recheck
+
+    rows = [_row(b, "m", False) for b in _suite_rows_base(str(suite_dir))]
+    rows[0]["prompt_sha256"] = "0" * 64
+    rows[7]["correct"] = True
+    _write(suite_dir / "r.jsonl", rows)
+    spec = load_suite(suite_dir / "prop.yaml", display="prop.yaml")
+    where = {a.sample_id: a for a in addresses(spec)}
+    read = [(row, origin, where[row["item_id"]]) for row, origin in _read(["r.jsonl"], None)]
+    found = []
+    for workers in (1, 2):
+        with pytest.raises(RefusedRows) as refused:
+            recheck(read, workers=workers)
+        found.append(refused.value.problems)
+    assert found[0] == found[1] and len(found[0]) == 2
+    assert found[0][0].startswith("r.jsonl: 1 row(s) answer a prompt")
+    assert found[0][1].startswith("r.jsonl:8: correct is true, but")

@@ -200,10 +200,14 @@ def _knobs_pass(task_id: str, level: str, params: Mapping[str, Any]) -> bool:
 
 
 def row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
-    """What makes a row a distinct sample: the item, the model as named and precisely (two
-    local GGUFs are both ``local``), the prompt (a CoT and a direct run of one entry share item
-    ids) and the repeat. Rows of older files lack the last fields and key as before."""
+    """What makes a row a distinct sample: its suite file and entry (two suites that gate one
+    task and level with one seed ask the same items, and each decides on its own rows), the
+    item, the model as named and precisely (two local GGUFs are both ``local``), the prompt (a
+    CoT and a direct run of one entry share item ids) and the repeat. Rows of older files lack
+    the later fields and key as before."""
     return (
+        row.get("suite"),
+        row.get("entry"),
         row["item_id"],
         row["model"],
         row.get("model_id"),
@@ -214,19 +218,22 @@ def row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
 
 @dataclass
 class ResultsFile:
-    """A results file's rows (the last row of each sample winning, in its place) and the
-    line numbers of torn lines (no whole JSON row: skipped)."""
+    """A results file's rows (the last row of each sample winning, in its place; with
+    ``every``, all of them), the line number of each, and the line numbers of torn lines (no
+    whole JSON row: skipped)."""
 
     path: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     torn: list[int] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # rows[k] is on line lines[k]
     unaddressed: list[int] = field(default_factory=list)  # lines whose address was dropped
 
 
-def load_results(path: str | os.PathLike[str]) -> ResultsFile:
+def load_results(path: str | os.PathLike[str], *, every: bool = False) -> ResultsFile:
     """Read and type-check a results file. Raises InvalidResults (one line) for a path that
     is not a regular file under :data:`MAX_RESULTS_BYTES`, and for the first row a verdict
-    could miscount (``file:line: field: expected …``); FileNotFoundError if it is missing."""
+    could miscount (``file:line: field: expected …``); FileNotFoundError if it is missing.
+    ``every``: every row in file order, duplicates too (a merge names those that disagree)."""
     shown = os.fspath(path)
     if not os.path.lexists(path):
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), shown)
@@ -235,7 +242,7 @@ def load_results(path: str | os.PathLike[str]) -> ResultsFile:
     except InputRefused as exc:
         raise InvalidResults(f"{shown}: {exc.reason}") from None
     out = ResultsFile(shown)
-    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    rows: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
     checked: dict[tuple[str, str, str], bool] = {}  # knobs, by task and level
     # utf-8-sig: a byte order mark (a file saved by a Windows editor) is not part of row 1.
     with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as fh:
@@ -267,15 +274,29 @@ def load_results(path: str | os.PathLike[str]) -> ResultsFile:
                 raise InvalidResults(f"{shown}:{number}: {exc}") from None
             if bound_address(row, checked):
                 out.unaddressed.append(number)
+            if every:
+                out.rows.append(row)
+                out.lines.append(number)
+                continue
             rows.pop(row_key(row), None)  # the last row wins, in its own place
-            rows[row_key(row)] = row
+            rows[row_key(row)] = (number, row)
+    if every:
+        return out
     # A rerun of an older file appends rows that name the model precisely: they replace the
     # older rows of the same sample, which did not.
-    precise = {k[:2] + k[3:] for k in rows if k[2] is not None}
-    out.rows = [
-        row for key, row in rows.items() if key[2] is not None or key[:2] + key[3:] not in precise
-    ]
+    precise = {_imprecise(k) for k in rows if k[_MODEL_ID] is not None}
+    for key, (number, row) in rows.items():
+        if key[_MODEL_ID] is not None or _imprecise(key) not in precise:
+            out.rows.append(row)
+            out.lines.append(number)
     return out
+
+
+_MODEL_ID = 4  # where row_key puts the model_id
+
+
+def _imprecise(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    return key[:_MODEL_ID] + key[_MODEL_ID + 1 :]
 
 
 def read_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

@@ -3,7 +3,12 @@ answer go to their providers' Batch API (``models/batch.py``); the answers land 
 response cache, and the run that follows answers every item from it. A progress line shows
 while the batches run (on a terminal, not under ``-q``); a batch phase that cannot finish
 stops the run in one line (exit 4 before anything was paid, else 2: the batch stays
-recorded and the same command picks it up)."""
+recorded and the same command picks it up).
+
+What the batches billed is the run's spend (the controller's ``Spend``: the spend line, the
+budget); under ``--reasoning-budget`` only what the budget can pay for is submitted, and a
+request left out stops the run like a live call that reached the budget (the rest is not
+asked, exit 2)."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from ..models.batch import (
     BatchJob,
     BatchLedger,
     BatchProgress,
+    BatchPurse,
     BatchResult,
     BatchTimedOut,
     run_batches,
@@ -55,9 +61,12 @@ def run_batch_phase(state: RunState) -> None:
     ledger = BatchLedger(state.options.cache_dir / FOLDER)
     progress = BatchProgress()
     cache = state.evaluator.cache
-    assert cache is not None
+    controller = state.controller
+    assert cache is not None and controller is not None  # the controller's process, no -n
+    purse = BatchPurse(state.options.budget, controller.spend)  # the bill lands in its spend
+    wait_s = state.options.batch_wait_s
     future = _start(
-        run_batches(jobs, cache, ledger, wait_s=state.options.batch_wait_s, progress=progress)
+        run_batches(jobs, cache, ledger, wait_s=wait_s, progress=progress, purse=purse)
     )
     live = tr is not None and LiveCount.wanted(config)
     while not concurrent.futures.wait([future], timeout=EVERY_S).done:
@@ -70,11 +79,14 @@ def run_batch_phase(state: RunState) -> None:
         results = future.result()
     # The endpoint's words (batch ids, refusals) are shown, never obeyed (errors.printable).
     except (BatchFailed, BatchTimedOut, StorageFailed) as exc:
+        _spent(tr, state)
         pytest.exit(printable(str(exc)), returncode=pytest.ExitCode.INTERRUPTED)
     except ReasoningError as exc:  # no batch API, a refused batch, a key not set: nothing paid
+        _spent(tr, state)  # (by this batch: another model's may have been collected)
         pytest.exit(printable(str(exc)), returncode=pytest.ExitCode.USAGE_ERROR)
     for result in results:
         _say(tr, _summary(result))
+    controller.batch_billed(purse.refusal())
 
 
 def _jobs(state: RunState) -> tuple[list[BatchJob], int]:
@@ -129,7 +141,18 @@ def _summary(result: BatchResult) -> str:
     if result.left:
         why = next(iter(result.left.values()))
         text += f"; {len(result.left)} left to live calls (e.g. {why})"
+    if result.refused:
+        text += f"; {result.refused} not submitted (the budget cannot pay for them)"
     return text
+
+
+def _spent(tr: Any, state: RunState) -> None:
+    """The spend line of a run the batch phase stops (no summary follows): what the batches
+    collected before it billed."""
+    controller = state.controller
+    line = controller.spend.line(state.options.budget) if controller is not None else None
+    if line:
+        _say(tr, f"reasoning: {line}")
 
 
 def _say(tr: Any, line: str) -> None:

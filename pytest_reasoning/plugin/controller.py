@@ -192,6 +192,23 @@ class Controller:
         if data.get("storage_error"):  # the worker's cache failed; this row is kept and counted
             _stop_for_storage(str(data["storage_error"]))
 
+    def batch_billed(self, refused: str | None) -> None:
+        """After the batch phase (plugin/batch.py), whose bill is in ``spend`` already: a
+        budget it reached, or batch requests it could not pay for (``refused``: the budget
+        line), stop the run as a live call reaching the budget does."""
+        budget = self.options.budget
+        if not budget or self.budget_reached is not None:
+            return
+        self.budget_reached = refused or self.spend.reached(budget)
+        if self.budget_reached is not None:  # the rest is not asked, live either
+            self.state.signals.stop(self.budget_reached)
+            self._line(
+                f"reasoning: {self.budget_reached}: no more calls; what was paid is kept, "
+                "the rest is not asked",
+                yellow=True,
+                bold=True,
+            )
+
     def _notice(self, kind: str, text: str) -> None:
         """A worker's notice (the shared cache lost mid-run): printed once per kind, at once."""
         if kind not in self.notices:

@@ -14,12 +14,20 @@ Faults, through ``POST /control`` or ``FakeOpenAIServer(batch=...)``:
   (a batch that never completes; a run killed while it waits);
 - ``batch_reject: true``: the next batch created fails validation as a whole (status
   ``failed``, OpenAI's "Enqueued token limit reached");
+- ``batch_lost_creates: N``: the next N batches are created, then their answer is lost: HTTP
+  502 (a gateway that dropped it), or with ``batch_lost_as: "hang"`` no answer until the
+  client gives up (at most ``batch_hang_s``, default 30 s; recorded in ``stats()["hangs"]``);
+- ``batch_create_fail: N``: the next N creates answer HTTP 502 and create nothing (a gateway
+  that failed before the API);
+- ``batch_list_fail: N``: the next N ``GET /batches`` (the list) answer HTTP 502;
 - ``batches: false``: no Files or Batch API at all (HTTP 404, like a server without one);
 - ``batch_text: TEXT``: what a hostile endpoint writes: the ids of the batches created end
   in TEXT, and a rejected batch's message and failed lines' messages are TEXT.
 
-``stats()["batch"]`` counts the files uploaded, the batches created (with their line counts)
-and the lines answered.
+``GET /batches`` lists the batches newest first, with their ``metadata`` (``limit``,
+``after``), as OpenAI's list does. ``stats()["batch"]`` counts the files uploaded, the batches
+created (with their line counts), the lines run (each a request the endpoint received, billed
+or failed), the tokens billed (the usage of the lines answered) and the list calls.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BatchDesk", "BatchSettings"]
+__all__ = ["HANG", "BatchDesk", "BatchSettings"]
 
 # (model, prompt, body, bearer, heads, first) → (status, JSON object or bytes, headers)
 Answer = Callable[..., tuple[int, Any, dict[str, str]]]
@@ -48,6 +56,9 @@ Response = tuple[int, bytes, str]
 _FILES = re.compile(r"/files(?:/([^/]+)(/content)?)?$")
 _BATCHES = re.compile(r"/batches(?:/([^/]+)(/cancel)?)?$")
 _WINDOW_S = 24 * 3600
+# The response that is no response: the handler holds the connection until the client gives up
+# (``hang_s``), then answers 502 if it is still there.
+HANG: Response = (0, b"", "")
 
 
 @dataclass
@@ -60,6 +71,11 @@ class BatchSettings:
     line_s: float = 0.0
     hold: bool = False
     reject: bool = False  # one-shot: the next batch created
+    lost_creates: int = 0  # the next N batches created lose their answer
+    lost_as: str = "502"  # or "hang"
+    hang_s: float = 30.0
+    create_fail: int = 0  # the next N creates answer 502, creating nothing
+    list_fail: int = 0  # the next N list calls answer 502
     text: str = ""  # in batch ids and as the messages of rejections and failed lines
 
     def update(self, cfg: dict[str, Any]) -> None:
@@ -78,6 +94,18 @@ class BatchSettings:
             self.reject = bool(cfg["batch_reject"])
         if "batch_text" in cfg:
             self.text = str(cfg["batch_text"] or "")
+        if "batch_lost_creates" in cfg:
+            self.lost_creates = int(cfg["batch_lost_creates"])
+        if "batch_lost_as" in cfg:
+            if cfg["batch_lost_as"] not in ("502", "hang"):
+                raise ValueError(f"batch_lost_as: expected '502' or 'hang': {cfg['batch_lost_as']}")
+            self.lost_as = str(cfg["batch_lost_as"])
+        if "batch_hang_s" in cfg:
+            self.hang_s = float(cfg["batch_hang_s"])
+        if "batch_create_fail" in cfg:
+            self.create_fail = int(cfg["batch_create_fail"])
+        if "batch_list_fail" in cfg:
+            self.list_fail = int(cfg["batch_list_fail"])
 
 
 @dataclass
@@ -98,7 +126,9 @@ class BatchDesk:
         self.files: dict[str, dict[str, Any]] = {}
         self.contents: dict[str, bytes] = {}
         self.batches: dict[str, _Batch] = {}
-        self.counts = {"files": 0, "created": 0, "lines": 0, "cancelled": 0}
+        self.counts = dict.fromkeys(
+            ("files", "created", "lines", "cancelled", "tokens", "listed"), 0
+        )
         self.sizes: list[int] = []  # lines of each batch created, in order
         self.seen: set[str] = set()  # prompts asked (flaky-oracle's first attempt)
         self.rng = random.Random(seed)
@@ -129,7 +159,8 @@ class BatchDesk:
         self, method: str, path: str, headers: Any, raw: bytes, bearer: str
     ) -> Response | None:
         """The response to a Files or Batch API request; None when ``path`` is neither."""
-        path = urllib.parse.unquote(path.split("?", 1)[0].rstrip("/"))
+        path, _, query = path.partition("?")
+        path = urllib.parse.unquote(path.rstrip("/"))
         files, batches = _FILES.search(path), _BATCHES.search(path)
         if files is None and batches is None:
             return None
@@ -139,6 +170,8 @@ class BatchDesk:
             if files is not None:
                 return self._files(method, files.group(1), bool(files.group(2)), headers, raw)
             assert batches is not None
+            if method == "GET" and batches.group(1) is None:
+                return self._list(urllib.parse.parse_qs(query))
             return self._batches(method, batches.group(1), bool(batches.group(2)), raw, bearer)
         except (ValueError, KeyError, TypeError) as exc:
             return _error(400, f"bad request: {exc}")
@@ -199,6 +232,10 @@ class BatchDesk:
             return _ok(dict(batch.obj))
 
     def _create(self, body: dict[str, Any], bearer: str) -> Response:
+        with self.lock:
+            if self.settings.create_fail > 0:
+                self.settings.create_fail -= 1
+                return _error(502, "Bad gateway (injected create failure: nothing created)")
         file_id = str(body.get("input_file_id") or "")
         endpoint = str(body.get("endpoint") or "")
         with self.lock:
@@ -244,7 +281,41 @@ class BatchDesk:
                 obj["request_counts"]["total"] = len(lines)
         if not problems:
             threading.Thread(target=self._run, args=(batch,), daemon=True).start()
-        return _ok(dict(obj))
+        return self._lose(obj) or _ok(dict(obj))
+
+    def _lose(self, obj: dict[str, Any]) -> Response | None:
+        """The ``batch_lost_creates`` fault: the batch exists, its answer does not arrive."""
+        with self.lock:
+            if self.settings.lost_creates <= 0:
+                return None
+            self.settings.lost_creates -= 1
+            if self.settings.lost_as == "hang":  # the handler holds it (server.py)
+                return HANG
+        return _error(502, f"Bad gateway (batch {obj['id']} was created)")
+
+    def _list(self, query: dict[str, list[str]]) -> Response:
+        """``GET /batches``: newest first, ``limit`` of them (default 20, at most 100) after
+        the batch ``after``."""
+        limit = min(max(int((query.get("limit") or ["20"])[0]), 1), 100)
+        after = (query.get("after") or [""])[0]
+        with self.lock:
+            self.counts["listed"] += 1
+            if self.settings.list_fail > 0:
+                self.settings.list_fail -= 1
+                return _error(502, "Bad gateway (injected list failure)")
+            ids = list(reversed(self.batches))
+            start = ids.index(after) + 1 if after in ids else 0
+            page = [dict(self.batches[i].obj) for i in ids[start : start + limit]]
+            more = start + limit < len(ids)
+        return _ok(
+            {
+                "object": "list",
+                "data": page,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+                "has_more": more,
+            }
+        )
 
     def _run(self, batch: _Batch) -> None:
         """Answer the lines in order until done, expired (its fault) or cancelled."""
@@ -263,9 +334,13 @@ class BatchDesk:
                 break
             ok, result = self._answer(line, batch.bearer)
             (outputs if ok else errors).append(result)
+            body = result["response"]["body"]
+            usage = body.get("usage") if ok and isinstance(body, dict) else None
             with self.lock:
                 obj["request_counts"]["completed" if ok else "failed"] += 1
                 self.counts["lines"] += 1
+                if isinstance(usage, dict):  # what this line bills
+                    self.counts["tokens"] += int(usage.get("total_tokens") or 0)
         done = {r["custom_id"] for r in outputs + errors}
         if ending == "expired":
             for line in batch.lines:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .batches import BatchDesk, BatchSettings
+from .batches import HANG, BatchDesk, BatchSettings
 
 __all__ = [
     "ALL_FAULTS",
@@ -37,6 +37,7 @@ __all__ = [
     "EXTRA_FAULTS",
     "FAULT_KINDS",
     "FakeOpenAIServer",
+    "hostile_answers",
     "key_digest",
     "narrator_reply",
     "oracle_answer",
@@ -78,6 +79,9 @@ BEHAVIOURS = {
     "surrogate": 'like oracle, followed by a lone surrogate (the valid JSON string "\\ud800"), '
     "which no UTF-8 file, XML report or xdist channel can carry as is",
     "long:N": "like oracle, after N characters of padding (a long but allowed reply)",
+    "hostile:K:PATH": "answer K of hostile_answers(PATH): Python code (for eval, for sympy's "
+    "parse_expr, inside a list literal, ...) that would write PATH if a scorer ran it, in "
+    "<answer> tags and in <<<...>>>",
     # A narrator for `pytest-reasoning narrate` (issue 23): canned chapters from the facts
     # its prompt lists, and honest answers to the fact-recall questions.
     "narrator": "each chapter states every fact its prompt lists, one sentence each; a "
@@ -108,6 +112,22 @@ FAULT_KINDS = ("429", "500", "503", "html", "empty", "truncated")
 # for ``hang_s`` (past a client's timeout), and a 10 MB reply.
 EXTRA_FAULTS = ("reset", "429-wait", "hang", "huge")
 ALL_FAULTS = FAULT_KINDS + EXTRA_FAULTS
+
+
+def hostile_answers(path: str) -> list[str]:
+    """Answers that are code writing ``path`` (with an API key, as the attack in issue 44):
+    for ``eval``, inside a list literal (what ``binary_matrix`` evaluates), through ``exec``
+    of a string, through a lambda, and through sympy's namespace (``parse_expr`` resolves
+    ``Symbol`` there; its attributes lead to ``__import__``)."""
+    p = repr(path)
+    key = "__import__('os').environ.get('OPENAI_API_KEY', 'no key')"
+    return [
+        f"__import__('pathlib').Path({p}).write_text({key})",
+        f"[[__import__('pathlib').Path({p}).write_text('x')]]",
+        f"exec(\"open({p}, 'w').write('x')\")",
+        f"(lambda: open({p}, 'w').write('x'))()",
+        f"Symbol('x').__class__.__init__.__globals__['__builtins__']['open']({p}, 'w')",
+    ]
 
 
 def oracle_answer(prompt: str) -> str:
@@ -212,6 +232,10 @@ def chat_reply(
         content = ""
     elif model == "surrogate":
         content = oracle_answer(prompt) + " \ud800"
+    elif model.startswith("hostile:"):
+        index, path = model.split(":", 2)[1:]
+        answer = hostile_answers(path)[int(index)]
+        content = f"<answer>{answer}</answer> <<<{answer}>>>"
     elif model.startswith("long:"):
         content = "x" * int(model.split(":", 1)[1]) + " " + oracle_answer(prompt)
     else:
@@ -373,9 +397,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _batch_api(self, method: str, raw: bytes = b"") -> bool:
         """A Files or Batch API request, answered; False for any other path."""
         bearer = str(self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
-        found = self.server.state.desk.handle(method, self.path, self.headers, raw, bearer)
+        desk = self.server.state.desk
+        found = desk.handle(method, self.path, self.headers, raw, bearer)
         if found is None:
             return False
+        if found == HANG:  # a lost answer: held until the client gives up
+            if not self._client_left_within(desk.settings.hang_s):
+                self._json(502, {"error": {"message": "Bad gateway (an answer held back)"}})
+            return True
         status, body, ctype = found
         self._send(status, body, ctype)
         return True

@@ -7,7 +7,9 @@ a description, and the checks that decide whether it is registered. Checked at t
 and the last step, three items each, in two processes under different ``PYTHONHASHSEED``s:
 
 - the items are the same bytes in both (no hash-order or global-state dependence);
-- every item has a gold answer, and the dataset's own ``score_answer`` gives it 1.0;
+- every item has a gold answer, and the dataset's own ``score_answer`` gives it 1.0 (read as
+  data under the scoring guard, as a model's answer is: a verifier that would run it as code
+  is excluded);
 - an item takes at most ``SLOW`` CPU seconds (and never hangs past ``HANG``).
 
 A dataset failing any check is listed under ``excluded`` with the reason, never dropped
@@ -134,8 +136,12 @@ def check_dataset(name: str, spec: dict[str, Any]) -> tuple[str | None, str]:
                 return f"step {level}: an item took {spent:.1f} CPU s (limit {SLOW:g})", ""
             if entry.get("answer") is None:
                 return f"step {level}: items have no gold answer (several answers are valid)", ""
-            if score != 1.0:
-                return f"step {level}: its own verifier scores the gold answer {score}", ""
+            assert score is not None
+            if score.failure is not None:  # e.g. a scorer that evaluates text no reader covers
+                why = f"{score.failure}: {score.detail}"
+                return f"step {level}: its verifier, reading the gold answer, hit {why}"[:200], ""
+            if score.value != 1.0:
+                return f"step {level}: its own verifier scores the gold answer {score.value}", ""
             digest.update(json.dumps(jsonable(entry), sort_keys=True).encode())
     return None, digest.hexdigest()
 
