@@ -331,3 +331,28 @@ def test_a_results_row_cannot_make_the_report_generate_without_bound(tmp_path: P
         signal.alarm(0)
     page = (tmp_path / "out" / "index.html").read_text()
     assert "42 sample(s) without their prompt" in page  # the good row's was rebuilt
+
+
+def test_gym_knobs_from_a_row_meet_the_bounds_a_suite_meets(tmp_path: Path) -> None:
+    """Before: coin_flip max_trials 10**6 in a row hung the report, tower_of_hanoi 60 disks
+    was a MemoryError. A row's knobs pass the task's own checks (gym's bounds, the ones a
+    suite meets) or its address is dropped when the row is read."""
+    pytest.importorskip("reasoning_gym")
+    from pytest_reasoning.core import Outcome
+    from pytest_reasoning.gates import load_results
+
+    rows = []
+    knobs_of = [
+        ("gym.coin_flip", {"max_trials": 10**6}),
+        ("gym.tower_of_hanoi", {"max_disks": 60}),
+        ("gym.coin_flip", {"max_trials": 4}),
+    ]
+    for n, (task, knobs) in enumerate(knobs_of):
+        o = Outcome(f"{task}[L0-s1-00{n}]", "m", task, "L0", 1, f"h{n}", "<<<x>>>", "x", "y",
+                    False, "wrong", None, 1, 1, 0.1,
+                    extra={"address": {"index": n, "style": "direct", "params": knobs}})  # fmt: skip
+        rows.append(json.dumps(o.to_dict()))
+    (tmp_path / "r.jsonl").write_text("\n".join(rows) + "\n")
+    found = load_results(tmp_path / "r.jsonl")
+    assert found.unaddressed == [1, 2] and len(found.rows) == 3
+    assert found.rows[2]["extra"]["address"]["params"] == {"max_trials": 4}
