@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 __all__ = [
@@ -18,6 +19,8 @@ __all__ = [
     "clip",
     "did_you_mean",
     "duration",
+    "inert_json",
+    "printable",
     "quote",
 ]
 
@@ -36,6 +39,54 @@ def quote(value: object, limit: int = MAX_QUOTE) -> str:
     """A user's value as an error message quotes it: its repr, clipped (a fuzzed 5,000-digit
     style once made a 5,105-character "one line")."""
     return clip(repr(value), limit)
+
+
+# Characters that act on a terminal or on the order text is shown in, rather than show: C0
+# controls (an ANSI escape clears the screen and paints "all gates PASSED"), DEL, C1 controls
+# (0x9b is a one-byte CSI), Unicode's bidirectional controls (U+202E reverses what follows:
+# an answer that reads as another), and the line and paragraph separators. Server, model and
+# provider text passes through :func:`printable` before a terminal line, a summary or a page.
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+)
+_KEPT_IN_LINE = "\t"  # harmless: kept as it is
+_KEPT_IN_TEXT = "\t\n\r\u2028\u2029"  # line breaks, in a page (viewer.js's shown() alike)
+
+
+def _symbol(char: str) -> str:
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)  # the control pictures: \x1b is ␛, \n is ␊
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    if code <= 0x9F:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def printable(text: str, *, one_line: bool = True) -> str:
+    """``text`` with every control and bidirectional-control character shown as a visible
+    symbol instead of acting: C0 controls as their control pictures (``\\x1b`` → ``␛``), C1
+    controls as ``\\x9b``, bidi controls and line separators as ``\\u202e``. ``one_line``
+    (a terminal line, a table cell, an error message) shows line breaks too (``␊``), so one
+    value cannot start a line of its own; a text for a page (a reply) keeps them. Tabs stay.
+    Idempotent, and text with nothing to show is returned as is (one regex scan)."""
+    if _UNSAFE.search(text) is None:
+        return text
+    kept = _KEPT_IN_LINE if one_line else _KEPT_IN_TEXT
+    return _UNSAFE.sub(lambda m: m.group() if m.group() in kept else _symbol(m.group()), text)
+
+
+# What JSON text may still hold raw (json.dumps escapes C0 controls, ensure_ascii=False keeps
+# the rest): outside strings it holds none of these, so escaping them keeps the same value.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def inert_json(text: str) -> str:
+    """A JSON text (``json.dumps(..., ensure_ascii=False)``) with the characters
+    :func:`printable` shows written as ``\\uXXXX`` escapes: the same JSON value, but a JUnit
+    file or a log that shows the text raw shows no bidi reordering or C1 control."""
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def duration(seconds: float) -> str:

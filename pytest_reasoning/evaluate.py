@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from .answers import lenient_answer, strip_think
 from .core import Item, Outcome, Reply
 from .errors import ReasoningError, StorageFailed
+from .gates.verdicts import STOPPED_BY_ERROR
 from .models.base import ChatRequest, ModelClient, error_text
 from .models.cache import CACHE_FILE, ResponseCache, ResponseStore, new_owner, storage_failure
 from .models.clients import ClientContext, build_client
@@ -327,7 +328,7 @@ class Evaluator:
     def _not_asked(self, model: str) -> Reply:
         return Reply(
             content=None,
-            error=f"not asked: {model} was stopped by an earlier error: {self.stopped[model]}",
+            error=f"not asked: {model}{STOPPED_BY_ERROR}: {self.stopped[model]}",
             error_kind="not_asked",
         )
 

@@ -41,6 +41,7 @@ __all__ = [
     "process_gone",
     "process_name",
     "read_input",
+    "read_text_head",
     "read_text_input",
     "remove_stale",
     "scratch_folder",
@@ -121,7 +122,9 @@ def open_input(
         if not stat.S_ISREG(st.st_mode):
             raise InputRefused(name, f"not a regular file ({_kind(st.st_mode)})")
         if st.st_size > max_bytes:
-            raise InputRefused(name, f"{st.st_size:,} bytes; {what} is at most {max_bytes:,}")
+            raise InputRefused(
+                name, f"too large for {what} ({st.st_size:,} bytes, limit {max_bytes:,})"
+            )
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -166,6 +169,19 @@ def read_text_input(
         return data.decode("utf-8-sig", errors=errors)
     except UnicodeDecodeError as exc:
         raise InputRefused(name, f"not UTF-8 text ({exc.reason} at byte {exc.start:,})") from None
+
+
+def read_text_head(path: str | os.PathLike[str], max_bytes: int, *, what: str) -> str:
+    """At most the first ``max_bytes`` of a regular file, as text (a byte order mark dropped,
+    bad UTF-8 replaced), whatever its size: a sniff (is this a suite?) that never reads more,
+    so a file too large to load is still recognised, and then refused in one line saying so.
+    InputRefused for what is not a regular file (a FIFO is never opened for reading)."""
+    with open_input(path, sys.maxsize, what=what) as fh:
+        try:
+            data = fh.read(max_bytes)
+        except OSError as exc:
+            raise InputRefused(os.fspath(path), f"cannot read: {exc.strerror}") from None
+    return data.decode("utf-8-sig", "replace")
 
 
 # -- JSON ---------------------------------------------------------------------------------------

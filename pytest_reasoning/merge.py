@@ -22,7 +22,7 @@ from typing import Any
 
 from .config import Address, EntrySpec, LevelSpec, addresses, is_suite_file, load_suite
 from .core import Outcome
-from .errors import ReasoningError, quote
+from .errors import ReasoningError, printable, quote
 from .gates import GateSpec, InvalidResults, Ledger, load_results
 from .gates.rows import row_key
 from .gates.verdicts import (
@@ -395,7 +395,7 @@ def _decide(
             f"--llm-baseline: {quote(baseline)} has no rows for these suites; the files hold "
             + (", ".join(models) or "no matching rows")
         )
-    ledger = Ledger(hint=MISSING_HINT, baseline=baseline, max_errors=max_errors)
+    ledger = Ledger(hint=MISSING_HINT, baseline=baseline, max_errors=max_errors, merged=True)
     if baseline_results:
         try:
             ledger.use_stored(load_baseline(baseline_results, baseline_model))
@@ -451,6 +451,9 @@ def _decide(
         not_asked=ledger.tally.not_asked,
         merged=True,
         sequential=ledger.sequential_counts(),
+        uncounted=ledger.uncounted,
+        not_asked_why=ledger.tally.not_asked_why,
+        missing_why=ledger.missing(),
     )
     return Merge(verdicts, summary, status, notes, files, total)
 
@@ -483,7 +486,7 @@ def junit_xml(verdicts: Iterable[Verdict], seconds: float) -> str:
         hostname=platform.node(),
     )
     for v in verdicts:
-        classname, name = _classname(v.nodeid)
+        classname, name = _classname(printable(v.nodeid))  # model names from the rows
         case = ET.SubElement(suite, "testcase", classname=classname, name=name, time="0.000")
         if v.properties:
             props = ET.SubElement(case, "properties")

@@ -127,3 +127,72 @@ model_list:
     assert "reasoning: the budget usd=0.5 was reached ($0.5" in out, out
     assert priced.ret == pytest.ExitCode.INTERRUPTED
     assert "cost" in out  # the models table prices what was asked
+
+
+BAD_PRICES = ["-0.001", ".nan", ".inf", "1e309", "abc", "true", "[0.001]"]
+
+
+@pytest.mark.parametrize("price", BAD_PRICES)
+def test_a_price_that_is_no_price_is_refused_in_one_line(tmp_path: Path, price: str) -> None:
+    """Before: a negative, NaN or infinite price switched a dollar budget off (every call
+    made, "0% of usd=…"); text failed every call as an infrastructure error (60 of them)."""
+    from pytest_reasoning.models.endpoints import check_param, load_model_list
+    from pytest_reasoning.models.router import load_router_groups
+
+    entry = ("  - model_name: cand\n    litellm_params:\n      model: openai/x\n"
+             f"      input_cost_per_token: 0.001\n      output_cost_per_token: {price}\n")  # fmt: skip
+    (tmp_path / "m.yaml").write_text("model_list:\n" + entry)
+    with pytest.raises(InvalidArgument) as refused:
+        load_model_list(tmp_path / "m.yaml")
+    said = str(refused.value)
+    assert said.startswith(
+        f"{tmp_path / 'm.yaml'}: model_list[0].litellm_params.output_cost_per_token: the price "
+        "of model 'cand' must be a finite number >= 0 (dollars), got "
+    ) and "\n" not in said, said
+    (tmp_path / "r.yaml").write_text("model_list:\n" + entry)
+    with pytest.raises(InvalidArgument, match="output_cost_per_token: the price of model 'cand'"):
+        load_router_groups(tmp_path / "r.yaml")
+    import yaml
+
+    with pytest.raises(InvalidArgument, match=r"^cache_read_input_token_cost: a price must be"):
+        check_param("cache_read_input_token_cost", yaml.safe_load(price))
+
+
+def test_prices_that_are_prices_pass() -> None:
+    from pytest_reasoning.models.endpoints import check_param, parse_model_list
+
+    entry = {"model_name": "c", "litellm_params": {"model": "openai/x",
+             "input_cost_per_token": 0, "output_cost_per_token": 2e-6}}  # fmt: skip
+    assert parse_model_list({"model_list": [entry]}, "m.yaml")["c"].has_prices
+    check_param("input_cost_per_token", 1)
+    check_param("costume", "not a price")  # a name that merely contains "cost"
+
+
+@pytest.mark.e2e
+def test_a_bad_price_stops_the_run_before_any_call(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    pytester.makefile(".yaml", s=SUITE)
+    pytester.makefile(
+        ".yaml",
+        models=f"""\
+model_list:
+  - model_name: priced
+    litellm_params:
+      model: openai/oracle
+      api_base: {fake_server.url}
+      input_cost_per_token: -0.001
+      output_cost_per_token: 0.002
+""",
+    )
+    refused = _run(
+        pytester, fake_server, "--llm-config", "models.yaml", "--llm", "priced",
+        "--reasoning-budget", "usd=0.5",
+    )  # fmt: skip
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in refused.stderr.lines if line.strip()]
+    assert errors == [
+        "ERROR: --llm-config models.yaml: model_list[0].litellm_params.input_cost_per_token: "
+        "the price of model 'priced' must be a finite number >= 0 (dollars), got -0.001"
+    ]
+    assert not fake_server.stats()["requests"]

@@ -205,7 +205,7 @@ def test_junit_step_summary_and_cached_answers(
 
     summary = steps.read_text()
     assert "### Wrong answers and errors (8;" in summary
-    assert "`dyval.arithmetic[D1-s1-000]`" in summary
+    assert "<code>dyval.arithmetic\\[D1-s1-000\\]</code>" in summary
 
     warm = run(pytester, *model, "-v", "-p", "no:cacheprovider")
     warm.stdout.fnmatch_lines(

@@ -354,7 +354,7 @@ def specials(tmp_path: Path) -> dict[str, Path]:
     [
         ("a FIFO", "not a regular file (a FIFO (named pipe))", "fifo"),
         ("/dev/zero", "not a regular file (a character device)", "zero"),
-        ("a 2 GB file", "2,000,000,000 bytes; a dataset file is at most 1,000,000,000", "huge"),
+        ("a 2 GB file", "too large for a dataset file (2,000,000,000 bytes, limit 1,000,000,000)", "huge"),
     ],
 )
 def test_a_dataset_entry_that_is_not_a_file_is_one_line(
@@ -611,7 +611,7 @@ def test_the_bounded_json_loader_and_the_input_check_answer_in_one_line(tmp_path
     for path, said in (
         (tmp_path, "a folder, not a file"),
         (tmp_path / "missing", "no such file"),
-        (tmp_path / "ok.txt", "8 bytes; an input file is at most 4"),
+        (tmp_path / "ok.txt", "too large for an input file (8 bytes, limit 4)"),
     ):
         with pytest.raises(InputRefused) as refused:
             read_text_input(path, 4)

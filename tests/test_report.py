@@ -3,6 +3,7 @@ from a run (``--reasoning-report``) and from results files (``pytest-reasoning r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -234,7 +235,9 @@ def test_summary_shows_partial_levels_models_and_wrong_answers() -> None:
     )
     md = markdown_summary(run)
     assert "### Wrong answers and errors (2;" in md
-    assert "| `dyval.arithmetic[D1-s1-002]` (cached) | 1 | 2 | wrong_value |" in md
+    assert (
+        "| <code>dyval.arithmetic\\[D1-s1-002\\]</code> (cached) | 1 | 2 | wrong\\_value |" in md
+    )
 
 
 @pytest.mark.e2e
@@ -253,3 +256,103 @@ def test_report_says_when_plots_are_skipped(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "note: no plots: matplotlib cannot be imported" in done.stderr
     assert "pytest-reasoning[analysis]" in (tmp_path / "o" / "index.html").read_text()
+
+
+def test_the_step_summary_shows_model_text_and_names_as_text() -> None:
+    """GitHub renders the step summary's Markdown with HTML: a model name or an answer
+    holding a tag, a closing </details> or a pipe must show as written, not become markup
+    or shift a table's columns (before: all three did)."""
+    from pytest_reasoning.gates import GateRule, GateSpec, Ledger, decide_gates
+    from pytest_reasoning.report import RunSummary, markdown_summary
+
+    model = "m|<img src=x onerror=alert(1)>"
+    answer = "</details><img src=x> | [click](https://evil) **bold** `code` \x1b[2J\u202e"
+    spec = GateSpec("s.yaml", "dyval.arithmetic", "D1", GateRule(min_accuracy=0.5))
+    ledger = Ledger(hint="-")
+    outcomes = [
+        dataclasses.replace(_outcome(model, i, i == 0), extracted=answer) for i in range(3)
+    ]
+    for o in outcomes:
+        ledger.add(o, spec)
+    levels = list(ledger.levels.values())
+    rows = [o.to_dict() for o in outcomes]
+    run = RunSummary(levels=levels, gates=decide_gates(levels), rows=rows)
+    md = markdown_summary(run)
+    assert not re.search(r"(?<!\\)<img", md) and "\x1b" not in md and "\u202e" not in md
+    assert md.count("<details>") == md.count("</details>") == 1  # ours only
+    assert "[click](" not in md and "**bold**" not in md  # no link, no emphasis
+    assert "m\\|\\<img src=x onerror=alert(1)\\>" in md  # shown, backslash-escaped
+    assert "<summary>m|&lt;img src=x onerror=alert(1)&gt; · dyval.arithmetic · D1: 2" in md
+    for line in md.splitlines():  # every table row has its table's columns
+        if line.startswith("|"):
+            cells = re.split(r"(?<!\\)\|", line)[1:-1]
+            assert len(cells) in (4, 6, 13, 14), line
+
+
+def test_a_results_row_cannot_make_the_report_generate_without_bound(tmp_path: Path) -> None:
+    """A report rebuilds each prompt from its row's address, and item k of a batch of
+    distinct problems walks the k before it. Before: ``extra.address.index = 10**18`` walked
+    for ever (about 1.4 ms an item) and knobs from a row ran unchecked (3.8 GB). Now an index
+    no suite asks, or knobs the task refuses, lose their address when the row is read (the
+    row still counts), and the report generates at most 20 items a row."""
+    import signal
+
+    from pytest_reasoning.core import Reply
+    from pytest_reasoning.evaluate import score_reply
+    from pytest_reasoning.gates import load_results
+    from pytest_reasoning.registry import get_task
+    from pytest_reasoning.report import build_report
+
+    item = get_task("dyval.arithmetic").make_item("D1", 1, 0)
+    good = score_reply(item, "m", Reply(f"<<<{item.answer}>>>", latency_s=0.1)).to_dict()
+    rows = [good]
+    for n, address in enumerate(
+        [{"index": 10**18}, {"params": {"depth": 12, "width": 6}}]  # the task refuses 12 x 6
+        + [{"index": 99_999, "seed": s} for s in range(40)]  # asked, but 40 batches of 100,000
+    ):
+        row = json.loads(json.dumps(good))
+        row["item_id"], row["prompt_sha256"] = f"x{n}", f"h{n}"
+        row["seed"] = address.pop("seed", 1)
+        row["extra"]["address"].update(address)
+        rows.append(row)
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    found = load_results(tmp_path / "r.jsonl")
+    assert len(found.rows) == 43 and found.unaddressed == [2, 3]  # counted, not addressed
+    assert all("address" not in r["extra"] for r in found.rows[1:3])
+
+    def stop(*_: Any) -> None:
+        raise TimeoutError("the report is generating without bound")
+
+    signal.signal(signal.SIGALRM, stop)
+    signal.alarm(120)  # a guard for the regression, far above the second this takes
+    try:
+        build_report(found.rows, str(tmp_path / "out"))
+    finally:
+        signal.alarm(0)
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "42 sample(s) without their prompt" in page  # the good row's was rebuilt
+
+
+def test_gym_knobs_from_a_row_meet_the_bounds_a_suite_meets(tmp_path: Path) -> None:
+    """Before: coin_flip max_trials 10**6 in a row hung the report, tower_of_hanoi 60 disks
+    was a MemoryError. A row's knobs pass the task's own checks (gym's bounds, the ones a
+    suite meets) or its address is dropped when the row is read."""
+    pytest.importorskip("reasoning_gym")
+    from pytest_reasoning.core import Outcome
+    from pytest_reasoning.gates import load_results
+
+    rows = []
+    knobs_of = [
+        ("gym.coin_flip", {"max_trials": 10**6}),
+        ("gym.tower_of_hanoi", {"max_disks": 60}),
+        ("gym.coin_flip", {"max_trials": 4}),
+    ]
+    for n, (task, knobs) in enumerate(knobs_of):
+        o = Outcome(f"{task}[L0-s1-00{n}]", "m", task, "L0", 1, f"h{n}", "<<<x>>>", "x", "y",
+                    False, "wrong", None, 1, 1, 0.1,
+                    extra={"address": {"index": n, "style": "direct", "params": knobs}})  # fmt: skip
+        rows.append(json.dumps(o.to_dict()))
+    (tmp_path / "r.jsonl").write_text("\n".join(rows) + "\n")
+    found = load_results(tmp_path / "r.jsonl")
+    assert found.unaddressed == [1, 2] and len(found.rows) == 3
+    assert found.rows[2]["extra"]["address"]["params"] == {"max_trials": 4}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ tasks:
 HOSTILE = (
     "<script>window.__pwned = 1</script></script><script>window.__pwned = 2</script>"
     '<img src=x onerror="window.__pwned = 3"> ]]> <!-- --> &amp; \x1b[31mred\x1b[0m NUL:\x00 '
-    "lone:\ud800 \u2028 <<<7>>>"
+    "lone:\ud800 \u2028 bidi:\u202eLIAM\u2066 c1:\x9b <<<7>>>"
 )
 SECRET = "sk-test-not-a-real-key-1234567890"
 
@@ -178,6 +179,19 @@ def test_hostile_text_is_data_not_markup(tmp_path: Path, monkeypatch: pytest.Mon
     assert {s["model"] for m in metas for s in m["samples"]} == {
         "evil<script>window.__pwned=4</script>", "base"}  # fmt: skip
     assert SECRET not in json.dumps(texts)
+
+
+def test_bidi_and_control_characters_never_reach_the_markup_raw(tmp_path: Path) -> None:
+    """U+202E in a model name or an answer would reverse what follows it (an answer that
+    reads as another): the page's own markup shows it as ``\\u202e`` (the viewer's script
+    does the same for the texts it shows, see the browser test)."""
+    evil = "evil\u202eLIAM\u2066x\x1b[31m\x9b"
+    _, _, out = _report(tmp_path, n=1, reply=lambda item, model, a: f"<<<{evil}>>>",
+                        models=(evil, "base"))  # fmt: skip
+    page = (out / "index.html").read_text()
+    markup = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.S)  # data, never shown raw
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", markup)
+    assert "evil\\u202eLIAM\\u2066x␛[31m\\x9b" in markup
 
 
 def test_long_texts_are_cut_with_a_marker(tmp_path: Path) -> None:
@@ -364,7 +378,8 @@ def test_hostile_text_stays_inert_in_a_browser(tmp_path: Path) -> None:
         reply = page.evaluate("document.querySelector('#pr-detail .pr-reply').textContent")
         # Every character shown as text: markup as written, control characters as symbols.
         expected = (HOSTILE.replace("\x1b", "\u241b").replace("\x00", "\u2400")
-                    .replace("\ud800", "\ufffd"))  # fmt: skip
+                    .replace("\ud800", "\ufffd").replace("\u202e", "\\u202e")
+                    .replace("\u2066", "\\u2066").replace("\x9b", "\\x9b"))  # fmt: skip
         assert reply == expected
         _after(page, lambda: page.click("#pr-v-pairs"))
         assert page.evaluate("document.querySelectorAll('article.pr-pair').length") == 4
@@ -397,4 +412,28 @@ def test_pairs_and_levels_loaded_on_demand_in_a_browser(
         _after(page, lambda: page.click("#pr-v-pairs"))
         kinds = page.evaluate("[...document.querySelectorAll('.pr-kind')].map(e => e.textContent)")
         assert kinds == ["baseline right, candidate wrong"] * 3 + ["both right"] * 3
+        assert page.problems() == []
+
+
+@needs_chromium
+@pytest.mark.e2e
+def test_a_level_larger_than_the_load_limit_still_opens_in_a_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the load limit the page asks for a level; a level itself past the limit must
+    open too (before: the picker again, for ever — a 25,000-sample level could not be read)."""
+    from pytest_reasoning.report import viewer
+
+    monkeypatch.setattr(viewer, "INLINE_MAX", 0)
+    monkeypatch.setattr(viewer, "LOAD_LIMIT", 12)
+    _, _, out = _report(tmp_path, n=8)  # 16 samples a level
+    with Browser() as browser:
+        page = browser.open((out / "index.html").as_uri(), ready=READY)
+        assert page.evaluate(ROWS) == 2  # the level picker: D1, D2 (32 samples > 12)
+        _after(page, lambda: page.click("#pr-samples tbody tr:first-child a"))
+        assert page.evaluate(ROWS) == 16  # the whole level, past the limit
+        status = page.evaluate("document.getElementById('pr-status').textContent")
+        assert status.startswith("16 samples of 16 match"), status
+        _after(page, lambda: page.click("#pr-v-pairs"))
+        assert page.evaluate("document.querySelectorAll('article.pr-pair').length") == 8
         assert page.problems() == []

@@ -139,3 +139,77 @@ def test_plan_reports_the_calls_of_both_modes(
     assert out.startswith(f"{n} samples per level detect a drop from 0.85 to {to}")
     assert "sequential, with that drop:" in out and f"fixed-n: {n}" in out
     assert main(["plan", "--accuracy", "0.9"]) == 2  # a gate needs its threshold and n
+
+
+FLENQA = """\
+seed: 3
+samples: 40
+sequential: true
+tasks:
+  - task: flenqa.monorel
+    params: {padding: duplicate, position: first}
+    levels:
+      250: {min_accuracy: 0.5}
+"""
+
+
+def test_the_flenqa_length_table_counts_what_its_sequential_gate_counted(
+    tmp_path: Path,
+) -> None:
+    """Answers that arrive after a level settled are paid for, never counted: the length
+    table's n is the gate's n (before: 40 where the gate used the first 6)."""
+    from pytest_reasoning.config import addresses, load_suite
+    from pytest_reasoning.core import Reply
+    from pytest_reasoning.evaluate import score_reply
+    from pytest_reasoning.report import RunSummary, markdown_summary, summary_lines
+
+    (tmp_path / "f.yaml").write_text(FLENQA)
+    ledger = Ledger(hint="-")
+    rows = []
+    for i, a in enumerate(addresses(load_suite(tmp_path / "f.yaml", display="f.yaml"))):
+        if i == 0:
+            ledger.plan("m", a.gate, a.entry.task, 40, gate_id="f.yaml::g")
+        item = a.make_item()
+        o = score_reply(item, "m", Reply(f"<<<{item.answer}>>>", latency_s=0.1))
+        o = Outcome.from_dict({**o.to_dict(), "suite": a.suite, "entry": a.entry.id})
+        ledger.add(o, a.gate, i)  # every answer arrives: the last 31 after it settled
+        rows.append(o.to_dict())
+    (gate,) = ledger.gates
+    n = gate.stats.n  # 6 samples settle it
+    assert n < 40 and len(ledger.uncounted) == 40 - n
+    run = RunSummary(levels=list(ledger.levels.values()), gates=ledger.gates, rows=rows,
+                     uncounted=ledger.uncounted)  # fmt: skip
+    line = [t.text for t in summary_lines(run) if t.text.startswith("m ")][-1]
+    assert f"1.00 ({n})" in line and "(40)" not in line
+    assert f"1.00 ({n})" in markdown_summary(run) and "(40)" not in markdown_summary(run)
+
+
+def test_sequential_rows_merged_without_the_flag_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sequential run's rows stop where its level settled. Merged without
+    --reasoning-sequential, gate blamed "a shard that did not run"; it names the flag now,
+    and with the flag it decides."""
+    from pytest_reasoning.cli import main
+    from pytest_reasoning.config import addresses, load_suite
+    from pytest_reasoning.core import Reply
+    from pytest_reasoning.evaluate import score_reply
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "seq.yaml").write_text(SUITE.replace("sequential: true\n", ""))  # the shards'
+    rows = []  # --reasoning-sequential made it sequential
+    for a in list(addresses(load_suite(tmp_path / "seq.yaml", display="seq.yaml")))[:6]:
+        item = a.make_item()  # the 6 samples that settle it (test_later_samples_are_not_needed)
+        o = score_reply(item, "m", Reply(f"<<<{item.answer}>>>", latency_s=0.1))
+        rows.append({**o.to_dict(), "suite": "seq.yaml", "entry": a.entry.id})
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["gate", "seq.yaml", "--results", "r.jsonl"]) == 6
+    out = capsys.readouterr().out
+    assert "shard that did not run" not in out and "a shard did not run" not in out, out
+    assert (
+        "not decided (6 of 40 samples): a gate is decided only on its whole level (no row after "
+        "sample 6 of 40: a sequential level that settled early (merge it with "
+        "--reasoning-sequential, or the suite's `sequential: true`)"
+    ) in out
+    assert main(["gate", "seq.yaml", "--results", "r.jsonl", "--reasoning-sequential"]) == 0
+    assert "seq.yaml::dyval.boolean_logic[D1-gate] PASSED" in capsys.readouterr().out

@@ -143,6 +143,37 @@ def test_hostile_results_files_are_one_line(
     assert code == 4 and expected in err and err.count("\n") == 1
 
 
+def test_a_byte_order_mark_before_row_1_is_no_part_of_it(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A results file saved by a Windows editor starts with a BOM: row 1 was read as a torn
+    line and dropped (its level not decided); it counts like the others."""
+    rows = [_row(b, "m", True) for b in _suite_rows_base(str(suite_dir))]
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    (suite_dir / "r.jsonl").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    code, out, _ = _gate(["prop.yaml", "--results", "r.jsonl"], capsys)
+    assert code == 0 and "no whole row" not in out, out
+    assert f"{len(rows)} rows from 1 results file(s)" in out
+
+
+def test_gate_names_a_budget_as_why_samples_were_not_asked(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows of a run that reached its budget: before, gate said "an error above stopped calls"
+    (there was none) and "a shard that did not run" (it ran)."""
+    rows = [_row(b, "m", True) for b in _suite_rows_base(str(suite_dir))]
+    why = "the budget usd=0.01 was reached ($0.0102 spent)"
+    for row in rows[3:6]:  # boolean D1's last three
+        row.update(response=None, extracted=None, correct=None, failure_mode=None,
+                   error=f"not asked: {why}", error_kind="not_asked")  # fmt: skip
+    _write(suite_dir / "r.jsonl", rows)
+    code, out, _ = _gate(["prop.yaml", "--results", "r.jsonl"], capsys)
+    assert code == 6 and "an error above" not in out and "shard" not in out, out
+    assert f"not decided (3 of 6 samples): a gate is decided only on its whole level (3 not asked: {why})" in out
+    assert f"1 level(s) lack 3 sample(s) in the results files (3 not asked: {why})" in out
+    assert f"  3x not asked: {why}" in out
+
+
 def test_torn_lines_are_skipped_counted_and_leave_their_level_undecided(
     suite_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import parse_param
-from ..errors import InvalidArgument, ReasoningError, clip
+from ..errors import InvalidArgument, ReasoningError, clip, printable
 from ..models.kinds import model_kind
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _error(message: str, status: int = EXIT_USAGE) -> int:
     """Write the one error line (a quoted value clipped, never a second line); ``status``."""
-    text = clip(" ".join(message.split()), 1000)
+    text = clip(printable(" ".join(message.split())), 1000)
     with contextlib.suppress(OSError):  # stderr itself may be the full disk
         sys.stderr.write(f"pytest-reasoning: error: {text}\n")
         sys.stderr.flush()

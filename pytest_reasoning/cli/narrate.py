@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ReasoningError
+from ..errors import ReasoningError, printable
 from ..registry import get_task
 from .common import _check_output, _open_evaluator, _param
 
@@ -114,10 +114,8 @@ def narrate_command(args: argparse.Namespace) -> int:
         else:
             what = f"not finished: {result.error}"
         u = result.usage
-        sys.stderr.write(
-            f"narrate: {done}/{args.count} {result.item.id} {what} "
-            f"[{u.requests} requests, {u.cached} cached]\n"
-        )
+        line = f"narrate: {done}/{args.count} {result.item.id} {what} "
+        sys.stderr.write(printable(f"{line}[{u.requests} requests, {u.cached} cached]") + "\n")
         sys.stderr.flush()
 
     with contextlib.ExitStack() as stack:
@@ -141,7 +139,7 @@ def narrate_command(args: argparse.Namespace) -> int:
         lines.append(_narration_cost(summary, args.llm, args.price_as))
     said = sys.stderr if args.out == "-" else sys.stdout  # `--out -`: stdout holds the rows
     for line in lines:
-        print(line, file=said)
+        print(printable(line), file=said)
     print(f"wrote {summary.kept} items to {args.out}", file=said)
     return 0
 

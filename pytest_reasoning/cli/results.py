@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ReasoningError, quote
+from ..errors import ReasoningError, printable, quote
 from ..files import write_output
 from .common import GATE_INTERRUPTED, GATE_USAGE, _check_writable, _error
 
@@ -154,7 +154,7 @@ def _gate(args: argparse.Namespace) -> int:
         f"{len(run.rows)} belong to the suites given ({gated} model level(s))"
     )
     for note in result.notes:
-        print(f"reasoning: note: {note}")
+        _say(f"reasoning: note: {note}")
     shown = {"passed": "PASSED", "failed": "FAILED", "skipped": "NOT DECIDED"}
     for v in result.verdicts:
         if args.quiet and v.outcome == "passed":
@@ -162,15 +162,15 @@ def _gate(args: argparse.Namespace) -> int:
         tail = "" if v.outcome == "passed" else f" - {v.message}"
         if v.outcome == "failed" and args.report and v.subject is not None:
             tail += f"; samples: {gate_link(args.report, v.subject)}"
-        print(f"{v.nodeid} {shown[v.outcome]}{tail}")
+        _say(f"{v.nodeid} {shown[v.outcome]}{tail}")
     published = None
     if run.levels:
         print(" reasoning summary ".center(80, "-"))
         for line in summary_lines(run):
-            print(f" {line.text} ".center(80, "-") if line.sep else line.text)
+            _say(f" {line.text} ".center(80, "-") if line.sep else line.text)
         published = publish(run, report_dir=args.report)
         for line in [*published, *closing_lines(run)]:
-            print(f" {line.text} ".center(80, "-") if line.sep else line.text)
+            _say(f" {line.text} ".center(80, "-") if line.sep else line.text)
     seconds = time.perf_counter() - start
     if args.junitxml:
         try:
@@ -197,6 +197,12 @@ def _gate(args: argparse.Namespace) -> int:
     return status
 
 
+def _say(text: str) -> None:
+    """A line of ``gate``'s output: results files are anyone's (a CI artifact), so what they
+    say (model names, error text) is shown, never obeyed by the terminal."""
+    print(printable(text))
+
+
 def robustness_command(args: argparse.Namespace) -> int:
     if args.permutations < 1 or args.samples < 1:
         raise ReasoningError("--permutations and --samples: must be >= 1")
@@ -214,7 +220,7 @@ def robustness_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ReasoningError(str(exc)) from None
     for line in robustness.summary_lines(analysis):
-        print(line)
+        _say(line)
     if args.out:
         for path in robustness.write_outputs(analysis, args.out):
             print(f"wrote {path}")

@@ -14,7 +14,7 @@ from ..errors import (
     clip,
     quote,
 )
-from ..files import InputRefused, read_text_input
+from ..files import InputRefused, read_text_head, read_text_input
 
 # What a suite file may be and expand to, checked on the YAML events before anything is built
 # (real suites are a few KB, nested six deep): an alias bomb, a 100,000-deep nesting (which
@@ -52,13 +52,14 @@ def parse_param(text: str) -> tuple[str, Any]:
 
 
 def is_suite_file(path: Path) -> bool:
-    """Cheap sniff: a ``.yaml``/``.yml`` regular file of at most MAX_SUITE_BYTES with a
-    top-level ``tasks:`` key (a UTF-8 byte order mark before it allowed). A FIFO or a device
-    is not read (it could hang collection)."""
+    """Cheap sniff: a ``.yaml``/``.yml`` regular file with a top-level ``tasks:`` key in its
+    first MAX_SUITE_BYTES (a UTF-8 byte order mark before it allowed). A larger file is a
+    suite too, refused when loaded as too large (not "not found"); a FIFO or a device is not
+    read (it could hang collection)."""
     if path.suffix not in (".yaml", ".yml"):
         return False
     try:
-        text = read_text_input(path, MAX_SUITE_BYTES, errors="replace")
+        text = read_text_head(path, MAX_SUITE_BYTES, what="a suite file")
     except InputRefused:
         return False
     return bool(_SUITE_MARK.search(text))

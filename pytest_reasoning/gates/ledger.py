@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core import Outcome
 from .clustered import majority_correct
@@ -49,12 +50,19 @@ from .verdicts import (
     partial_verdict,
 )
 
-__all__ = ["Ledger", "StoredBaseline"]
+__all__ = ["Ledger", "StoredBaseline", "sample_key"]
 
 Where = tuple[str, str, str]  # (suite, entry, level)
 Key = tuple[str, Where]  # (model, where)
 # A stored baseline (--reasoning-baseline-results): its verdict per item and prompt, its name.
 StoredBaseline = tuple[Mapping[PairKey, bool | None], str]
+
+
+def sample_key(sample: Outcome | Mapping[str, Any]) -> tuple[Any, ...]:
+    """A sample (an Outcome, or its results row) as :attr:`Ledger.uncounted` names it."""
+    if isinstance(sample, Outcome):
+        return (sample.model, sample.suite, sample.entry, sample.level, sample.item_id)
+    return tuple(sample.get(k) for k in ("model", "suite", "entry", "level", "item_id"))
 
 
 @dataclass
@@ -82,6 +90,8 @@ class _Level:
     counted_items: int = 0
     stop: int | None = None  # items counted when it settled
     late: int = 0  # answers past the stop (paid, counted nowhere else)
+    last: int = -1  # the furthest position answered (why a merged level lacks samples)
+    not_asked: str | None = None  # the first not-asked sample's error: why it was not asked
     seq: ThresholdSequence | None = None
     pair: PairedSequence | None = None  # a candidate's comparison
 
@@ -115,7 +125,8 @@ class Ledger:
     the missing shard's file). ``baseline`` names a live baseline model (its answers are fed
     like any other); ``stored`` is a baseline read from a file instead. ``defer_gates`` /
     ``defer_comparisons``: why those verdicts are left to ``pytest-reasoning gate`` (None: they
-    are decided here)."""
+    are decided here). ``merged``: fed from results files, where a level that lacks its last
+    samples may have been run sequentially (:meth:`missing`)."""
 
     def __init__(
         self,
@@ -126,8 +137,10 @@ class Ledger:
         defer_gates: str | None = None,
         defer_comparisons: str | None = None,
         max_errors: int = 0,
+        merged: bool = False,
     ) -> None:
         self.hint = hint
+        self.merged = merged
         self.baseline = baseline
         self.stored = stored
         self.defer_gates = defer_gates
@@ -145,6 +158,9 @@ class Ledger:
         self.pairs: list[tuple[PairAnswer, GateSpec]] = []  # kept only when comparing
         self.tally = Tally()
         self._settled: list[Key] = []  # sequential levels settled since last asked
+        # Answers past a sequential level's stop (``sample_key``): paid for, in no verdict,
+        # and so in no table or figure either (a family's breakdown leaves them out).
+        self.uncounted: set[tuple[Any, ...]] = set()
 
     @property
     def comparing(self) -> bool:
@@ -217,6 +233,27 @@ class Ledger:
             if lv.size and not lv.whole
         }
 
+    def missing(self) -> dict[tuple[str, str, str, str], str]:
+        """Per level that is not whole, why, where its samples say: samples not asked (a
+        budget reached, a model stopped) or, merged, a level whose last samples have no row
+        (the shards ran it sequentially and it settled early, or a run stopped). Levels the
+        samples say nothing of are left to the ledger's ``hint``."""
+        out = {}
+        for (model, where), lv in self._levels.items():
+            if not lv.size or lv.whole:
+                continue
+            if lv.not_asked is not None:
+                count = lv.stats.not_asked if lv.stats else 0
+                why = lv.not_asked.removeprefix("not asked: ")
+                out[(model, *where)] = f"{count} not asked: {why}"
+            elif self.merged and not lv.sequential and lv.received and lv.last + 1 < lv.size:
+                out[(model, *where)] = (
+                    f"no row after sample {lv.last + 1} of {lv.size}: a sequential level that "
+                    "settled early (merge it with --reasoning-sequential, or the suite's "
+                    "`sequential: true`), a run that stopped, or a results file not given"
+                )
+        return out
+
     def settled(self) -> list[Key]:
         """Sequential levels settled since the last call: their remaining samples are not
         needed (a level no one asks for any more)."""
@@ -250,8 +287,10 @@ class Ledger:
         stopped = self.tally.add(outcome)
         if outcome.error_kind == "not_asked":  # never asked: its level is not whole
             level.stats.add(outcome)
+            level.not_asked = level.not_asked or outcome.error
             return [], stopped
         level.received += 1
+        level.last = max(level.last, -1 if position is None else position)
         if not level.sequential or position is None:
             self._count(level, outcome)
             gate = level.gate_id
@@ -260,6 +299,7 @@ class Ledger:
             return [], stopped
         if level.stop is not None and position >= level.stop * level.repeats:
             level.late += 1  # paid for before the run heard the level had settled
+            self.uncounted.add(sample_key(outcome))
             return [], stopped
         level.waiting[position] = outcome
         self._take(level)
@@ -362,8 +402,10 @@ class Ledger:
         """No more of this level is needed: answers taken but not counted were paid for past
         the stop."""
         level.stop = level.counted_items
-        level.late += sum(len(item) for item in level.items[level.stop :]) + len(level.current)
-        level.late += len(level.waiting)
+        past = [o for item in level.items[level.stop :] for o in item]
+        past += [*level.current, *level.waiting.values()]
+        level.late += len(past)
+        self.uncounted.update(sample_key(o) for o in past)
         del level.items[level.stop :]
         level.current, level.waiting = [], {}
         self._settled.append(key)
@@ -395,6 +437,7 @@ class Ledger:
         comparisons, and the error budget's verdict when it is exceeded. ``missing_fails``
         (a merge): levels with fewer samples than planned fail the run as infrastructure."""
         out: list[Verdict] = []
+        missing = self.missing()
         for gate in self._ids("gate"):
             key = self._verdict_level.get(gate)
             level = self._levels.get(key) if key else None
@@ -407,7 +450,8 @@ class Ledger:
             else:
                 self.reported.add(gate)
                 ran, size = (level.counted, level.size) if level else (0, 0)
-                out.append(partial_verdict(gate, model, ran, size, self.hint))
+                why = missing.get((model, *key[1])) if key else None
+                out.append(partial_verdict(gate, model, ran, size, why or self.hint))
         out += self._finish_comparisons()
         message = self.infrastructure(missing_fails=missing_fails)
         if message is not None:
@@ -515,6 +559,10 @@ class Ledger:
         """The error budget's one line (None while it holds); with ``missing_fails``, levels
         with fewer samples than planned fail it too."""
         missing = self.partial() if missing_fails else None
+        causes = self.missing()
+        why = None
+        if missing and all(k in causes for k in missing):  # the rows say why, for each
+            why = "; ".join(dict.fromkeys(causes[k] for k in missing))
         return infrastructure_message(
-            list(self.levels.values()), self.max_errors, self.tally, missing=missing
+            list(self.levels.values()), self.max_errors, self.tally, missing=missing, why=why
         )

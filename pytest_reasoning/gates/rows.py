@@ -5,7 +5,15 @@ NaN or whose error kind is unknown stops the reader with one line naming ``file:
 
 A line that is not JSON at all is the torn last row of a killed run (a rerun appends after it
 on a fresh line): it is skipped and counted, and its sample is then missing, so its level is
-partial and not decided — never decided on a guess."""
+partial and not decided — never decided on a guess.
+
+A row's item address (``extra.address``: index, knobs, style) is what the report rebuilds its
+prompt from, and generating item ``k`` of a batch of distinct problems walks every item before
+it: an address is kept only when its index is one a suite can ask (below
+:data:`MAX_ITEM_INDEX` + 1) and its knobs pass the task's own checks (``Task.resolve_params``,
+the bounds a suite's knobs meet). Otherwise it is dropped when the row is read — the verdict
+counts the row as before; the report shows that sample without its prompt — so one row can
+never make a report walk 10**18 items or build a 3.8 GB problem."""
 
 from __future__ import annotations
 
@@ -24,10 +32,12 @@ from .store import RESULT_FIELDS
 
 __all__ = [
     "ERROR_KINDS",
+    "MAX_ITEM_INDEX",
     "MAX_RESULTS_BYTES",
     "MAX_ROW_BYTES",
     "InvalidResults",
     "ResultsFile",
+    "bound_address",
     "check_row",
     "load_results",
     "read_results",
@@ -61,6 +71,8 @@ _OPTIONAL_TEXT = (
     "extraction",
 )
 _COUNTS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
+# The largest item index a suite asks for (config.MAX_SAMPLES - 1; config sits above gates).
+MAX_ITEM_INDEX = 99_999
 
 
 class InvalidResults(ReasoningError):
@@ -139,6 +151,54 @@ def check_row(row: Any) -> None:
         raise _BadField("error_kind", "one of " + ", ".join(ERROR_KINDS) + " or null", kind)
 
 
+def bound_address(row: dict[str, Any], checked: dict[tuple[str, str, str], bool]) -> bool:
+    """Drop ``row``'s item address (``extra.address``) unless a report may rebuild its prompt
+    from it: an index from 0 to :data:`MAX_ITEM_INDEX`, a style, knobs the task's own checks
+    accept (``checked`` remembers each task, level and knobs' answer; a task not installed
+    here keeps its address: nothing here can generate from it). Returns whether it dropped."""
+    extra = row.get("extra")
+    if not isinstance(extra, dict) or extra.get("address") is None:
+        return False
+    if not _address_fits(row, extra["address"], checked):
+        row["extra"] = {k: v for k, v in extra.items() if k != "address"}
+        return True
+    return False
+
+
+def _address_fits(
+    row: Mapping[str, Any], address: Any, checked: dict[tuple[str, str, str], bool]
+) -> bool:
+    if not isinstance(address, dict) or not isinstance(address.get("style"), str):
+        return False
+    index, params = address.get("index"), address.get("params")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= MAX_ITEM_INDEX:
+        return False
+    if not isinstance(params, dict):
+        return False
+    try:  # the knobs as written (rows of one run write them alike): checked once each
+        knobs = repr(params)
+    except RecursionError:
+        return False
+    key = (str(row["task"]), str(row["level"]), knobs)
+    if key not in checked:
+        checked[key] = _knobs_pass(key[0], key[1], params)
+    return checked[key]
+
+
+def _knobs_pass(task_id: str, level: str, params: Mapping[str, Any]) -> bool:
+    from ..registry import get_task  # only for rows with an address: gates stay light
+
+    try:
+        task = get_task(task_id)
+    except ReasoningError:
+        return True  # not installed here: no generation can follow
+    try:
+        task.resolve_params(level, params)
+    except Exception:  # InvalidArgument, UnknownLevel, a task's own check failing oddly
+        return False
+    return True
+
+
 def row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     """What makes a row a distinct sample: its suite file and entry (two suites that gate one
     task and level with one seed ask the same items, and each decides on its own rows), the
@@ -166,6 +226,7 @@ class ResultsFile:
     rows: list[dict[str, Any]] = field(default_factory=list)
     torn: list[int] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)  # rows[k] is on line lines[k]
+    unaddressed: list[int] = field(default_factory=list)  # lines whose address was dropped
 
 
 def load_results(path: str | os.PathLike[str], *, every: bool = False) -> ResultsFile:
@@ -182,7 +243,9 @@ def load_results(path: str | os.PathLike[str], *, every: bool = False) -> Result
         raise InvalidResults(f"{shown}: {exc.reason}") from None
     out = ResultsFile(shown)
     rows: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
-    with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as fh:
+    checked: dict[tuple[str, str, str], bool] = {}  # knobs, by task and level
+    # utf-8-sig: a byte order mark (a file saved by a Windows editor) is not part of row 1.
+    with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace") as fh:
         number = 0
         while True:
             line = fh.readline(MAX_ROW_BYTES + 1)
@@ -209,6 +272,8 @@ def load_results(path: str | os.PathLike[str], *, every: bool = False) -> Result
                 check_row(row)
             except ValueError as exc:
                 raise InvalidResults(f"{shown}:{number}: {exc}") from None
+            if bound_address(row, checked):
+                out.unaddressed.append(number)
             if every:
                 out.rows.append(row)
                 out.lines.append(number)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..core import Outcome
-from ..errors import ReasoningError
+from ..errors import ReasoningError, inert_json, printable
 from .comparison import Comparison, PairKey, baseline_answers
 from .rows import read_results
 from .threshold import GateResult, LevelStats
@@ -25,6 +25,7 @@ from .threshold import GateResult, LevelStats
 __all__ = [
     "EXIT_INFRASTRUCTURE",
     "INFRASTRUCTURE_ID",
+    "STOPPED_BY_ERROR",
     "UNANSWERED",
     "Tally",
     "Verdict",
@@ -46,6 +47,8 @@ EXIT_INFRASTRUCTURE = 6  # pytest uses 0-5; see README "Exit status"
 # Not a collected test: the run-wide error budget is known only at the end.
 INFRASTRUCTURE_ID = "reasoning::infrastructure"
 Status = Literal["passed", "failed", "skipped"]
+# What a sample not asked because its model's own error stopped it says (``evaluate``).
+STOPPED_BY_ERROR = " was stopped by an earlier error"
 
 
 def gate_name(entry: str, level: str, model: str, multi: bool) -> str:
@@ -72,6 +75,13 @@ class Verdict:
     deferred: bool = False  # left to ``pytest-reasoning gate``
     # What was decided (a GateResult, a Comparison): a report links to its samples.
     subject: GateResult | Comparison | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        # Messages quote error text and model names, which may come from a results file or
+        # an endpoint: a terminal, JUnit or a log shows them, never obeys them.
+        object.__setattr__(self, "message", printable(self.message))
+        props = tuple((k, inert_json(v)) for k, v in self.properties)
+        object.__setattr__(self, "properties", props)
 
     @property
     def name(self) -> str:
@@ -188,6 +198,8 @@ class Tally:
     counts: dict[str, Counter[str]] = field(default_factory=dict)
     error_messages: dict[str, Counter[str]] = field(default_factory=dict)
     stopped: dict[str, str] = field(default_factory=dict)
+    # Per model: why its samples were not asked, when not an error of its own (a budget).
+    not_asked_why: dict[str, str] = field(default_factory=dict)
 
     def add(self, o: Outcome) -> str | None:
         """Count one outcome; returns the error when it is the first to stop its model."""
@@ -199,6 +211,8 @@ class Tally:
         counts["not_asked" if kind == "not_asked" else "errors"] += 1
         if kind != "not_asked":
             self.error_messages.setdefault(o.model, Counter())[o.error] += 1
+        elif STOPPED_BY_ERROR not in o.error:  # a budget reached, a cache that failed
+            self.not_asked_why.setdefault(o.model, o.error.removeprefix("not asked: "))
         if kind == "stop" and o.model not in self.stopped:
             self.stopped[o.model] = o.error
             return o.error
@@ -230,10 +244,12 @@ def infrastructure_message(
     tally: Tally,
     *,
     missing: Mapping[Any, tuple[int, int]] | None = None,
+    why: str | None = None,
 ) -> str | None:
     """The run-wide error budget: ``None`` when it holds, else one line — how many calls
     failed, that it is not the model, and the first cause. ``missing`` (the merge only):
-    levels with fewer results rows than samples, a shard that never ran."""
+    levels with fewer results rows than samples — ``why``, where the rows say (samples not
+    asked, a sequential stop), else a shard that never ran."""
     errors = sum(s.errors for s in levels)
     empty = len(unanswered_levels(levels))
     parts = []
@@ -248,9 +264,10 @@ def infrastructure_message(
             parts.append(f"cause: {first[0]}: {first[1]}")
     if missing:
         absent = sum(size - ran for ran, size in missing.values())
+        why = why or "a shard that did not run, or a results file not given"
         parts.append(
-            f"{len(missing)} level(s) lack {absent} sample(s) in the results files (a shard "
-            "that did not run, or a results file not given): their verdicts are not decided"
+            f"{len(missing)} level(s) lack {absent} sample(s) in the results files ({why}): "
+            "their verdicts are not decided"
         )
     return "; ".join(parts) or None
 

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from ..core import Reply, canonical_json, sha256_text
+from ..errors import printable
 
 __all__ = [
     "MAX_RESPONSE_CHARS",
@@ -147,8 +148,10 @@ def redactor() -> Callable[[str], str]:
 
 def error_text(text: str, limit: int = MAX_ERROR_CHARS) -> str:
     """One line of an error message, redacted FIRST and then cut: cutting first could leave a
-    key's prefix that no longer matches the secret (a 401 echoing the key past the cut)."""
+    key's prefix that no longer matches the secret (a 401 echoing the key past the cut).
+    What a server wrote is shown, never obeyed: its escape sequences and bidi controls as
+    visible symbols (``errors.printable``)."""
     clean = redact(text)
     first = next((ln for ln in clean.splitlines() if ln.strip()), "")
-    line = " ".join(first.split())
+    line = printable(" ".join(first.split()))
     return line if len(line) <= limit else line[: limit - 1] + "…"

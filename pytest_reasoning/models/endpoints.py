@@ -21,6 +21,7 @@ ignored: this file only names models.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ __all__ = [
     "check_headers",
     "check_not_secret",
     "check_param",
+    "check_price",
     "entry_name",
     "load_model_list",
     "parse_model_list",
@@ -76,6 +78,9 @@ _SECRET_VALUE = re.compile(r"^\s*(bearer|basic|token|digest|negotiate)\s+\S|\bsk
 # vertex_credentials; not max_tokens, nor a price such as input_cost_per_token).
 _SECRETISH = re.compile(r"^(?!.*cost).*(key|secret|password|credentials?|token)$", re.I)
 _NAME = re.compile(r"^[A-Za-z0-9_.:/@+\-]+$")
+# LiteLLM's custom prices (input_cost_per_token, output_cost_per_second,
+# cache_read_input_token_cost…): what a dollar budget counts calls with.
+_PRICE = re.compile(r"(^|_)cost(_|$)", re.I)
 MAX_CONFIG_BYTES = 1_000_000
 
 
@@ -124,12 +129,28 @@ def check_not_secret(name: str) -> None:
 def check_param(name: str, value: Any) -> None:
     """A ``--llm-param``: not a parameter the run sets itself (``messages``, ``model``,
     ``timeout``…), no secret in its name (:func:`check_not_secret`) or its headers
-    (:func:`check_headers`). InvalidArgument naming it, in one line."""
+    (:func:`check_headers`), a price that is one (:func:`check_price`). InvalidArgument
+    naming it, in one line."""
     if name in _OWNED:
         raise InvalidArgument(f"{name}: {_OWNED[name]}")
     check_not_secret(name)
     if name in HEADER_PARAMS:
         check_headers(value, name)
+    check_price(name, value, name)
+
+
+def check_price(name: str, value: Any, where: str, model: str | None = None) -> None:
+    """A parameter named like a price (``input_cost_per_token``…) must be a finite number
+    >= 0: LiteLLM prices each call with it, and a negative, NaN or infinite price (or text,
+    which failed every call) would switch a dollar budget off. InvalidArgument naming
+    ``where``, the model and the key."""
+    if not _PRICE.search(name):
+        return
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and math.isfinite(value) and value >= 0:
+        return
+    whose = f"the price of model {quote(model)}" if model else "a price"
+    raise _fail(where, f"{whose} must be a finite number >= 0 (dollars), got {quote(value)}")
 
 
 def check_headers(value: Any, where: str) -> dict[str, str]:
@@ -278,6 +299,7 @@ def _entry(raw: Any, where: str, seen: set[str]) -> ModelSpec:
         else:
             if key in HEADER_PARAMS:
                 check_headers(value, at)
+            check_price(key, value, at, name)
             params[key] = value
     return ModelSpec(
         name=name,

@@ -46,6 +46,7 @@ from .endpoints import (
     ENV_PREFIX,
     HEADER_PARAMS,
     check_headers,
+    check_price,
     entry_name,
     read_config,
     resolve_headers,
@@ -220,6 +221,8 @@ def _deployment(raw: Any, where: str) -> dict[str, Any]:
             raise _fail(at, "write os.environ/NAME: secrets stay in the environment")
         if key in HEADER_PARAMS:
             check_headers(value, at)
+        if env is None:
+            check_price(key, value, at, name)
         if key in ("rpm", "tpm", "max_parallel_requests") and (
             isinstance(value, bool) or not isinstance(value, int) or value < 1
         ):

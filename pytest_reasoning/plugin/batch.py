@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ..errors import ReasoningError, StorageFailed
+from ..errors import ReasoningError, StorageFailed, printable
 from ..models.base import ChatRequest
 from ..models.batch import (
     FOLDER,
@@ -71,18 +71,19 @@ def run_batch_phase(state: RunState) -> None:
     live = tr is not None and LiveCount.wanted(config)
     while not concurrent.futures.wait([future], timeout=EVERY_S).done:
         if live:
-            tr.rewrite(f"reasoning: batch: {progress.line()}", erase=True)
+            tr.rewrite(printable(f"reasoning: batch: {progress.line()}"), erase=True)
     if live:
         tr.rewrite("", erase=True)
         tr.write("\r")
     try:
         results = future.result()
+    # The endpoint's words (batch ids, refusals) are shown, never obeyed (errors.printable).
     except (BatchFailed, BatchTimedOut, StorageFailed) as exc:
         _spent(tr, state)
-        pytest.exit(str(exc), returncode=pytest.ExitCode.INTERRUPTED)
+        pytest.exit(printable(str(exc)), returncode=pytest.ExitCode.INTERRUPTED)
     except ReasoningError as exc:  # no batch API, a refused batch, a key not set: nothing paid
         _spent(tr, state)  # (by this batch: another model's may have been collected)
-        pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
+        pytest.exit(printable(str(exc)), returncode=pytest.ExitCode.USAGE_ERROR)
     for result in results:
         _say(tr, _summary(result))
     controller.batch_billed(purse.refusal())
@@ -156,4 +157,4 @@ def _spent(tr: Any, state: RunState) -> None:
 
 def _say(tr: Any, line: str) -> None:
     if tr is not None:
-        tr.write_line(line)
+        tr.write_line(printable(line))

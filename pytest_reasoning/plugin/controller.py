@@ -23,7 +23,7 @@ import pytest
 
 from ..budget import Spend
 from ..core import Outcome
-from ..errors import StorageFailed
+from ..errors import StorageFailed, printable
 from ..gates import GateSpec, Ledger, ResultStore
 from ..gates.verdicts import (
     EXIT_INFRASTRUCTURE,
@@ -219,7 +219,7 @@ class Controller:
         tr = self.state.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
             tr.ensure_newline()
-            tr.write_line(text, **markup)
+            tr.write_line(printable(text), **markup)
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
@@ -321,6 +321,8 @@ class Controller:
             sequential=ledger.sequential_counts(),
             spend=self.spend.line(self.options.budget),
             budget_reached=self.budget_reached,
+            uncounted=ledger.uncounted,
+            not_asked_why=ledger.tally.not_asked_why,
         )
         tr.section("reasoning summary")
         for line in summary_lines(run):
@@ -338,9 +340,9 @@ class Controller:
 
 def _write(tr: Any, line: Any) -> None:
     if line.sep:
-        tr.write_sep("-", line.text)
+        tr.write_sep("-", printable(line.text))
     else:
-        tr.write_line(line.text, **line.markup)
+        tr.write_line(printable(line.text), **line.markup)
 
 
 def _stop_for_storage(message: str) -> NoReturn:
@@ -348,8 +350,8 @@ def _stop_for_storage(message: str) -> NoReturn:
     rather than pay for answers that cannot be kept. ``message`` names the file and what to
     do; everything written before the failure stays usable."""
     pytest.exit(
-        f"pytest-reasoning: {message}; stopped asking the model (answers it cannot keep would "
-        "be paid for twice)",
+        f"pytest-reasoning: {printable(message)}; stopped asking the model (answers it cannot "
+        "keep would be paid for twice)",
         returncode=pytest.ExitCode.INTERRUPTED,
     )
 

@@ -39,10 +39,10 @@ def looks_like_suite(path: Path) -> bool:
     ``config.is_suite_file``, without importing config (which loads the task registry)."""
     if path.suffix not in (".yaml", ".yml"):
         return False
-    from ..files import InputRefused, read_text_input  # a FIFO named *.yaml must not hang
+    from ..files import InputRefused, read_text_head  # a FIFO named *.yaml must not hang
 
-    try:
-        text = read_text_input(path, 1_000_000, errors="replace")
+    try:  # its head only: a suite too large to load is still one (refused when loaded)
+        text = read_text_head(path, 1_000_000, what="a suite file")
     except InputRefused:
         return False
     return re.search(r"^tasks\s*:", text, re.M) is not None

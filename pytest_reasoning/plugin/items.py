@@ -20,7 +20,7 @@ import pytest
 
 from ..config import Address, EntrySpec, LevelSpec, addresses, load_suite
 from ..core import Item
-from ..errors import ReasoningError, clip
+from ..errors import ReasoningError, clip, inert_json
 from ..evaluate import Evaluator
 from ..gates.verdicts import comparison_name, gate_name
 from ..models.kinds import model_kind
@@ -248,9 +248,12 @@ class ReasoningItem(pytest.Item):
         long texts clipped. The call report, made before, carried the whole outcome to the
         controller (and through xdist), which writes it to the results file."""
         for i, (name, value) in enumerate(self.user_properties):
-            if name == PROPERTY and isinstance(value, str) and len(value) > 4 * JUNIT_TEXT:
-                small = _clipped(json.loads(value))
-                self.user_properties[i] = (name, json.dumps(small, ensure_ascii=False))
+            if name != PROPERTY or not isinstance(value, str):
+                continue
+            if len(value) > 4 * JUNIT_TEXT:
+                value = json.dumps(_clipped(json.loads(value)), ensure_ascii=False)
+            # Model text as JSON escapes where a viewer of the file would obey it (bidi).
+            self.user_properties[i] = (name, inert_json(value))
 
     def _ahead(self, state: RunState, evaluator: Evaluator) -> Iterator[tuple[Item, str, int]]:
         """Upcoming model-answered items not yet built or in flight (built once, kept until

@@ -15,7 +15,7 @@ import html
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ from ..models.kinds import model_kind
 from .cells import Cell, cells
 from .links import fragment
 from .plots import plots, plots_unavailable
-from .render import html_table
+from .render import html_table, html_text
 from .samples import sample_data, sample_id
 from .tables import (
     Partial,
@@ -51,24 +51,53 @@ class Report:
     note: str | None = None  # why something is missing (no plots without matplotlib)
 
 
-def _prompt(row: Mapping[str, Any]) -> str | None:
-    """The prompt, rebuilt from the row's address and checked against its hash."""
-    address = (row.get("extra") or {}).get("address")
-    if not address:
-        return None
-    try:
-        from ..registry import get_task
+# Rebuilding a prompt generates its item, and item k of a batch of distinct problems walks
+# the k before it: at most this many items are generated per row the report holds (plus the
+# floor), so a few rows with high indices in many batches cannot make a report run for hours.
+# A run's own rows cost what the run's generation did; past the bound, prompts are missing.
+REBUILD_FLOOR = 10_000
+REBUILD_PER_ROW = 20
 
-        item = get_task(str(row["task"])).make_item(
-            str(row["level"]),
-            int(row["seed"]),
-            int(address["index"]),
-            address["params"],
-            str(address["style"]),
-        )
-    except Exception:  # a task not installed here, a changed generator
-        return None
-    return item.prompt if item.prompt_sha256 == row.get("prompt_sha256") else None
+
+def _prompts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The prompts the rows' addresses rebuild (checked against their hashes), by hash:
+    batch by batch in index order (each batch walked once), within the bound above."""
+    from ..gates.rows import MAX_ITEM_INDEX
+    from ..registry import get_task
+
+    wanted: dict[tuple[str, str, int, str, str], dict[int, list[Mapping[str, Any]]]] = {}
+    for r in rows:
+        address = (r.get("extra") or {}).get("address")
+        if not isinstance(address, Mapping) or not r.get("prompt_sha256"):
+            continue
+        index = address.get("index")
+        if not isinstance(index, int) or not 0 <= index <= MAX_ITEM_INDEX:
+            continue
+        try:
+            knobs = json.dumps(address.get("params"), sort_keys=True)
+        except (TypeError, ValueError, RecursionError):
+            continue
+        batch = (str(r["task"]), str(r["level"]), int(r["seed"]), knobs, str(address.get("style")))
+        wanted.setdefault(batch, {}).setdefault(index, []).append(r)
+    budget = REBUILD_FLOOR + REBUILD_PER_ROW * len(rows)
+    out: dict[str, str] = {}
+    for (task_id, level, seed, knobs, style), by_index in sorted(wanted.items()):
+        walked = 0  # the batch's items generated so far
+        for index in sorted(by_index):
+            if index + 1 - walked > budget:
+                break  # this batch's later items cost more than is left
+            budget -= index + 1 - walked
+            walked = index + 1
+            shas = {str(r["prompt_sha256"]) for r in by_index[index]} - out.keys()
+            if not shas:
+                continue
+            try:
+                item = get_task(task_id).make_item(level, seed, index, json.loads(knobs), style)
+            except Exception:  # a task not installed here, a changed generator, bad knobs
+                continue
+            if item.prompt_sha256 in shas:
+                out[item.prompt_sha256] = item.prompt
+    return out
 
 
 def _costs(
@@ -120,21 +149,29 @@ def build_report(
     extra_images: Sequence[tuple[str, str]] = (),
     title: str = "pytest-reasoning report",
     partial: Partial | None = None,
+    uncounted: Collection[tuple[Any, ...]] = (),
 ) -> Report:
     """Write ``index.html``, ``summary.json`` and the PNGs to ``out`` (and ``data/*.js``
     when the samples outgrow one page). ``levels`` are a run's own per-level stats (with
-    their gates' rules); from results files they are rebuilt per suite, entry and level."""
+    their gates' rules); from results files they are rebuilt per suite, entry and level.
+    ``uncounted``: answers no gate counted (past a sequential stop), left out of the
+    families' breakdowns; the sample viewer still lists them."""
     rows = [dict(r) for r in rows]
     os.makedirs(out, exist_ok=True)
     stats = list(levels) if levels is not None else [c.stats for c in cells(rows).values()]
     by_key = {(s.model, *s.spec.where): Cell(s) for s in stats}
     ordered = sorted(by_key, key=lambda k: (k[0], k[1], k[2], level_key(k[3])))
-    written = plots(by_key, rows, comparisons, out)
+    written = plots(by_key, rows, comparisons, out, uncounted)
     note = None if written else plots_unavailable()
     models = sorted({c.model for c in by_key.values()} | {str(r["model"]) for r in rows})
     tokens, costs, row_cost = _costs(rows, models)
+    rebuilt = _prompts(rows)
     data = sample_data(
-        rows, comparisons, prompt=_prompt, cost=row_cost, verdicts=[verdict(c) for c in comparisons]
+        rows,
+        comparisons,
+        prompt=lambda r: rebuilt.get(str(r.get("prompt_sha256"))),
+        cost=row_cost,
+        verdicts=[verdict(c) for c in comparisons],
     )
     viewer, scripts, late, data_files = viewer_parts(data, out)
     ids = {k: sample_id(r) for k, r in enumerate(rows)}
@@ -152,7 +189,7 @@ def build_report(
         else "no gates"
     )
     parts.append(
-        f"<p>{len(models)} model(s): {html.escape(', '.join(models))}; {answered} samples "
+        f"<p>{len(models)} model(s): {html_text(', '.join(models))}; {answered} samples "
         f"scored, {errors} call error(s); {verdict_text}.</p>"
     )
     parts.append('<h2 id="levels">Levels</h2>')
@@ -172,7 +209,7 @@ def build_report(
     parts.append(html_table(table, links=links, paths={"suite"}))
     if comparisons:
         parts.append(
-            f'<h2 id="baseline">Candidate against baseline ({html.escape(comparisons[0].baseline)})</h2>'
+            f'<h2 id="baseline">Candidate against baseline ({html_text(comparisons[0].baseline)})</h2>'
         )
         pair_links = [
             (
@@ -207,7 +244,7 @@ def build_report(
             f'(<a href="{html.escape(os.path.basename(path))}">PNG</a>)</figcaption></figure>'
         )
     if not written:
-        parts.append(f'<p class="muted">{html.escape(note or "No plots: nothing to plot")}.</p>')
+        parts.append(f'<p class="muted">{html_text(note or "No plots: nothing to plot")}.</p>')
     parts.append('<h2 id="models">Models</h2>')
     parts.append(
         '<p class="muted">Answers from the response cache cost nothing and take no time: '

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 import os
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..core import level_key
+from ..errors import printable
 from ..files import write_output_bytes
 from ..gates import Comparison
 from .cells import Cell, CellKey
@@ -39,7 +40,9 @@ def plots_unavailable() -> str | None:
 
 
 def _wrap(text: str, width: int = WRAP) -> str:
-    return "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=True))
+    """A label (model names, entries: anyone's text) on lines of ``width``, shown inert."""
+    lines = textwrap.wrap(printable(text), width, break_long_words=True, break_on_hyphens=True)
+    return "\n".join(lines)
 
 
 def _suite(name: str) -> str:
@@ -51,9 +54,11 @@ def plots(
     rows: Sequence[Mapping[str, Any]],
     comparisons: Sequence[Comparison],
     out: str,
+    uncounted: Collection[tuple[Any, ...]] = (),
 ) -> list[tuple[str, str]]:
     """(title, path) of each PNG written; none without matplotlib. Each cell's stats carry
-    its gate's rule: the plots show the gated measure and threshold."""
+    its gate's rule: the plots show the gated measure and threshold (and the breakdowns
+    leave out ``uncounted``, as the gates did)."""
     try:
         import matplotlib
 
@@ -75,7 +80,7 @@ def plots(
     suites = sorted({c.suite for c in cells.values()})
     several = len(suites) > 1
     _accuracy(plt, cells, models, several, save)
-    _breakdowns(plt, rows, save)
+    _breakdowns(plt, rows, uncounted, save)
     _outcomes(plt, cells, models, several, save)
     if comparisons:
         _baseline(plt, comparisons, several, save)
@@ -130,10 +135,15 @@ def _accuracy(
     )
 
 
-def _breakdowns(plt: Any, rows: Sequence[Mapping[str, Any]], save: Any) -> None:
+def _breakdowns(
+    plt: Any,
+    rows: Sequence[Mapping[str, Any]],
+    uncounted: Collection[tuple[Any, ...]],
+    save: Any,
+) -> None:
     """2. Each family's own chart (FLenQA by length, ZebraLogic by size): a panel per
     ``Panel``, a line per series, from the family's ``Breakdown``."""
-    for b in breakdowns(rows):
+    for b in breakdowns(rows, uncounted):
         chart = b.chart
         if chart is None or not chart.panels:
             continue

@@ -69,6 +69,7 @@ def publish(
                 comparisons=run.comparisons,
                 extra_images=extra,
                 partial=run.partial,
+                uncounted=run.uncounted,
             )
         except Exception as exc:  # a report must never turn a run's verdict into a crash
             _failed(out, f"could not write the report to {report_dir}: {_why(exc)}")

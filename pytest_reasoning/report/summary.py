@@ -5,7 +5,7 @@ needs pytest, so the summary is testable from plain data."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,12 @@ class RunSummary:
     sequential: Mapping[Any, tuple[int, int, int]] = field(default_factory=dict)
     spend: str | None = None  # "spent $… and … tokens on … call(s)" (calls made now)
     budget_reached: str | None = None  # why the run stopped asking (--reasoning-budget)
+    # Answers past a sequential stop (``Ledger.uncounted``): in no gate, so in no breakdown.
+    uncounted: Collection[tuple[Any, ...]] = ()
+    # Why samples were not asked, per model, when not its own error (``Tally.not_asked_why``),
+    # and why a partial level lacks samples where its rows say (``Ledger.missing``).
+    not_asked_why: Mapping[str, str] = field(default_factory=dict)
+    missing_why: Mapping[tuple[str, str, str, str], str] = field(default_factory=dict)
 
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
@@ -130,9 +136,11 @@ def summary_lines(run: RunSummary) -> list[Line]:
         more = f" and {len(run.partial) - 5} more" if len(run.partial) > 5 else ""
         _, _, entry, level = min(run.partial)
         example = f"{entry}[{level}-gate"  # a prefix of the gate's name, whatever the model
+        causes = [run.missing_why.get(k) for k in run.partial]
+        said = "; ".join(dict.fromkeys(str(c) for c in causes if c))  # what the rows say
         why, advice = (
-            ("have fewer results rows than samples", "a shard did not run, or its results "
-             "file was not given (docs/ci.md)")
+            ("have fewer results rows than samples", said if all(causes) else "a shard did "
+             "not run, or its results file was not given (docs/ci.md)")
             if run.merged
             else ("were cut short by the budget", "rerun with a larger --reasoning-budget")
             if run.budget_reached
@@ -195,7 +203,7 @@ def summary_lines(run: RunSummary) -> list[Line]:
                     "red",
                 )
             )
-    for b in breakdowns(run.rows):
+    for b in breakdowns(run.rows, run.uncounted):
         lines.append(Line(b.title, sep=True))
         lines += [Line(t) for t in render.text(breakdown_table(b)).splitlines()]
     if run.comparisons:
@@ -242,7 +250,11 @@ def error_lines(run: RunSummary) -> list[Line]:
             )
         skipped = run.not_asked.get(model, 0)
         if skipped:
-            why = run.budget_reached or f"an error above stopped calls to {model}"
+            why = (
+                run.budget_reached
+                or run.not_asked_why.get(model)
+                or f"an error above stopped calls to {model}"
+            )
             lines.append(Line(f"  {skipped}x not asked: {why}", "yellow"))
     return lines
 
@@ -291,17 +303,17 @@ def markdown_summary(run: RunSummary) -> str:
     wrong = _wrong_markdown(run.rows)
     if wrong:
         parts += ["", *wrong]
-    for b in breakdowns(run.rows):
+    for b in breakdowns(run.rows, run.uncounted):
         title = b.title[0].upper() + b.title[1:]
         parts += ["", f"### {title}", "", render.markdown(breakdown_table(b))]
     if run.comparisons:
         table = comparisons_table(run.comparisons)
         for row, c in zip(table.rows, run.comparisons, strict=True):
             if c.regressed:
-                row[-1] = f"**{verdict(c)}**"
+                row[-1] = render.Markdown(f"**{verdict(c)}**")
         parts += [
             "",
-            f"### Candidate vs baseline ({run.comparisons[0].baseline})",
+            f"### Candidate vs baseline ({render.markdown_text(run.comparisons[0].baseline)})",
             "",
             render.markdown(table),
         ]
@@ -324,11 +336,14 @@ def _wrong_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         "",
     ]
     for (model, task, level), found in sorted(groups.items()):
-        out.append(f"<details><summary>{model} · {task} · {level}: {len(found)}</summary>")
+        # An HTML block: its text is HTML, not Markdown (entities, not backslashes).
+        title = render.html_text(f"{model} · {task} · {level}: {len(found)}")
+        out.append(f"<details><summary>{title}</summary>")
         out += ["", "| item | extracted | gold | failure mode / error |", "|---|---|---|---|"]
         for r in found[:WRONG_LISTED]:
+            cached = " (cached)" if r.get("cached") else ""
             cells = [
-                f"`{r['item_id']}`" + (" (cached)" if r.get("cached") else ""),
+                f"<code>{_cell(r['item_id'], 200)}</code>{cached}",
                 _cell(r.get("extracted")),
                 _cell(r.get("gold")),
                 _cell(r.get("error") or r.get("failure_mode") or "wrong"),
@@ -341,5 +356,6 @@ def _wrong_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _cell(value: Any, width: int = 60) -> str:
-    text = "-" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """A value as a Markdown table cell: cut to ``width`` characters, then made inert."""
+    text = "-" if value is None else str(value).replace("\n", " ")
+    return render.markdown_text(text if len(text) <= width else text[: width - 1] + "…")

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import level_key
 from ..errors import UnknownTask
 from ..gates import Comparison, GateResult, LevelStats
+from ..gates.ledger import sample_key
 from ..gates.verdicts import UNANSWERED
 from ..registry import get_task
 from ..tasks.base import Task
@@ -265,11 +266,17 @@ def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False)
     return Table((headers[0], "suite", *headers[1:]) if suite else headers, rows)
 
 
-def breakdowns(rows: Iterable[Mapping[str, Any]]) -> list[Breakdown]:
+def breakdowns(
+    rows: Iterable[Mapping[str, Any]], uncounted: Collection[tuple[Any, ...]] = ()
+) -> list[Breakdown]:
     """Each task family's own breakdown of its rows (FLenQA by length, ZebraLogic by size:
-    ``Task.breakdown``), in family order; suites told apart when the rows hold several."""
+    ``Task.breakdown``), in family order; suites told apart when the rows hold several.
+    ``uncounted``: the samples no gate counted (``Ledger.uncounted``: answers that arrived
+    after a sequential level settled), left out so a table counts what its gate counted."""
     families: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in rows:
+        if uncounted and sample_key(r) in uncounted:
+            continue
         families[str(r.get("task", "")).partition(".")[0]].append(r)
     suites = len({r.get("suite") for r in rows_of(families)}) > 1
     out = []

@@ -92,8 +92,8 @@ def viewer_parts(data: SampleData, out: str) -> tuple[str, str, str, list[str]]:
         where=where,
         missing=(
             f" {data.prompts_missing:,} sample(s) without their prompt: it could not be "
-            "rebuilt here (a task not installed, a generator changed since the run, or only "
-            "failed calls asked it)."
+            "rebuilt here (a task not installed, a generator changed since the run, knobs or "
+            "an item index no suite asks, or more items to generate than the report allows)."
             if data.prompts_missing
             else ""
         ),

@@ -20,7 +20,9 @@ Faults, through ``POST /control`` or ``FakeOpenAIServer(batch=...)``:
 - ``batch_create_fail: N``: the next N creates answer HTTP 502 and create nothing (a gateway
   that failed before the API);
 - ``batch_list_fail: N``: the next N ``GET /batches`` (the list) answer HTTP 502;
-- ``batches: false``: no Files or Batch API at all (HTTP 404, like a server without one).
+- ``batches: false``: no Files or Batch API at all (HTTP 404, like a server without one);
+- ``batch_text: TEXT``: what a hostile endpoint writes: the ids of the batches created end
+  in TEXT, and a rejected batch's message and failed lines' messages are TEXT.
 
 ``GET /batches`` lists the batches newest first, with their ``metadata`` (``limit``,
 ``after``), as OpenAI's list does. ``stats()["batch"]`` counts the files uploaded, the batches
@@ -74,6 +76,7 @@ class BatchSettings:
     hang_s: float = 30.0
     create_fail: int = 0  # the next N creates answer 502, creating nothing
     list_fail: int = 0  # the next N list calls answer 502
+    text: str = ""  # in batch ids and as the messages of rejections and failed lines
 
     def update(self, cfg: dict[str, Any]) -> None:
         if "batches" in cfg:
@@ -89,6 +92,8 @@ class BatchSettings:
             self.hold = bool(cfg["batch_hold"])
         if "batch_reject" in cfg:
             self.reject = bool(cfg["batch_reject"])
+        if "batch_text" in cfg:
+            self.text = str(cfg["batch_text"] or "")
         if "batch_lost_creates" in cfg:
             self.lost_creates = int(cfg["batch_lost_creates"])
         if "batch_lost_as" in cfg:
@@ -155,7 +160,7 @@ class BatchDesk:
     ) -> Response | None:
         """The response to a Files or Batch API request; None when ``path`` is neither."""
         path, _, query = path.partition("?")
-        path = path.rstrip("/")
+        path = urllib.parse.unquote(path.rstrip("/"))
         files, batches = _FILES.search(path), _BATCHES.search(path)
         if files is None and batches is None:
             return None
@@ -262,8 +267,8 @@ class BatchDesk:
             if self.settings.reject:
                 self.settings.reject = False
                 message = "Enqueued token limit reached for this model. Try again later."
-                problems.append(_problem("token_limit_exceeded", message))
-            obj["id"] = batch_id = f"batch_{next(self._ids):06d}"
+                problems.append(_problem("token_limit_exceeded", self.settings.text or message))
+            obj["id"] = batch_id = f"batch_{next(self._ids):06d}{self.settings.text}"
             batch = _Batch(obj, lines, bearer, self.settings.expire_after)
             self.settings.expire_after = None
             self.batches[batch_id] = batch
@@ -369,12 +374,13 @@ class BatchDesk:
         with self.lock:
             failing = self.settings.fail_lines > 0
             self.settings.fail_lines -= failing
+            said = self.settings.text or "injected batch line failure"
             heads = self.rng.random() < 0.5 if model == "coin" else True
             seen = hashlib.sha256(f"{model}\x00{prompt}".encode()).hexdigest()
             first = seen not in self.seen
             self.seen.add(seen)
         if failing:
-            status, payload = 500, {"error": {"message": "injected batch line failure"}}
+            status, payload = 500, {"error": {"message": said}}
         else:
             status, payload, _ = self.answer(
                 model, prompt, body, bearer=bearer, heads=heads, first=first

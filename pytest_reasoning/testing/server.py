@@ -23,6 +23,7 @@ import socket
 import struct
 import threading
 import time
+import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -70,6 +71,8 @@ BEHAVIOURS = {
     "(vLLM's reasoning parser, DeepSeek's API), reasoning tokens in usage",
     "boxed": "the oracle's answer as \\boxed{…} (strict extraction finds nothing)",
     "bad-key": "HTTP 401 whose message echoes the request's key after 200 characters",
+    "refuse:TEXT": "HTTP 400 whose error message is TEXT percent-decoded (%1B is an escape): "
+    "a hostile endpoint's error body",
     "coin": "the oracle's answer or <<<N/A>>>, at random (the server's seeded RNG): a model "
     "sampled at temperature 1, for repeats",
     # Hostile replies (docs/reliability.md): text a careless or malicious endpoint could send.
@@ -204,6 +207,9 @@ def chat_reply(
         )
         error = {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}
         return 401, {"error": error}, {}
+    if model.startswith("refuse:"):
+        message = urllib.parse.unquote(model.split(":", 1)[1])
+        return 400, {"error": {"message": message, "type": "invalid_request_error"}}, {}
     if _OPENAI_REASONING.match(model):
         return _reasoning_model(model, prompt, body)
     if model in _REASONING_KINDS:

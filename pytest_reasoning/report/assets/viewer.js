@@ -21,22 +21,35 @@
   let current = []; // the samples listed now, in order (j / k step through them)
 
   const $ = (id) => document.getElementById(id);
+  // Every text the page shows goes through shown() here (texts, titles, string children):
+  // model names, answers and errors come from results files anyone can write.
   const el = (tag, attrs, ...children) => {
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
       if (v === undefined || v === null || v === false) continue;
       if (k === "class") e.className = v;
-      else if (k === "text") e.textContent = v;
+      else if (k === "text") e.textContent = shown(v);
       else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v === true ? "" : String(v));
+      else e.setAttribute(k, v === true ? "" : k === "title" ? shown(v) : String(v));
     }
-    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    for (const c of children) {
+      if (c !== null && c !== undefined) e.append(typeof c === "string" ? shown(c) : c);
+    }
     return e;
   };
-  // Control characters (NUL, ANSI escapes, ...) as visible symbols: never raw in the page.
+  const say = (id, text) => { $(id).textContent = shown(text); };
+  // Control characters (NUL, ANSI escapes, C1) and bidi controls (U+202E would reverse
+  // what follows: an answer that reads as another) as visible symbols, as errors.printable
+  // shows them: never raw in the page.
   const shown = (s) => s === null || s === undefined ? "" : String(s).replace(
-    /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g,
-    (c) => String.fromCharCode(c === "\u007f" ? 0x2421 : 0x2400 + c.charCodeAt(0)));
+    /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => {
+      const n = c.charCodeAt(0);
+      if (n < 0x20) return String.fromCharCode(0x2400 + n);
+      if (n === 0x7f) return "\u2421";
+      const hex = n.toString(16);
+      return n <= 0x9f ? "\\x" + hex : "\\u" + hex.padStart(4, "0");
+    });
   const num = (x, digits) => x === null || x === undefined ? "-" : Number(x).toFixed(digits);
   const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   const plural = (n, word) => `${count(n)} ${word}${n === 1 ? "" : "s"}`;
@@ -207,7 +220,7 @@
   function render() {
     const mine = ++generation;
     rendering = rendering.then(() => draw(mine)).catch((err) => {
-      $("pr-status").textContent = "The viewer failed: " + err.message;
+      say("pr-status", "The viewer failed: " + err.message);
       console.error(err);
     }).finally(() => {
       document.documentElement.dataset.rendered = String(mine);
@@ -221,16 +234,19 @@
     if (state.view === "pairs") await drawPairs(); else await drawSamples();
   }
   async function loaded(chunks) {
+    // Past the limit the filters must pick a level; a single level loads whatever its size
+    // (nothing narrower to pick: a level of 25,000 samples must still open).
     const n = chunks.reduce((a, c) => a + c.n, 0);
-    if (n > M.loadLimit) return null;
+    const levels = new Set(chunks.map((c) => c.task + "\u0000" + c.level));
+    if (n > M.loadLimit && levels.size > 1) return null;
     const datas = await Promise.all(chunks.map(loadMeta));
     if (state.q) await Promise.all(chunks.map((c) => loadText(c.key)));
     return chunks.map((c, i) => ({ chunk: c, data: datas[i] }));
   }
   function narrow(target, chunks, what) {
     const n = chunks.reduce((a, c) => a + c.n, 0);
-    $("pr-status").textContent = `${plural(n, what)} match these filters: more than this page loads ` +
-      `at once (${count(M.loadLimit)}). Pick a level:`;
+    say("pr-status", `${plural(n, what)} match these filters: more than this page loads ` +
+      `at once (${count(M.loadLimit)}). Pick a level:`);
     const body = el("tbody");
     for (const c of chunks) {
       const wrong = (c.outcome.wrong || 0) + (c.outcome.error || 0);
@@ -262,10 +278,10 @@
     state.page = Math.min(state.page, pages - 1);
     const start = state.page * PAGE;
     const page = list.slice(start, start + PAGE);
-    $("pr-status").textContent = list.length
+    say("pr-status", list.length
       ? `${plural(list.length, "sample")} of ${count(total)} match` +
         (pages > 1 ? `; showing ${count(start + 1)}–${count(start + page.length)}` : "")
-      : `No sample of ${count(total)} matches these filters.`;
+      : `No sample of ${count(total)} matches these filters.`);
     const head = el("tr", {}, ...["sample", "model", "suite", "task", "level", "outcome",
       "failure mode", "extracted", "gold", "finish", "tokens", "cost", "latency", "cache"]
       .map((h) => el("th", { text: h })));
@@ -370,7 +386,7 @@
     }
     const t = await loadText(s.chunk);
     const link = el("a", { href: "#sample=" + encodeURIComponent(s.id), text: "link to this sample" });
-    $("pr-detail-title").textContent = `${s.item} · ${s.model}`;
+    say("pr-detail-title", `${s.item} · ${s.model}`);
     $("pr-detail-body").replaceChildren(el("p", { class: "muted" }, `id ${s.id} · `, link,
       " · j / k: next / previous, Esc: close"), facts(sampleFacts(s, t)), ...texts(s, t, true));
     if (!box.dataset.shown || box.dataset.shown !== id) {
@@ -404,9 +420,9 @@
     }
     list.sort((a, b) => a.kind - b.kind || a.ci - b.ci || (a.cand.item < b.cand.item ? -1 : a.cand.item > b.cand.item ? 1 : 0));
     const counts = M.kinds.map((k, i) => [k, list.filter((p) => p.kind === i).length]).filter(([, n]) => n);
-    $("pr-status").textContent = list.length
+    say("pr-status", list.length
       ? `${plural(list.length, "pair")} in ${plural(cmps.length, "comparison")}: ` + counts.map(([k, n]) => `${n} ${k}`).join(", ")
-      : "No pair matches these filters.";
+      : "No pair matches these filters.");
     state.page = Math.min(state.page, Math.max(0, Math.ceil(list.length / PAIR_PAGE) - 1));
     const start = state.page * PAIR_PAGE;
     const page = list.slice(start, start + PAIR_PAGE);
