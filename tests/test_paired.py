@@ -37,6 +37,17 @@ def test_exact_mcnemar_by_hand() -> None:
     assert mcnemar_exact(PairedTable(10, 0, 0, 3)) == 1.0
 
 
+def test_exact_mcnemar_is_the_sum_of_binomial_coefficients() -> None:
+    """Summed term by term from the nearer end (issue 44: math.comb per term made 20,000
+    pairs take seconds), the p-value is still the float of the exact sum."""
+    rng = random.Random(5)
+    cases = [(b, n) for n in range(13) for b in range(n + 1)]
+    cases += [(rng.randint(0, n), n) for n in (97, 400, 1500) for _ in range(4)]
+    for b, n in cases:
+        exact = sum(math.comb(n, i) for i in range(b, n + 1)) / (1 << n)
+        assert mcnemar_regression_p(PairedTable(0, b, n - b, 0)) == exact
+
+
 def test_holm_by_hand() -> None:
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert holm([0.5]) == [0.5]
@@ -105,12 +116,33 @@ def test_plan_command(
     assert "when Holm's correction spans 4 levels" in out
 
 
+def test_plan_is_bounded_in_time(capsys: pytest.CaptureFixture[str]) -> None:
+    """Past what plan computes quickly it says so, instead of running for minutes: no
+    simulation for a comparison of 63,926 items, no exact sum for a gate of 100,000."""
+    assert main(["plan", "--drop", "0.005", "--baseline-accuracy", "0.85"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("63926 samples per level detect a drop")
+    assert "sequential: not simulated above 3000 paired items" in out
+    gate = ["plan", "--accuracy", "0.6", "--min-accuracy", "0.6", "--samples", "100000"]
+    assert main(gate) == 0
+    assert "fixed-n asks 100000; sequential: not computed above 10000 samples" in (
+        capsys.readouterr().out
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--drop", "0.9", "--baseline-accuracy", "0.85"], "--drop, --baseline-accuracy: need"),
         (["--drop", "0.05", "--baseline-accuracy", "0.85", "--power", "2"], "--power, --alpha"),
         (["--drop", "0.05", "--baseline-accuracy", "0.85", "--levels", "0"], "--levels"),
+        # Issue 44: a MemoryError traceback, and a command that ran past 60 s.
+        (["--drop", "1e-9", "--baseline-accuracy", "0.85"], "--drop 1e-09: detecting it needs"),
+        (
+            ["--accuracy", "0.6", "--min-accuracy", "0.6", "--samples", "1000000"],
+            "--samples: must be in 1..100000",
+        ),
+        (["--accuracy", "1.5", "--min-accuracy", "0.6", "--samples", "10"], "--accuracy: must"),
     ],
 )
 def test_plan_bad_arguments(

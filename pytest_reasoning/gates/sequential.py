@@ -23,12 +23,12 @@ import math
 import random
 from collections.abc import Callable
 from enum import Enum
-from functools import lru_cache
 from typing import NamedTuple
 
 from ..stats import wilson_interval, z_for_confidence
 from .paired import PairedTable, mcnemar_regression_p
 from .rules import GateRule
+from .tails import Critical
 
 __all__ = [
     "EARLY_SHARE",
@@ -336,22 +336,6 @@ class ThresholdSequence:
         return f"failed {at} upper bound {bound:.3f} < {line}"
 
 
-@lru_cache(maxsize=65536)
-def _critical(pairs: int, share: float, level: float) -> int:
-    """The fewest regression pairs among ``pairs`` discordant ones whose exact one-sided
-    McNemar p-value, over ``1 − share``, is below ``level`` (``pairs + 1``: none). The
-    p-value is the very float :func:`mcnemar_regression_p` computes (an exact integer tail
-    over ``2**pairs``), summed here from the top so that a row costs O(pairs)."""
-    whole = 1 << pairs
-    k, term, tail = pairs + 1, 0, 0  # tail = sum of C(pairs, i) for i >= k; term = C(pairs, k)
-    while k > 0:
-        term = 1 if k == pairs + 1 else term * k // (pairs - k + 1)  # now C(pairs, k - 1)
-        if (tail + term) / whole / (1.0 - share) >= level:
-            return k
-        k, tail = k - 1, tail + term
-    return 0
-
-
 class PairedSequence:
     """One level's regression gate against a baseline, pair by pair (the same item's
     verdicts, majority votes with repeats, fed in collection order once both are in).
@@ -394,6 +378,9 @@ class PairedSequence:
         self._worse = _Mixture(m, n, alpha, True)
         self._better = _Mixture(m, n, alpha, False)
         self._peak = 0.0  # the largest log capital against "no regression" so far
+        # Exact curtailment's critical counts, walked as the pairs move (O(1) per answer).
+        self._fail_at = Critical(early_share, alpha / family)
+        self._pass_at = Critical(early_share, alpha)
         self.t = self.both = self.only_baseline = self.only_candidate = self.neither = 0
         self.extra = 0
         self.decision = Decision.CONTINUE
@@ -480,9 +467,9 @@ class PairedSequence:
         if self.curtail:
             left = self.n - t
             pairs = b + c + left
-            if b >= _critical(pairs, share, level):  # even if the rest all favour the candidate
+            if b >= self._fail_at(pairs):  # even if the rest all favour the candidate
                 return Decision.FAIL, "curtailed"
-            if b + left < _critical(pairs, share, alpha):  # even if the rest all favour
+            if b + left < self._pass_at(pairs):  # even if the rest all favour
                 best = max(peak, self._worse.log_capital(b + left, c, same))  # the baseline
                 if math.exp(-best) / share >= alpha:
                     return Decision.PASS, "curtailed"
