@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,7 @@ from pytest_reasoning.gates.sequential import (
     expected_calls,
     expected_pair_calls,
 )
+from pytest_reasoning.gates.signflip import sign_flip
 from pytest_reasoning.gates.tails import Critical
 
 THRESHOLDS = st.sampled_from([0.0, 0.2, 0.35, 0.5, 0.6, 0.75, 0.9, 1.0])
@@ -398,3 +400,37 @@ def test_a_sequential_comparison_of_20000_pairs_stays_linear() -> None:
         assert walk.steps <= n + 3 * seq.t and walk.redone <= 2
     # The verdict is the fixed-n one: no regression on all 20,000 pairs.
     assert mcnemar_regression_p(PairedTable.from_pairs(pairs)) >= seq.alpha
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    asked=st.lists(st.integers(-3, 3), min_size=0, max_size=12),
+    rest=st.lists(st.integers(-3, 3), min_size=1, max_size=8),
+)
+def test_graded_p_value_takes_the_completion_that_favours_the_candidate(
+    asked: list[int], rest: list[int]
+) -> None:
+    """Over repeats a comparison stopped early reports the sign-flip p-value of the items
+    asked plus the rest all favouring the candidate (+1): never below the p-value any
+    completion would give at n, so it stays valid wherever the level stopped."""
+    done = [Fraction(d, 3) for d in asked]
+    worst = sign_flip(done + [Fraction(1)] * len(rest)).p_lower
+    assert worst >= sign_flip(done + [Fraction(d, 3) for d in rest]).p_lower - 1e-12
+
+
+def test_a_flaky_candidate_over_repeats_settles_early_as_a_regression() -> None:
+    seq = PairedSequence(60, graded=True)
+    assert not seq.curtail  # the sign-flip test is no function of counts
+    for _ in range(60):
+        if seq.update(Fraction(2, 3), Fraction(1)) is not Decision.CONTINUE:
+            break
+    assert (seq.decision, seq.how) == (Decision.FAIL, "anytime") and seq.t < 60
+    assert seq.reason.startswith(
+        f"regression settled early at {seq.t} of 60 paired items (candidate worse on {seq.t}, "
+        "better on 0)"
+    )
+    assert seq.p_value() < seq.alpha
+    same = PairedSequence(30, graded=True)
+    for _ in range(30):
+        same.update(Fraction(2, 3), Fraction(2, 3))
+    assert same.decision is Decision.FIXED and same.p_value() == 1.0
