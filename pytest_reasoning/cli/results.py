@@ -160,6 +160,8 @@ def _gate(args: argparse.Namespace) -> int:
         if args.quiet and v.outcome == "passed":
             continue
         tail = "" if v.outcome == "passed" else f" - {v.message}"
+        if v.outcome == "passed" and getattr(v.subject, "marginal", False):
+            tail = "* (not significant: its 95% interval reaches below min_accuracy)"
         if v.outcome == "failed" and args.report and v.subject is not None:
             tail += f"; samples: {gate_link(args.report, v.subject)}"
         print(f"{v.nodeid} {shown[v.outcome]}{tail}")

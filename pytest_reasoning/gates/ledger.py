@@ -38,7 +38,7 @@ from .clustered import majority_correct
 from .comparison import Comparison, ItemScore, PairAnswer, PairKey, adjust, compare, item_scores
 from .rules import GateSpec
 from .sequential import Decision, PairedSequence, ThresholdSequence
-from .threshold import GateResult, LevelStats, decide_gates
+from .threshold import GateResult, LevelStats, decide_gates, marginal
 from .verdicts import (
     INFRASTRUCTURE_ID,
     Tally,
@@ -405,7 +405,11 @@ class Ledger:
         assert level.stats is not None
         seq = level.seq
         if seq is not None and seq.decision in (Decision.PASS, Decision.FAIL):
-            result = GateResult(level.stats, seq.decision is Decision.PASS, seq.reason)
+            # A curtailed pass is the fixed-n rule's, marked as it would be; an anytime pass
+            # is significant by construction (its anytime lower bound cleared the line).
+            passed = seq.decision is Decision.PASS
+            weak = passed and seq.how == "curtailed" and marginal(level.stats)
+            result = GateResult(level.stats, passed, seq.reason, weak)
         else:
             result = decide_gates([level.stats])[0]
         self.gates.append(result)

@@ -93,6 +93,7 @@ def gate_properties(result: GateResult) -> dict[str, Any]:
         "min_accuracy": s.spec.rule.min_accuracy,
         "confidence": s.spec.rule.confidence,
         "passed": result.passed,
+        "marginal": result.marginal,  # passed, but its 95% interval reaches below (PASS*)
     }
 
 

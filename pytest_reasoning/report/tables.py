@@ -107,6 +107,8 @@ def levels_table(
             else f"{thr:g}" + (f" @{rule.confidence:g}" if rule.confidence else "")
         )
         decided = "-" if gate is None or gate.passed is None else "PASS" if gate.passed else "FAIL"
+        if gate is not None and gate.marginal:
+            decided = "PASS*"  # not significant: the footnote (MARGINAL_NOTE) says why
         if gate is not None and gate.passed is None and s.n == 0 and s.errors:
             decided = "INFRA"  # every sample failed for infrastructure: not decided
         part = partial.get((s.model, *s.spec.where))
