@@ -34,9 +34,9 @@ from pytest_reasoning.gates.sequential import (
     Decision,
     PairedSequence,
     ThresholdSequence,
-    _critical,
     _Mixture,
 )
+from pytest_reasoning.gates.tails import _critical_from_top
 
 ALPHA = 0.05
 THRESHOLDS = [round(0.2 + 0.1 * i, 1) for i in range(8)]
@@ -130,8 +130,8 @@ def paired_runs(
     worse = _logsumexp_bets(probe._worse, b, c)
     peak = np.maximum.accumulate(np.maximum(worse, 0.0), axis=1)
     level = ALPHA / family
-    crit_level = np.array([_critical(k, share, level) for k in range(n + 1)])
-    crit_alpha = np.array([_critical(k, share, ALPHA) for k in range(n + 1)])
+    crit_level = np.array([_critical_from_top(k, share, level)[0] for k in range(n + 1)])
+    crit_alpha = np.array([_critical_from_top(k, share, ALPHA)[0] for k in range(n + 1)])
     pairs = b + c + left
     fail_any = np.exp(-peak) / share < level
     fail_cur = b >= crit_level[pairs]

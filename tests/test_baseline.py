@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -227,3 +228,117 @@ def test_suite_keys_for_the_regression_gate(tmp_path: Path) -> None:
     path.write_text("alpha: 1\ntasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n")
     with pytest.raises(InvalidSuite, match=r"alpha: expected a number in \(0, 1\), got 1"):
         load_suite(str(path))
+
+
+FLAKY_SUITE = """\
+name: flaky
+seed: 1
+samples: 60
+tasks:
+  - task: dyval.arithmetic
+    levels: [D1]
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("sequential", [False, True])
+def test_a_candidate_that_lost_consistency_over_repeats_is_a_regression(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, sequential: bool
+) -> None:
+    """Issue 39: right on 2 of 3 repeats of every item (accuracy 0.667) against a baseline
+    right on all 60, the majority votes agree and the comparison read "candidate 1.000,
+    baseline 1.000, McNemar p 1", exit 0. The gate measures mean accuracy, so the comparison
+    tests per-item mean differences: a REGRESSION, fixed-n and sequential alike."""
+    pytester.makefile(".yaml", flaky=FLAKY_SUITE)
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--llm-api-base", fake_server.url, "--reasoning-cache", "off",
+        "--llm", "openai/right:2/3", "--llm-baseline", "openai/oracle",
+        "--reasoning-repeats", "3", f"--junitxml={junit}",
+        *(["--reasoning-sequential"] if sequential else []),
+    )  # fmt: skip
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, out
+    result.stdout.fnmatch_lines(
+        [
+            "*REGRESSION dyval.arithmetic D1: openai/right:2/3 is worse than openai/oracle: "
+            "per-item mean accuracy 0.667 vs 1.000 over repeats on * paired items (candidate "
+            "worse on *, better on 0); difference -0.333 *, exact sign-flip test on per-item "
+            "mean differences, Holm-adjusted p = * < alpha 0.05*",
+            "*items worse/better/same*p (two-sided)*",
+            "openai/right:2/3*dyval.arithmetic*D1*/0/0*0.667*1.000*-0.333*sign-flip*REGRESSION",
+        ]
+    )
+    props = json.loads(
+        re.search(r'name="reasoning.comparison" value="([^"]*)"', junit.read_text())
+        .group(1)  # type: ignore[union-attr]
+        .replace("&quot;", '"')
+    )
+    assert props["test"] == "sign-flip" and props["items_worse"] > 0
+    assert props["candidate_accuracy"] == pytest.approx(2 / 3) and props["regressed"]
+    if sequential:
+        assert "regression settled early at" in out
+
+
+def _repeated(model: str, rights: list[int], repeats: int = 3) -> list[tuple[Outcome, GateSpec]]:
+    """Item k answered ``repeats`` times, right on the first ``rights[k]`` of them."""
+    spec = GateSpec("s", "dyval.arithmetic", "D1", GateRule())
+    return [
+        (
+            Outcome(
+                item_id=f"x[D1-s1-{k:03d}" + (f"-r{r}]" if repeats > 1 else "]"), model=model, task="dyval.arithmetic", level="D1", seed=1,
+                prompt_sha256=f"h{k}", response="", extracted=str(r < right), gold="True",
+                correct=r < right, failure_mode=None, error=None, prompt_tokens=None,
+                completion_tokens=None, latency_s=0.0, repeat=r, repeats=repeats,
+            ),
+            spec,
+        )
+        for k, right in enumerate(rights)
+        for r in range(repeats)
+    ]  # fmt: skip
+
+
+def test_comparisons_over_repeats_test_per_item_mean_differences() -> None:
+    from pytest_reasoning.gates import item_scores
+    from pytest_reasoning.report.tables import comparisons_table
+
+    base = item_scores(o for o, _ in _repeated("b", [3] * 20))
+    (flaky,) = compare(_repeated("c", [2] * 20), base, "b")
+    # The majority votes agree on every item; the means do not.
+    assert flaky.table == PairedTable(20, 0, 0, 0)
+    assert flaky.means is not None and (flaky.means.worse, flaky.means.tied) == (20, 0)
+    assert flaky.candidate_accuracy == pytest.approx(2 / 3) and flaky.baseline_accuracy == 1.0
+    assert flaky.p_regression == pytest.approx(2.0**-20) and flaky.regressed  # all 20 worse
+    assert flaky.test == "sign-flip" and "exact sign-flip test" in flaky.reason()
+    # Mixed: worse by 1/3 on 6 items, better by 2/3 on 2, the same on 12: S = -2 + 4/3 < 0.
+    (mixed,) = compare(_repeated("c", [2] * 6 + [3] * 12 + [3] * 2), item_scores(
+        o for o, _ in _repeated("b", [3] * 6 + [3] * 12 + [1] * 2)
+    ), "b")  # fmt: skip
+    # Of the 2**8 sign flips of (1/3 x 6, 2/3 x 2), those with a sum <= -2/3: by hand.
+    low = sum(
+        math.comb(6, k) * math.comb(2, j)
+        for k in range(7)
+        for j in range(3)
+        if (6 - 2 * k) + 2 * (2 - 2 * j) <= -2
+    )
+    assert mixed.p_regression == pytest.approx(low / 256) and not mixed.regressed
+    table = comparisons_table([flaky, mixed])
+    assert table.headers[4] == "items worse/better/same" and table.rows[0][4] == "20/0/0"
+    assert table.rows[1][4] == "6/2/12" and table.rows[0][8].endswith(" sign-flip")
+    # One sample per item on both sides: McNemar, and the table as it always was.
+    (plain,) = compare(_repeated("c", [0] * 3 + [1] * 17, 1), item_scores(
+        o for o, _ in _repeated("b", [1] * 20, 1)
+    ), "b")  # fmt: skip
+    assert plain.means is None and plain.test == "McNemar"
+    assert plain.p_regression == pytest.approx(1 / 8)
+    assert comparisons_table([plain]).headers[4] == "both/only base/only cand/neither"
+    assert "p_mcnemar" in plain.to_dict() and "test" not in plain.to_dict()
+    # A stored baseline asked once per item against a candidate asked 3 times: the
+    # differences are skewed even between equal models, so the betting test decides.
+    (unmatched,) = compare(_repeated("c", [2] * 20), item_scores(
+        o for o, _ in _repeated("b", [1] * 20, 1)
+    ), "b")  # fmt: skip
+    assert unmatched.means is not None and unmatched.test == "betting"
+    assert unmatched.regressed and "betting test on per-item mean differences" in (
+        unmatched.reason()
+    )

@@ -213,7 +213,7 @@ def test_keys_on_the_command_line_are_refused(pytester: pytest.Pytester) -> None
     assert fine.ret == pytest.ExitCode.OK
 
 
-def test_baseline_pairs_items_by_majority_vote_over_repeats() -> None:
+def test_baseline_pairs_items_over_repeats_by_their_means() -> None:
     from pytest_reasoning.gates import GateRule, GateSpec, baseline_answers, compare
 
     spec = GateSpec("s", "e", "D1", GateRule())
@@ -225,12 +225,16 @@ def test_baseline_pairs_items_by_majority_vote_over_repeats() -> None:
         )  # fmt: skip
 
     # The candidate is right on items 0-5 in 2 of 3 samples, wrong on 6-9; the baseline
-    # (asked once) is right everywhere: 4 discordant items, not 4 x 3 + 6 samples.
+    # (asked once) is right everywhere: 10 items, not 3 x 10 samples. The majority votes
+    # (the table) disagree on 4 items; the per-item means, which the test compares, on all
+    # 10 (issue 39: majority votes hid lost consistency).
     cand = [sample("c", i, r, i < 6 and r != 2) for i in range(10) for r in range(3)]
     base = baseline_answers([sample("b", i, 0, True) for i in range(10)])
     assert len(base) == 10 and all(base.values())
     (c,) = compare([(o, spec) for o in cand], base, "b")
     assert (c.table.n, c.table.both, c.table.only_baseline) == (10, 6, 4)
+    assert c.means is not None and (c.means.worse, c.means.tied) == (10, 0)
+    assert c.candidate_accuracy == pytest.approx(0.4) and c.baseline_accuracy == 1.0
 
 
 def test_results_of_other_styles_repeats_and_models_do_not_overwrite(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,8 @@ from pytest_reasoning.gates.sequential import (
     expected_calls,
     expected_pair_calls,
 )
+from pytest_reasoning.gates.signflip import sign_flip
+from pytest_reasoning.gates.tails import Critical
 
 THRESHOLDS = st.sampled_from([0.0, 0.2, 0.35, 0.5, 0.6, 0.75, 0.9, 1.0])
 CONFIDENCES = st.sampled_from([None, 0.9, 0.95])
@@ -341,3 +344,93 @@ def test_expected_pair_calls_is_seeded() -> None:
     # No discordant pair can come any more: "no regression possible" before the last pair.
     same = expected_pair_calls(0.8, 0.8, 10, runs=5, discordance=0.0)
     assert same.calls < 10 and same.early_pass == 1.0
+
+
+def critical_by_sum(pairs: int, share: float, level: float) -> int:
+    """The fewest regression pairs whose exact McNemar p-value, over 1 − share, is below
+    level, by bisection on :func:`mcnemar_regression_p` (an oracle independent of the walk)."""
+
+    def rejects(k: int) -> bool:
+        p = mcnemar_regression_p(PairedTable(0, k, pairs - k, 0)) if k <= pairs else 0.0
+        return not p / (1.0 - share) >= level
+
+    low, high = 0, pairs + 1  # rejects(pairs + 1)
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if rejects(mid) else (mid + 1, high)
+    return low
+
+
+@pytest.mark.parametrize("exact_up_to", [0, 4096])
+@pytest.mark.parametrize(("share", "level"), [(0.05, 0.05), (0.05, 0.05 / 3), (0.5, 1e-6)])
+def test_critical_counts_are_walked_with_the_pairs(
+    exact_up_to: int, share: float, level: float
+) -> None:
+    """Curtailment's critical counts follow the pairs by O(1) Pascal steps per answer (exact
+    integers up to ``exact_up_to`` pairs, floats with a guard band above) and are the counts
+    the exact McNemar p-value gives. Before (issue 44) every answer summed 2**pairs afresh."""
+    rng = random.Random(7)
+    walk = Critical(share, level, exact_up_to=exact_up_to)
+    pairs, calls, checked = 1200, 0, set()
+    while pairs >= 0:
+        got = walk(pairs)
+        calls += 1
+        if pairs < 30 or pairs % 61 == 0:
+            assert got == critical_by_sum(pairs, share, level), pairs
+            checked.add(pairs)
+        if rng.random() < 0.7:
+            pairs -= 1
+    assert len(checked) > 40
+    # From the top once (at most the pairs above the critical count), then a step or two per
+    # answer: counted, not timed.
+    assert walk.steps <= 1200 + 3 * calls
+    assert walk.redone <= 2
+
+
+def test_a_sequential_comparison_of_20000_pairs_stays_linear() -> None:
+    """Issue 44: 10,000 pairs took 59 s and 20,000 did not finish in 300 s. The walk's steps
+    are counted (a regression to summing afresh would also make this test visibly slow)."""
+    n = 20_000
+    seq = PairedSequence(n)
+    # As many wins as losses: no early evidence either way, so the level runs to its end.
+    pairs = [(True, True), (True, False), (False, True), (False, False), (True, True)] * 4000
+    feed_pairs(seq, pairs)
+    assert seq.decision is Decision.PASS and seq.t > 19_000
+    for walk in (seq._fail_at, seq._pass_at):
+        assert walk.steps <= n + 3 * seq.t and walk.redone <= 2
+    # The verdict is the fixed-n one: no regression on all 20,000 pairs.
+    assert mcnemar_regression_p(PairedTable.from_pairs(pairs)) >= seq.alpha
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    asked=st.lists(st.integers(-3, 3), min_size=0, max_size=12),
+    rest=st.lists(st.integers(-3, 3), min_size=1, max_size=8),
+)
+def test_graded_p_value_takes_the_completion_that_favours_the_candidate(
+    asked: list[int], rest: list[int]
+) -> None:
+    """Over repeats a comparison stopped early reports the sign-flip p-value of the items
+    asked plus the rest all favouring the candidate (+1): never below the p-value any
+    completion would give at n, so it stays valid wherever the level stopped."""
+    done = [Fraction(d, 3) for d in asked]
+    worst = sign_flip(done + [Fraction(1)] * len(rest)).p_lower
+    assert worst >= sign_flip(done + [Fraction(d, 3) for d in rest]).p_lower - 1e-12
+
+
+def test_a_flaky_candidate_over_repeats_settles_early_as_a_regression() -> None:
+    seq = PairedSequence(60, graded=True)
+    assert not seq.curtail  # the sign-flip test is no function of counts
+    for _ in range(60):
+        if seq.update(Fraction(2, 3), Fraction(1)) is not Decision.CONTINUE:
+            break
+    assert (seq.decision, seq.how) == (Decision.FAIL, "anytime") and seq.t < 60
+    assert seq.reason.startswith(
+        f"regression settled early at {seq.t} of 60 paired items (candidate worse on {seq.t}, "
+        "better on 0)"
+    )
+    assert seq.p_value() < seq.alpha
+    same = PairedSequence(30, graded=True)
+    for _ in range(30):
+        same.update(Fraction(2, 3), Fraction(2, 3))
+    assert same.decision is Decision.FIXED and same.p_value() == 1.0

@@ -10,6 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..config import MAX_SAMPLES
 from ..core import Item
 from ..errors import ReasoningError
 from ..models.kinds import model_kind
@@ -104,6 +105,11 @@ def _generated(args: argparse.Namespace, levels: list[str] | None, show: Any) ->
         raise ReasoningError(str(exc)) from None
 
 
+PLAN_EXACT = 10_000  # a threshold gate's expected calls, exact up to here (O(n^1.5): ~2 s)
+PLAN_SIMULATED = 3_000  # a comparison's, simulated up to here (20 runs there)
+PLAN_UPDATES = 60_000  # pairs simulated per estimate: 200 runs up to 300 items, fewer above
+
+
 def plan_command(args: argparse.Namespace) -> int:
     from ..gates.paired import samples_to_detect_drop
     from ..gates.sequential import expected_pair_calls
@@ -139,6 +145,12 @@ def plan_command(args: argparse.Namespace) -> int:
         raise ReasoningError(
             f"--drop {args.drop:g}: no sample size detects it ({exc}); plan for a larger drop"
         ) from None
+    size = worst if args.levels > 1 else n
+    if size > MAX_SAMPLES:  # a level cannot hold it, and simulating it would not end
+        raise ReasoningError(
+            f"--drop {args.drop:g}: detecting it needs {size:.3g} samples per level, more than "
+            f"a level holds ({MAX_SAMPLES}); plan for a larger drop"
+        )
     candidate = args.baseline_accuracy - args.drop
     psi = args.discordance
     if psi is None:
@@ -155,8 +167,15 @@ def plan_command(args: argparse.Namespace) -> int:
             f"{worst} per level when Holm's correction spans {args.levels} levels "
             f"(alpha / {args.levels})"
         )
-    # What a sequential level (sequential: true) would ask of those samples, on average.
-    size = worst if args.levels > 1 else n
+    # What a sequential level (sequential: true) would ask of those samples, on average:
+    # simulated, so bounded (200 runs up to 500 items, fewer above, none past a cap).
+    if size > PLAN_SIMULATED:
+        print(
+            f"sequential: not simulated above {PLAN_SIMULATED} paired items (plan's time "
+            "bound); a level this large settles early mostly on clear regressions"
+        )
+        return 0
+    runs = min(200, max(20, PLAN_UPDATES // size))
     for label, cand in (("with that drop", candidate), ("with no drop", args.baseline_accuracy)):
         try:
             got = expected_pair_calls(
@@ -166,12 +185,13 @@ def plan_command(args: argparse.Namespace) -> int:
                 discordance=psi if label == "with that drop" else None,
                 alpha=args.alpha,
                 family=args.levels,
+                runs=runs,
             )
         except ValueError as exc:
             raise ReasoningError(str(exc)) from None
         print(
             f"sequential, {label}: {got.calls:.0f} paired items of {size} on average "
-            f"({got.calls / size:.0%}; 200 simulated runs), fixed-n: {size}"
+            f"({got.calls / size:.0%}; {runs} simulated runs), fixed-n: {size}"
         )
     return 0
 
@@ -183,8 +203,20 @@ def _plan_gate(args: argparse.Namespace) -> int:
 
     if args.min_accuracy is None or args.samples is None:
         raise ReasoningError("plan --accuracy: give --min-accuracy and --samples too")
-    if args.samples < 1:
-        raise ReasoningError("--samples: must be >= 1")
+    if not 1 <= args.samples <= MAX_SAMPLES:
+        raise ReasoningError(f"--samples: must be in 1..{MAX_SAMPLES} (a level's most)")
+    for flag, value in (("--accuracy", args.accuracy), ("--min-accuracy", args.min_accuracy)):
+        if not 0.0 <= value <= 1.0:
+            raise ReasoningError(f"{flag}: must be in [0, 1], got {value:g}")
+    if not 0.0 < args.alpha < 1.0 or not 0.0 < (args.confidence or 0.5) < 1.0:
+        raise ReasoningError("--alpha, --confidence: must be in (0, 1)")
+    head = (
+        f"a level of {args.samples} samples at accuracy {args.accuracy:g} against "
+        f"min_accuracy {args.min_accuracy:g}: fixed-n asks {args.samples}; "
+    )
+    if args.samples > PLAN_EXACT:  # exact expected calls cost O(n^1.5): bounded
+        print(head + f"sequential: not computed above {PLAN_EXACT} samples (plan's time bound)")
+        return 0
     try:
         got = expected_calls(
             args.accuracy,
@@ -196,10 +228,9 @@ def _plan_gate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ReasoningError(str(exc)) from None
     print(
-        f"a level of {args.samples} samples at accuracy {args.accuracy:g} against "
-        f"min_accuracy {args.min_accuracy:g}: fixed-n asks {args.samples}; sequential asks "
-        f"{got.calls:.1f} on average ({got.calls / args.samples:.0%}), settling early as a pass "
-        f"in {got.early_pass:.0%} and as a fail in {got.early_fail:.0%} of runs"
+        head + f"sequential asks {got.calls:.1f} on average ({got.calls / args.samples:.0%}), "
+        f"settling early as a pass in {got.early_pass:.0%} and as a fail in "
+        f"{got.early_fail:.0%} of runs"
     )
     return 0
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def report_command(args: argparse.Namespace) -> int:
     from ..core import Outcome
-    from ..gates import GateSpec, baseline_answers, compare
+    from ..gates import GateSpec, compare, item_scores
     from ..report import build_report
 
     rows = _read_report_rows(args.results)
@@ -32,7 +32,7 @@ def report_command(args: argparse.Namespace) -> int:
                 + ", ".join(sorted(models))
             )
         outcomes = [Outcome.from_dict(r) for r in rows]
-        base = baseline_answers(o for o in outcomes if o.model == args.baseline)
+        base = item_scores(o for o in outcomes if o.model == args.baseline)
         comparisons = compare(
             (
                 (o, GateSpec(o.suite or "", o.entry or o.task, o.level))
@@ -160,6 +160,8 @@ def _gate(args: argparse.Namespace) -> int:
         if args.quiet and v.outcome == "passed":
             continue
         tail = "" if v.outcome == "passed" else f" - {v.message}"
+        if v.outcome == "passed" and getattr(v.subject, "marginal", False):
+            tail = "* (not significant: its 95% interval reaches below min_accuracy)"
         if v.outcome == "failed" and args.report and v.subject is not None:
             tail += f"; samples: {gate_link(args.report, v.subject)}"
         _say(f"{v.nodeid} {shown[v.outcome]}{tail}")

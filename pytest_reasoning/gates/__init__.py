@@ -4,7 +4,7 @@ data; the plugin and the CLI decide every verdict through the ledger."""
 
 from __future__ import annotations
 
-from .comparison import Comparison, baseline_answers, compare
+from .comparison import Comparison, baseline_answers, compare, item_scores
 from .ledger import Ledger
 from .rows import InvalidResults, load_results, read_results
 from .rules import METRICS, GateRule, GateSpec
@@ -25,6 +25,7 @@ __all__ = [
     "baseline_answers",
     "compare",
     "decide_gates",
+    "item_scores",
     "load_results",
     "read_results",
 ]

@@ -2,18 +2,24 @@
 
 Items are paired by ``(item_id, prompt_sha256)``, so a baseline answer only counts for the very
 same prompt; candidate items the baseline never answered are reported as missing, and pairs
-where either call failed are left out (infrastructure, not evidence). With repeats (several
-samples of an item), each side's verdict on an item is its majority vote, so every item is one
-pair and McNemar's independence holds across items. The regression test is
-one-sided: the exact McNemar test when ``max_drop`` is 0, otherwise the inversion of Newcombe's
-paired interval against ``−max_drop``. p-values are Holm-adjusted across the levels compared
-for each candidate, and a gate fails when the adjusted p-value is below the level's ``alpha``.
+where either call failed are left out (infrastructure, not evidence). The regression test is
+one-sided, p-values are Holm-adjusted across the levels compared for each candidate, and a gate
+fails when the adjusted p-value is below the level's ``alpha``.
+
+One sample per item: the exact McNemar test when ``max_drop`` is 0, otherwise the inversion of
+Newcombe's paired interval against ``−max_drop``. With repeats (several samples of an item on
+either side) the gate's estimand is the mean accuracy, so each side's answer to an item is its
+mean over the item's samples and the test is the exact sign-flip test on the per-item mean
+differences (``gates.signflip``; clustered by item: items are independent, samples of one item
+are not). A majority vote per item would hide lost consistency: a candidate right on 2 of 3
+repeats of every item has the baseline's majority votes (issue 39).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, NamedTuple, Protocol
 
 from ..core import Outcome
@@ -27,8 +33,19 @@ from .paired import (
     samples_to_detect_drop,
 )
 from .rules import GateSpec
+from .signflip import item_tests, mean_difference_interval
 
-__all__ = ["Answer", "Comparison", "PairAnswer", "adjust", "baseline_answers", "compare"]
+__all__ = [
+    "Answer",
+    "Comparison",
+    "ItemMeans",
+    "ItemScore",
+    "PairAnswer",
+    "adjust",
+    "baseline_answers",
+    "compare",
+    "item_scores",
+]
 
 PairKey = tuple[str, str]  # (item id without the repeat, prompt_sha256)
 
@@ -69,6 +86,53 @@ class PairAnswer(NamedTuple):
         return cls(o.model, o.task, o.cluster, o.prompt_sha256, o.extracted, o.correct, o.error)
 
 
+class ItemScore(NamedTuple):
+    """One model's samples of one item (and prompt): its majority vote (None: every call
+    failed), right and answered samples, and samples in all (failed calls too)."""
+
+    vote: bool | None
+    right: int
+    answered: int
+    samples: int
+
+    @property
+    def mean(self) -> Fraction:
+        return Fraction(self.right, self.answered) if self.answered else Fraction(0)
+
+    @classmethod
+    def of(cls, value: ItemScore | bool | None) -> ItemScore:
+        """A score, or a bare verdict (one sample: True, False, or None where it failed)."""
+        if isinstance(value, ItemScore):
+            return value
+        if value is None:
+            return cls(None, 0, 0, 1)
+        return cls(bool(value), int(bool(value)), 1, 1)
+
+
+@dataclass(frozen=True)
+class ItemMeans:
+    """A comparison over repeats: per-item mean accuracies and the regression test used."""
+
+    candidate: float  # mean over paired items of the candidate's per-item accuracy
+    baseline: float
+    worse: int  # items where the candidate's mean is below the baseline's
+    better: int
+    tied: int
+    method: str  # gates.signflip: "sign-flip", "sign-flip normal" or "betting"
+    error: float = 0.0  # the normal approximation's Berry–Esseen bound
+
+    @property
+    def test(self) -> str:
+        if self.method == "sign-flip":
+            return "exact sign-flip test on per-item mean differences"
+        if self.method == "betting":
+            return "betting test on per-item mean differences (any design; conservative)"
+        return (
+            "sign-flip test on per-item mean differences (normal approximation, error <= "
+            f"{self.error:.2g})"
+        )
+
+
 @dataclass
 class Comparison:
     candidate: str
@@ -84,6 +148,7 @@ class Comparison:
     low: float = -1.0  # 95% interval of candidate − baseline accuracy
     high: float = 1.0
     settled: str = ""  # a sequential level: where and how it settled (gates.sequential)
+    means: ItemMeans | None = None  # over repeats: per-item means, tested by sign flips
 
     @property
     def regressed(self) -> bool:
@@ -91,18 +156,39 @@ class Comparison:
 
     @property
     def improved(self) -> bool:
-        return self.table.difference > 0 and self.p_two_sided < self.spec.rule.alpha
+        return self.difference > 0 and self.p_two_sided < self.spec.rule.alpha
+
+    @property
+    def candidate_accuracy(self) -> float:
+        """The gated measure: with repeats, the mean over items of per-item accuracy."""
+        return self.table.candidate_accuracy if self.means is None else self.means.candidate
+
+    @property
+    def baseline_accuracy(self) -> float:
+        return self.table.baseline_accuracy if self.means is None else self.means.baseline
+
+    @property
+    def difference(self) -> float:
+        """Candidate minus baseline accuracy."""
+        if self.means is None:
+            return self.table.difference
+        return self.means.candidate - self.means.baseline
+
+    @property
+    def test(self) -> str:
+        """The regression test's short name."""
+        if self.means is None:
+            return "McNemar"
+        return "betting" if self.means.method == "betting" else "sign-flip"
 
     @property
     def detectable_drop(self) -> float | None:
         """The smallest drop this many pairs detect with power 0.8 (None: none up to 0.5)."""
         for hundredths in range(1, 51):
             drop = hundredths / 100
-            if drop >= self.table.baseline_accuracy:
+            if drop >= self.baseline_accuracy:
                 return None
-            need = samples_to_detect_drop(
-                self.table.baseline_accuracy, drop, alpha=self.spec.rule.alpha
-            )
+            need = samples_to_detect_drop(self.baseline_accuracy, drop, alpha=self.spec.rule.alpha)
             if need <= self.table.n:
                 return drop
         return None
@@ -110,6 +196,16 @@ class Comparison:
     def reason(self) -> str:
         t = self.table
         drop = f" by more than {self.spec.rule.max_drop:g}" if self.spec.rule.max_drop else ""
+        if self.means is not None:
+            m = self.means
+            return (
+                f"{self.candidate} is worse than {self.baseline}{drop}: per-item mean accuracy "
+                f"{m.candidate:.3f} vs {m.baseline:.3f} over repeats on {t.n} paired items "
+                f"(candidate worse on {m.worse}, better on {m.better}); difference "
+                f"{self.difference:+.3f} [{self.low:+.3f}, {self.high:+.3f}], {m.test}, "
+                f"Holm-adjusted p = {self.p_adjusted:.3g} < alpha {self.spec.rule.alpha:g}"
+                + (f"; {self.settled}" if self.settled else "")
+            )
         return (
             f"{self.candidate} is worse than {self.baseline}{drop}: accuracy "
             f"{t.candidate_accuracy:.3f} vs {t.baseline_accuracy:.3f} on {t.n} paired items "
@@ -121,7 +217,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         t = self.table
-        return {
+        out: dict[str, Any] = {
             "candidate": self.candidate,
             "baseline": self.baseline,
             "task": self.task,
@@ -145,17 +241,49 @@ class Comparison:
             "regressed": self.regressed,
             "improved": self.improved,
         }
+        if self.means is None:
+            return out
+        # Over repeats: the per-item counts and the sign-flip test instead of McNemar's.
+        m = self.means
+        for key in ("both", "only_baseline", "only_candidate", "neither", "p_mcnemar"):
+            del out[key]
+        out.update(
+            candidate_accuracy=m.candidate,
+            baseline_accuracy=m.baseline,
+            difference=self.difference,
+            items_worse=m.worse,
+            items_better=m.better,
+            items_tied=m.tied,
+            test=m.method,
+            p_two_sided=self.p_two_sided,
+        )
+        return out
+
+
+def item_scores(rows: Iterable[Answer]) -> dict[PairKey, ItemScore]:
+    """Per item and prompt: the majority vote of its answered samples (the only sample's
+    verdict without repeats; None where every call failed), its right and answered samples
+    and its samples in all."""
+    votes: dict[PairKey, list[tuple[str | None, bool]]] = {}
+    samples: dict[PairKey, int] = {}
+    for o in rows:
+        key = (o.cluster, o.prompt_sha256)
+        mine = votes.setdefault(key, [])
+        samples[key] = samples.get(key, 0) + 1
+        if o.error is None and o.correct is not None:
+            mine.append((o.extracted, bool(o.correct)))
+    return {
+        key: ItemScore(
+            majority_correct(v) if v else None, sum(ok for _, ok in v), len(v), samples[key]
+        )
+        for key, v in votes.items()
+    }
 
 
 def verdicts(rows: Iterable[Answer]) -> dict[PairKey, bool | None]:
     """One verdict per item and prompt: the majority vote of its answered samples (the only
     sample's verdict without repeats); ``None`` where every call failed."""
-    votes: dict[PairKey, list[tuple[str | None, bool]]] = {}
-    for o in rows:
-        mine = votes.setdefault((o.cluster, o.prompt_sha256), [])
-        if o.error is None and o.correct is not None:
-            mine.append((o.extracted, bool(o.correct)))
-    return {key: majority_correct(v) if v else None for key, v in votes.items()}
+    return {key: score.vote for key, score in item_scores(rows).items()}
 
 
 def baseline_answers(rows: Iterable[Answer]) -> dict[PairKey, bool | None]:
@@ -183,44 +311,75 @@ def _regression_p(table: PairedTable, max_drop: float) -> float:
 
 def compare(
     outcomes: Iterable[tuple[Answer, GateSpec]],
-    baseline: Mapping[PairKey, bool | None],
+    baseline: Mapping[PairKey, ItemScore | bool | None],
     baseline_name: str,
 ) -> list[Comparison]:
-    """One comparison per (candidate model, suite, entry, level), Holm-adjusted per model."""
+    """One comparison per (candidate model, suite, entry, level), Holm-adjusted per model.
+    ``baseline``: per item and prompt, :func:`item_scores` of the baseline (or a bare
+    verdict per item: one sample each). A level where either side has several samples of
+    an item is compared on per-item means (the sign-flip test), else by McNemar."""
     groups: dict[tuple[str, tuple[str, str, str]], list[tuple[Answer, GateSpec]]] = {}
     for outcome, spec in outcomes:
         groups.setdefault((outcome.model, spec.where), []).append((outcome, spec))
     results: list[Comparison] = []
     for (model, _where), rows in sorted(groups.items()):
         pairs: list[tuple[bool, bool]] = []
+        means: list[tuple[Fraction, Fraction]] = []
         missing = errors = 0
-        for key, verdict in verdicts(o for o, _ in rows).items():
+        repeated, matched = False, True
+        for key, mine in item_scores(o for o, _ in rows).items():
             if key not in baseline:
                 missing += 1
-            elif verdict is None or baseline[key] is None:
+                continue
+            theirs = ItemScore.of(baseline[key])
+            if mine.vote is None or theirs.vote is None:
                 errors += 1
-            else:
-                pairs.append((verdict, bool(baseline[key])))
+                continue
+            pairs.append((mine.vote, theirs.vote))
+            means.append((mine.mean, theirs.mean))
+            repeated = repeated or mine.samples > 1 or theirs.samples > 1
+            matched = matched and mine.answered == theirs.answered
         spec = rows[0][1]
         table = PairedTable.from_pairs(pairs)
-        low, high = paired_difference_interval(table, 0.95)
-        results.append(
-            Comparison(
-                candidate=model,
-                baseline=baseline_name,
-                task=rows[0][0].task,
-                spec=spec,
-                table=table,
-                missing=missing,
-                errors=errors,
-                p_two_sided=mcnemar_exact(table),
-                p_regression=_regression_p(table, spec.rule.max_drop),
-                low=low,
-                high=high,
-            )
+        comparison = Comparison(
+            candidate=model,
+            baseline=baseline_name,
+            task=rows[0][0].task,
+            spec=spec,
+            table=table,
+            missing=missing,
+            errors=errors,
+            p_two_sided=1.0,
+            p_regression=1.0,
         )
+        if repeated:
+            _by_means(comparison, means, matched)
+        else:
+            comparison.p_two_sided = mcnemar_exact(table)
+            comparison.p_regression = _regression_p(table, spec.rule.max_drop)
+            comparison.low, comparison.high = paired_difference_interval(table, 0.95)
+        results.append(comparison)
     adjust(results)
     return results
+
+
+def _by_means(c: Comparison, means: list[tuple[Fraction, Fraction]], matched: bool) -> None:
+    """A comparison over repeats: a test of the per-item mean differences (``matched``:
+    both sides answered every item equally often; ``gates.signflip``)."""
+    diffs = [mine - theirs for mine, theirs in means]
+    n = len(diffs) or 1
+    plain, regression = item_tests(diffs, matched=matched, max_drop=c.spec.rule.max_drop)
+    c.p_two_sided, c.p_regression = plain.p_two_sided, regression.p_lower
+    c.low, c.high = mean_difference_interval(diffs, 0.95)
+    c.means = ItemMeans(
+        candidate=float(sum((m for m, _ in means), Fraction(0))) / n,
+        baseline=float(sum((t for _, t in means), Fraction(0))) / n,
+        worse=sum(d < 0 for d in diffs),
+        better=sum(d > 0 for d in diffs),
+        tied=sum(d == 0 for d in diffs),
+        method=regression.method,
+        error=regression.error,
+    )
 
 
 def adjust(comparisons: Iterable[Comparison]) -> None:

@@ -31,14 +31,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from ..core import Outcome
 from .clustered import majority_correct
-from .comparison import Comparison, PairAnswer, PairKey, adjust, baseline_answers, compare
+from .comparison import Comparison, ItemScore, PairAnswer, PairKey, adjust, compare, item_scores
 from .rules import GateSpec
 from .sequential import Decision, PairedSequence, ThresholdSequence
-from .threshold import GateResult, LevelStats, decide_gates
+from .threshold import GateResult, LevelStats, decide_gates, marginal
 from .verdicts import (
     INFRASTRUCTURE_ID,
     Tally,
@@ -54,8 +55,9 @@ __all__ = ["Ledger", "StoredBaseline", "sample_key"]
 
 Where = tuple[str, str, str]  # (suite, entry, level)
 Key = tuple[str, Where]  # (model, where)
-# A stored baseline (--reasoning-baseline-results): its verdict per item and prompt, its name.
-StoredBaseline = tuple[Mapping[PairKey, bool | None], str]
+# A stored baseline (--reasoning-baseline-results): its answers per item and prompt (an
+# ItemScore, or a bare verdict: one sample), its name.
+StoredBaseline = tuple[Mapping[PairKey, ItemScore | bool | None], str]
 
 
 def sample_key(sample: Outcome | Mapping[str, Any]) -> tuple[Any, ...]:
@@ -86,6 +88,7 @@ class _Level:
     current: list[Outcome] = field(default_factory=list)  # the item being taken
     items: list[list[Outcome]] = field(default_factory=list)  # taken, not yet counted
     verdicts: list[bool | None] = field(default_factory=list)  # per taken item (majority)
+    counts: list[tuple[int, int]] = field(default_factory=list)  # per taken item: right, answered
     keys: list[PairKey] = field(default_factory=list)  # per taken item: its pairing key
     counted_items: int = 0
     stop: int | None = None  # items counted when it settled
@@ -161,6 +164,7 @@ class Ledger:
         # Answers past a sequential level's stop (``sample_key``): paid for, in no verdict,
         # and so in no table or figure either (a family's breakdown leaves them out).
         self.uncounted: set[tuple[Any, ...]] = set()
+        self._stored_repeated: bool | None = None  # the stored baseline has repeats
 
     @property
     def comparing(self) -> bool:
@@ -169,6 +173,7 @@ class Ledger:
     def use_stored(self, stored: StoredBaseline) -> None:
         """Compare against a baseline read from a file (read once, before any sample)."""
         self.stored = stored
+        self._stored_repeated = None
 
     # -- what the run holds ------------------------------------------------------------------
     def select(
@@ -217,7 +222,16 @@ class Ledger:
         if level.gate_id and rule.min_accuracy is not None and self._open(level.gate_id):
             level.seq = ThresholdSequence.for_rule(rule, items, repeats=level.repeats)
         if level.comparison_id and self.comparing and self._open(level.comparison_id):
-            level.pair = PairedSequence.for_rule(rule, items, family=level.family)
+            # Over repeats (here, or in a stored baseline) the pairs are per-item means.
+            graded = level.repeats > 1 or self._stored_repeats()
+            level.pair = PairedSequence.for_rule(rule, items, family=level.family, graded=graded)
+
+    def _stored_repeats(self) -> bool:
+        """Whether the stored baseline holds several samples of an item (read once)."""
+        if self._stored_repeated is None:
+            scores = self.stored[0].values() if self.stored is not None else ()
+            self._stored_repeated = any(ItemScore.of(v).samples > 1 for v in scores)
+        return self._stored_repeated
 
     @property
     def levels(self) -> dict[Key, LevelStats]:
@@ -321,6 +335,7 @@ class Ledger:
                 votes = [(o.extracted, bool(o.correct)) for o in item if o.error is None]
                 level.items.append(item)
                 level.verdicts.append(majority_correct(votes) if votes else None)
+                level.counts.append((sum(ok for _, ok in votes), len(votes)))
                 level.keys.append((item[0].cluster, item[0].prompt_sha256))
 
     def _count_ready(self, where: Where) -> list[Verdict]:
@@ -344,22 +359,33 @@ class Ledger:
                         if not known:
                             break  # the baseline has not answered this item yet
                         mine = level.verdicts[i]
-                        if mine is not None and theirs is not None:
-                            level.pair.update(mine, theirs)
+                        if mine is not None and theirs is not None and theirs.vote is not None:
+                            if level.pair.graded:
+                                right, answered = level.counts[i]
+                                level.pair.update(
+                                    Fraction(right, answered),
+                                    theirs.mean,
+                                    matched=answered == theirs.answered,
+                                )
+                            else:
+                                level.pair.update(mine, theirs.vote)
                     self._count_item(model, level, i, out)
                     progress = True
         return out
 
-    def _theirs(self, where: Where, level: _Level, i: int) -> tuple[bool, bool | None]:
-        """(known, the baseline's verdict) on a candidate's item ``i``: not known while the
-        live baseline has not taken that item; a verdict of None where its call failed."""
+    def _theirs(self, where: Where, level: _Level, i: int) -> tuple[bool, ItemScore | None]:
+        """(known, the baseline's answers) on a candidate's item ``i``: not known while the
+        live baseline has not taken that item; None where a stored one has no such item (a
+        vote of None where its calls failed)."""
         if self.baseline is not None:
             base = self._levels.get((self.baseline, where))
             if base is None or len(base.verdicts) <= i:
                 return False, None
-            return True, base.verdicts[i]
+            right, answered = base.counts[i]
+            return True, ItemScore(base.verdicts[i], right, answered, base.repeats)
         assert self.stored is not None
-        return True, self.stored[0].get(level.keys[i])
+        found = self.stored[0].get(level.keys[i])
+        return True, None if found is None else ItemScore.of(found)
 
     def _baseline_may_count(self, where: Where, i: int, base: _Level) -> bool:
         """The live baseline's item ``i`` is counted once every candidate compared on it
@@ -421,7 +447,11 @@ class Ledger:
         assert level.stats is not None
         seq = level.seq
         if seq is not None and seq.decision in (Decision.PASS, Decision.FAIL):
-            result = GateResult(level.stats, seq.decision is Decision.PASS, seq.reason)
+            # A curtailed pass is the fixed-n rule's, marked as it would be; an anytime pass
+            # is significant by construction (its anytime lower bound cleared the line).
+            passed = seq.decision is Decision.PASS
+            weak = passed and seq.how == "curtailed" and marginal(level.stats)
+            result = GateResult(level.stats, passed, seq.reason, weak)
         else:
             result = decide_gates([level.stats])[0]
         self.gates.append(result)
@@ -533,7 +563,7 @@ class Ledger:
         rows = [(a, s) for a, s in self.pairs if a.model == candidate and s.where in wheres]
         if self.baseline is not None:
             name = self.baseline
-            base: Mapping[PairKey, bool | None] = baseline_answers(
+            base: Mapping[PairKey, ItemScore | bool | None] = item_scores(
                 a for a, _ in self.pairs if a.model == name
             )
         else:

@@ -23,12 +23,16 @@ import math
 import random
 from collections.abc import Callable
 from enum import Enum
-from functools import lru_cache
+from fractions import Fraction
 from typing import NamedTuple
 
 from ..stats import wilson_interval, z_for_confidence
+from .betting import BETS as _BETS
+from .betting import Mixture as _Mixture
 from .paired import PairedTable, mcnemar_regression_p
 from .rules import GateRule
+from .signflip import as_fraction, item_tests
+from .tails import Critical
 
 __all__ = [
     "EARLY_SHARE",
@@ -40,8 +44,6 @@ __all__ = [
     "expected_pair_calls",
 ]
 
-_BETS = 12  # bets per mixture: 1 to 40 moved the mean calls by under 1% of n (tuning)
-_TOP = 0.98  # the boldest bet stops 2% short of staking everything (every factor stays > 0)
 EARLY_SHARE = 0.05  # of a comparison's alpha, for early "regression" verdicts (0.1: verdicts differ
 # from fixed-n twice as often, for 3% fewer calls on regressions; benchmark)
 
@@ -53,44 +55,6 @@ class Decision(str, Enum):
     PASS = "pass"  # settled: the gate passes (a comparison: no regression)
     FAIL = "fail"  # settled: the gate fails (a comparison: regression)
     FIXED = "fixed-n"  # all n answered undecided: today's fixed-n rule decides
-
-
-class _Mixture:
-    """The mixture capital against "the mean is at most ``m``" (``up``) or "at least ``m``",
-    in logs, in closed form from the counts of answers 1, 0 and 1/2 plus the per-bet sums
-    of any other answers (kept by the caller, in answer order)."""
-
-    def __init__(self, m: float, n: int, alpha: float, up: bool) -> None:
-        room = 1.0 - m if up else m
-        var = m * (1.0 - m)
-        low = min(math.sqrt(2.0 * var * math.log(1.0 / alpha) / n), room / 2)
-        step = (_TOP * room / low) ** (1.0 / (_BETS - 1))
-        sign = 1.0 if up else -1.0
-        # λ_j = Δ_j / (m (1 − m)): Kelly's bet for the Bernoulli alternative m ± Δ_j.
-        self.bets = tuple(sign * low * step**j / var for j in range(_BETS))
-        self.m = m
-        self._one = tuple(math.log1p(b * (1.0 - m)) for b in self.bets)
-        self._zero = tuple(math.log1p(-b * m) for b in self.bets)
-        self._half = tuple(math.log1p(b * (0.5 - m)) for b in self.bets)
-
-    def step(self, x: float) -> list[float]:
-        """Each bet's log factor for one answer ``x`` in [0, 1]."""
-        return [math.log1p(b * (x - self.m)) for b in self.bets]
-
-    def log_capital(
-        self, ones: int, zeros: int, halves: int = 0, other: list[float] | None = None
-    ) -> float:
-        if halves and self.m != 0.5:  # at m = 1/2 an answer of 1/2 leaves every bet as it is
-            terms = [
-                ones * a + zeros * z + halves * h
-                for a, z, h in zip(self._one, self._zero, self._half, strict=True)
-            ]
-        else:
-            terms = [ones * a + zeros * z for a, z in zip(self._one, self._zero, strict=True)]
-        if other:
-            terms = [t + o for t, o in zip(terms, other, strict=True)]
-        top = max(terms)
-        return top + math.log(sum([math.exp(t - top) for t in terms]) / _BETS)
 
 
 def _edge(rejects: Callable[[float], bool], inside: float, outside: float) -> float:
@@ -336,25 +300,10 @@ class ThresholdSequence:
         return f"failed {at} upper bound {bound:.3f} < {line}"
 
 
-@lru_cache(maxsize=65536)
-def _critical(pairs: int, share: float, level: float) -> int:
-    """The fewest regression pairs among ``pairs`` discordant ones whose exact one-sided
-    McNemar p-value, over ``1 − share``, is below ``level`` (``pairs + 1``: none). The
-    p-value is the very float :func:`mcnemar_regression_p` computes (an exact integer tail
-    over ``2**pairs``), summed here from the top so that a row costs O(pairs)."""
-    whole = 1 << pairs
-    k, term, tail = pairs + 1, 0, 0  # tail = sum of C(pairs, i) for i >= k; term = C(pairs, k)
-    while k > 0:
-        term = 1 if k == pairs + 1 else term * k // (pairs - k + 1)  # now C(pairs, k - 1)
-        if (tail + term) / whole / (1.0 - share) >= level:
-            return k
-        k, tail = k - 1, tail + term
-    return 0
-
-
 class PairedSequence:
     """One level's regression gate against a baseline, pair by pair (the same item's
-    verdicts, majority votes with repeats, fed in collection order once both are in).
+    verdicts, fed in collection order once both are in; ``graded``, with repeats: each
+    side's mean over the item's samples).
 
     ``family``: the number of levels Holm's correction spans for this candidate. A level
     settles ``FAIL`` (regression) early when its anytime p-value, over ``early_share``, is
@@ -364,6 +313,11 @@ class PairedSequence:
     ``max_drop`` 0 also by exact curtailment: no remaining pairs can make the combined
     p-value small enough, or none can save it. Levels that reach ``n`` leave the verdict to
     Holm over :meth:`p_value`.
+
+    ``graded`` (repeats): the bets are on ``(1 + baseline mean − candidate mean) / 2``, a
+    bounded answer per item (valid for any bounded answer; items are independent), without
+    curtailment (the fixed-n test is then the sign-flip test on per-item mean differences,
+    not a function of counts), and :meth:`p_value`'s fixed-n part is that sign-flip test.
     """
 
     def __init__(
@@ -376,6 +330,7 @@ class PairedSequence:
         early_share: float = EARLY_SHARE,
         curtail: bool = True,
         unit: str = "paired items",
+        graded: bool = False,
     ) -> None:
         if n < 1:
             raise ValueError(f"a sequential comparison needs n >= 1 pairs, got {n}")
@@ -389,11 +344,21 @@ class PairedSequence:
             raise ValueError(f"early_share must be in (0, 1), got {early_share}")
         self.n, self.alpha, self.max_drop, self.family = n, alpha, max_drop, family
         self.early_share, self.unit = early_share, unit
-        self.curtail = curtail and max_drop == 0.0  # Newcombe's p has no count to curtail on
+        # Newcombe's p, and the sign-flip test over repeats, have no count to curtail on.
+        self.curtail = curtail and max_drop == 0.0 and not graded
+        self.graded = graded
+        self._diffs: list[Fraction] = []  # graded: candidate − baseline mean, per item
+        self._matched = True  # graded: both sides answered every item equally often
+        self._total = 0.0  # graded: their sum
+        self._halves = 0  # graded: answers (1 + d) / 2 of 1/2 (ties); other values summed:
+        self._odd_worse, self._odd_better = [0.0] * _BETS, [0.0] * _BETS
         m = (1.0 + max_drop) / 2
         self._worse = _Mixture(m, n, alpha, True)
         self._better = _Mixture(m, n, alpha, False)
         self._peak = 0.0  # the largest log capital against "no regression" so far
+        # Exact curtailment's critical counts, walked as the pairs move (O(1) per answer).
+        self._fail_at = Critical(early_share, alpha / family)
+        self._pass_at = Critical(early_share, alpha)
         self.t = self.both = self.only_baseline = self.only_candidate = self.neither = 0
         self.extra = 0
         self.decision = Decision.CONTINUE
@@ -401,8 +366,12 @@ class PairedSequence:
         self._why: str | None = None
 
     @classmethod
-    def for_rule(cls, rule: GateRule, samples: int, *, family: int = 1) -> PairedSequence:
-        return cls(samples, alpha=rule.alpha, max_drop=rule.max_drop, family=family)
+    def for_rule(
+        cls, rule: GateRule, samples: int, *, family: int = 1, graded: bool = False
+    ) -> PairedSequence:
+        return cls(
+            samples, alpha=rule.alpha, max_drop=rule.max_drop, family=family, graded=graded
+        )
 
     @property
     def table(self) -> PairedTable:
@@ -427,7 +396,10 @@ class PairedSequence:
         P(p_n <= (1 − s)·a) <= (1 − s)·a, so P(p_value <= a) <= a. Holm over these p-values
         keeps the family-wise error at ``alpha`` whatever the levels' stopping points."""
         p = self.anytime_p / self.early_share
-        if self.max_drop == 0.0:
+        if self.graded:  # the rest all favouring the candidate: the largest p they can give
+            rest = self._diffs + [Fraction(1)] * (self.n - self.t)
+            fixed_p = item_tests(rest, matched=self._matched, max_drop=self.max_drop)[1].p_lower
+        elif self.max_drop == 0.0:
             left = self.n - self.t
             worst = PairedTable(0, self.only_baseline, self.only_candidate + left, 0)
             fixed_p = mcnemar_regression_p(worst)
@@ -439,11 +411,18 @@ class PairedSequence:
             p = min(p, fixed_p / (1.0 - self.early_share))
         return min(1.0, p)
 
-    def update(self, candidate: bool, baseline: bool) -> Decision:
-        """Feed the next pair: whether the candidate and the baseline got the item right."""
+    def update(
+        self, candidate: bool | Fraction, baseline: bool | Fraction, *, matched: bool = True
+    ) -> Decision:
+        """Feed the next pair: whether the candidate and the baseline got the item right
+        (``graded``: each side's mean over the item's samples; ``matched``: both sides
+        answered it equally often, else the fixed-n test is the betting test)."""
         if self.decision is not Decision.CONTINUE:
             self.extra += 1
             return self.decision
+        if self.graded:
+            self._matched = self._matched and matched
+            return self._update_graded(as_fraction(candidate) - as_fraction(baseline))
         self.t += 1
         if candidate and baseline:
             self.both += 1
@@ -464,6 +443,45 @@ class PairedSequence:
             self.decision, self.how = decision, how
         return self.decision
 
+    def _update_graded(self, d: Fraction) -> Decision:
+        """One item's mean difference ``d`` (candidate − baseline) into the bets on
+        ``u = (1 − d) / 2``: ``u`` of 1, 0 and 1/2 are counted, others summed per bet."""
+        self.t += 1
+        self._diffs.append(d)
+        self._total += float(d)
+        if d == 0:
+            self.both += 1  # tied
+            self._halves += 1
+        elif d == -1:
+            self.only_baseline += 1
+        elif d == 1:
+            self.only_candidate += 1
+        else:
+            self.neither += 1  # any other difference (counted apart for the bets)
+            u = float(1 - d) / 2
+            for odd, mix in ((self._odd_worse, self._worse), (self._odd_better, self._better)):
+                for j, f in enumerate(mix.step(u)):
+                    odd[j] += f
+        ones, zeros = self.only_baseline, self.only_candidate
+        worse = self._worse.log_capital(ones, zeros, self._halves, self._odd_worse)
+        self._peak = max(self._peak, worse)
+        if self.t >= self.n:
+            self.decision, self.how = Decision.FIXED, "fixed-n"
+        elif math.exp(-self._peak) / self.early_share < self.alpha / self.family:
+            self.decision, self.how = Decision.FAIL, "anytime"
+        elif (self._total > 0 or self.max_drop) and self._better.log_capital(
+            ones, zeros, self._halves, self._odd_better
+        ) >= -math.log(self.alpha):
+            self.decision, self.how = Decision.PASS, "anytime"
+        return self.decision
+
+    @property
+    def worse_better(self) -> tuple[int, int]:
+        """Items the candidate did worse and better on, so far."""
+        if not self.graded:
+            return self.only_baseline, self.only_candidate
+        return sum(d < 0 for d in self._diffs), sum(d > 0 for d in self._diffs)
+
     @property
     def reason(self) -> str:
         """One line saying why the level settled ("" while it asks on)."""
@@ -480,9 +498,9 @@ class PairedSequence:
         if self.curtail:
             left = self.n - t
             pairs = b + c + left
-            if b >= _critical(pairs, share, level):  # even if the rest all favour the candidate
+            if b >= self._fail_at(pairs):  # even if the rest all favour the candidate
                 return Decision.FAIL, "curtailed"
-            if b + left < _critical(pairs, share, alpha):  # even if the rest all favour
+            if b + left < self._pass_at(pairs):  # even if the rest all favour
                 best = max(peak, self._worse.log_capital(b + left, c, same))  # the baseline
                 if math.exp(-best) / share >= alpha:
                     return Decision.PASS, "curtailed"
@@ -499,6 +517,9 @@ class PairedSequence:
             f"{t} of {n} {unit} (only baseline right {self.only_baseline}, "
             f"only candidate right {self.only_candidate})"
         )
+        if self.graded:
+            worse_on, better_on = self.worse_better
+            head = f"{t} of {n} {unit} (candidate worse on {worse_on}, better on {better_on})"
         worse = f"worse by more than {self.max_drop:g}" if self.max_drop else "worse"
         if self.decision is Decision.FAIL:
             if self.how == "anytime":

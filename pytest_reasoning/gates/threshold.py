@@ -10,7 +10,7 @@ from ..stats import wilson_interval
 from .clustered import clustered_interval, majority_correct, pass_at_k
 from .rules import GateSpec
 
-__all__ = ["GateResult", "LevelStats", "decide_gates"]
+__all__ = ["MARGINAL_NOTE", "GateResult", "LevelStats", "decide_gates", "marginal"]
 
 
 @dataclass
@@ -126,6 +126,26 @@ class GateResult:
     stats: LevelStats
     passed: bool | None  # None: not decided (no threshold, or no answer at all: infrastructure)
     reason: str
+    # A pass without ``confidence`` whose 95% interval reaches below ``min_accuracy``: the
+    # rule holds, but the evidence does not say the model is above the line (``PASS*``).
+    marginal: bool = False
+
+
+MARGINAL_NOTE = (
+    "PASS*: the measure reaches min_accuracy but its 95% interval reaches below it, so the "
+    "pass is not significant (a model exactly at min_accuracy passes about half the time); "
+    "a suite's `confidence` gates on the interval's lower bound instead (docs/verdicts.md)"
+)
+
+
+def marginal(s: LevelStats) -> bool:
+    """Whether a pass of ``s``'s gate is not significant: no ``confidence`` (with one the
+    interval's lower bound has cleared the threshold) and the 95% interval shown in the
+    levels table reaching below ``min_accuracy``."""
+    thr = s.spec.rule.min_accuracy
+    if thr is None or s.spec.rule.confidence is not None or not s.n:
+        return False
+    return s.interval(0.95)[0] < thr
 
 
 def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
@@ -163,5 +183,9 @@ def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
         else:
             ok = acc >= thr
             reason = f"{what} {acc:.3f} ({count}) {'>=' if ok else '<'} min_accuracy {thr:g}"
-        out.append(GateResult(s, ok, reason))
+        weak = ok and marginal(s)
+        if weak:
+            lo, _ = s.interval(0.95)
+            reason += f", but its 95% interval reaches {lo:.3f}: not significant (PASS*)"
+        out.append(GateResult(s, ok, reason, weak))
     return out

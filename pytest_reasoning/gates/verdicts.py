@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from ..core import Outcome
 from ..errors import ReasoningError, inert_json, printable
-from .comparison import Comparison, PairKey, baseline_answers
+from .comparison import Comparison, ItemScore, PairKey, item_scores
 from .rows import read_results
 from .threshold import GateResult, LevelStats
 
@@ -103,6 +103,7 @@ def gate_properties(result: GateResult) -> dict[str, Any]:
         "min_accuracy": s.spec.rule.min_accuracy,
         "confidence": s.spec.rule.confidence,
         "passed": result.passed,
+        "marginal": result.marginal,  # passed, but its 95% interval reaches below (PASS*)
     }
 
 
@@ -283,9 +284,11 @@ def exit_status(failed: int, infrastructure: bool) -> int:
 
 def load_baseline(
     path: str | os.PathLike[str], name: str | None
-) -> tuple[dict[PairKey, bool | None], str]:
-    """A stored baseline (``--reasoning-baseline-results``): its verdict per item and prompt,
-    and the model's name. Raises ValueError with one line naming the option and the file."""
+) -> tuple[dict[PairKey, ItemScore], str]:
+    """A stored baseline (``--reasoning-baseline-results``): its answers per item and prompt
+    (:func:`item_scores`: majority vote, right, answered and samples, for comparisons over
+    repeats), and the model's name. Raises ValueError with one line naming the option and
+    the file."""
     shown = os.fspath(path)
     try:
         rows = list(read_results(path))
@@ -305,4 +308,4 @@ def load_baseline(
         raise ValueError(
             f"--reasoning-baseline-model {name!r}: not in {shown}; it holds {', '.join(models)}"
         )
-    return baseline_answers(Outcome.from_dict(r) for r in rows if r["model"] == name), name
+    return item_scores(Outcome.from_dict(r) for r in rows if r["model"] == name), name

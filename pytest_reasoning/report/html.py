@@ -21,6 +21,7 @@ from typing import Any
 
 from ..core import level_key
 from ..gates import Comparison, GateResult, LevelStats
+from ..gates.threshold import MARGINAL_NOTE
 from ..models.kinds import model_kind
 from .cells import Cell, cells
 from .links import fragment
@@ -207,6 +208,8 @@ def build_report(
         )
         links.append(("failing" if wrong else "samples", f"#{view}"))
     parts.append(html_table(table, links=links, paths={"suite"}))
+    if any(g.marginal for g in gates):
+        parts.append(f'<p class="note">* {html.escape(MARGINAL_NOTE)}</p>')
     if comparisons:
         parts.append(
             f'<h2 id="baseline">Candidate against baseline ({html_text(comparisons[0].baseline)})</h2>'

@@ -225,7 +225,7 @@ def _baseline(plt: Any, comparisons: Sequence[Comparison], several: bool, save: 
     n = len(comparisons)
     fig, ax = plt.subplots(figsize=(7.5, max(2.4, 0.18 * n + 1.2)))
     ys = list(range(n))[::-1]  # the first comparison on top
-    diffs = [c.table.difference for c in comparisons]
+    diffs = [c.difference for c in comparisons]
     err = [
         [max(0.0, d - c.low) for d, c in zip(diffs, comparisons, strict=True)],
         [max(0.0, c.high - d) for d, c in zip(diffs, comparisons, strict=True)],

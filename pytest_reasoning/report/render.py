@@ -58,7 +58,13 @@ def markdown(table: Table) -> str:
     return text(_shown(table, markdown_text), "github")
 
 
-_CLASSES = {"PASS": "pass", "FAIL": "fail", "REGRESSION": "fail", "under-powered": "warn"}
+_CLASSES = {
+    "PASS": "pass",
+    "PASS*": "warn",  # passed, not significantly (docs/verdicts.md)
+    "FAIL": "fail",
+    "REGRESSION": "fail",
+    "under-powered": "warn",
+}
 
 
 def html_table(

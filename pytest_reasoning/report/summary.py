@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..gates import Comparison, GateResult, LevelStats
+from ..gates.threshold import MARGINAL_NOTE
 from ..gates.verdicts import failure_cause
 from . import render
 from .tables import (
     Partial,
+    Table,
     breakdown_table,
     breakdowns,
     breaks_down,
@@ -103,6 +105,8 @@ def _breaks_down(task: str) -> bool:
 def summary_lines(run: RunSummary) -> list[Line]:
     table = levels_table(run.levels, run.gates, partial=run.partial)
     lines = [Line(t) for t in render.text(table).splitlines()]
+    if any(g.marginal for g in run.gates):
+        lines.append(Line(f"* {MARGINAL_NOTE}", "yellow"))
     lines.append(Line(""))
     lines += [Line(t) for t in render.text(models_table(run.levels)).splitlines()]
     if run.interrupted or run.stopped:
@@ -296,7 +300,8 @@ def markdown_summary(run: RunSummary) -> str:
         "",
         f"**{failed} gate(s) failed.**" if failed else "All gates passed.",
         "",
-        render.markdown(levels_table(run.levels, run.gates, partial=run.partial)),
+        render.markdown(_escape_marks(levels_table(run.levels, run.gates, partial=run.partial))),
+        *(["", "\\* " + MARGINAL_NOTE.replace("*", "\\*")] if _marked(run) else []),
         "",
         render.markdown(models_table(run.levels)),
     ]
@@ -318,6 +323,17 @@ def markdown_summary(run: RunSummary) -> str:
             render.markdown(table),
         ]
     return "\n".join(parts) + "\n"
+
+
+def _marked(run: RunSummary) -> bool:
+    return any(g.marginal for g in run.gates)
+
+
+def _escape_marks(table: Table) -> Table:
+    """``PASS*`` as Markdown shows it (a bare ``*`` may open emphasis)."""
+    for row in table.rows:
+        row[:] = ["PASS\\*" if cell == "PASS*" else cell for cell in row]
+    return table
 
 
 def _wrong_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -108,6 +108,8 @@ def levels_table(
             else f"{thr:g}" + (f" @{rule.confidence:g}" if rule.confidence else "")
         )
         decided = "-" if gate is None or gate.passed is None else "PASS" if gate.passed else "FAIL"
+        if gate is not None and gate.marginal:
+            decided = "PASS*"  # not significant: the footnote (MARGINAL_NOTE) says why
         if gate is not None and gate.passed is None and s.n == 0 and s.errors:
             decided = "INFRA"  # every sample failed for infrastructure: not decided
         part = partial.get((s.model, *s.spec.where))
@@ -240,29 +242,48 @@ COMPARISON_HEADERS = (
 )
 
 
+# With repeats the accuracies are per-item means, the counts are items the candidate did
+# worse / better / the same on, and the test is named (McNemar's is a sign-flip test on 0/1).
+REPEATED_HEADERS = {
+    "both/only base/only cand/neither": "items worse/better/same",
+    "McNemar p": "p (two-sided)",
+}
+
+
 def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False) -> Table:
-    """One row per comparison; with ``suite``, the suite file is the second column."""
+    """One row per comparison; with ``suite``, the suite file is the second column. Any
+    comparison over repeats (per-item means) gives the table its headers and a test column;
+    without, the table is as it always was."""
+    repeated = any(c.means is not None for c in comparisons)
     rows = []
     for c in comparisons:
-        t = c.table
+        t, m = c.table, c.means
+        if m is not None:
+            counts = f"{m.worse}/{m.better}/{m.tied}"
+        elif repeated:
+            counts = f"{t.only_baseline}/{t.only_candidate}/{t.both + t.neither}"
+        else:
+            counts = f"{t.both}/{t.only_baseline}/{t.only_candidate}/{t.neither}"
         rows.append(
             [
                 c.candidate,
                 c.spec.entry,
                 c.spec.level,
                 str(t.n),
-                f"{t.both}/{t.only_baseline}/{t.only_candidate}/{t.neither}",
-                f"{t.candidate_accuracy:.3f}",
-                f"{t.baseline_accuracy:.3f}",
-                f"{t.difference:+.3f} [{c.low:+.2f}, {c.high:+.2f}]",
-                f"{c.p_two_sided:.3g}",
+                counts,
+                f"{c.candidate_accuracy:.3f}",
+                f"{c.baseline_accuracy:.3f}",
+                f"{c.difference:+.3f} [{c.low:+.2f}, {c.high:+.2f}]",
+                f"{c.p_two_sided:.3g}" + (f" {c.test}" if repeated else ""),
                 f"{c.p_adjusted:.3g}",
                 verdict(c),
             ]
         )
         if suite:
             rows[-1].insert(1, c.spec.suite)
-    headers = COMPARISON_HEADERS
+    headers: tuple[str, ...] = COMPARISON_HEADERS
+    if repeated:
+        headers = tuple(REPEATED_HEADERS.get(h, h) for h in headers)
     return Table((headers[0], "suite", *headers[1:]) if suite else headers, rows)
 
 

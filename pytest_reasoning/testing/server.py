@@ -75,6 +75,9 @@ BEHAVIOURS = {
     "a hostile endpoint's error body",
     "coin": "the oracle's answer or <<<N/A>>>, at random (the server's seeded RNG): a model "
     "sampled at temperature 1, for repeats",
+    "right:K/N": "the oracle's answer to the first K of every N requests for a prompt, "
+    "<<<N/A>>> to the rest: with repeats N, every item right on K of them (a model that "
+    "lost consistency, whatever the order the repeats arrive in)",
     # Hostile replies (docs/reliability.md): text a careless or malicious endpoint could send.
     "surrogate": 'like oracle, followed by a lone surrogate (the valid JSON string "\\ud800"), '
     "which no UTF-8 file, XML report or xdist channel can carry as is",
@@ -187,10 +190,12 @@ def chat_reply(
     bearer: str = "",
     heads: bool = True,
     first: bool = False,
+    asked: int = 0,
 ) -> ChatReply:
     """The behaviour ``model`` names (``BEHAVIOURS``), answering ``prompt``: shared by the
     chat endpoint and the batch runner (``testing/batches.py``). ``heads`` is the coin's
-    toss; ``first`` says this prompt was never asked before (``flaky-oracle``)."""
+    toss; ``first`` says this prompt was never asked before (``flaky-oracle``); ``asked``,
+    how many times it was asked before (``right:K/N``)."""
     if model == "fail-500":
         return 500, {"error": {"message": "injected failure", "type": "server_error"}}, {}
     if model == "fail-429":
@@ -222,6 +227,9 @@ def chat_reply(
         content = "<<<True>>>"
     elif model == "coin":
         content = oracle_answer(prompt) if heads else "<<<N/A>>>"
+    elif model.startswith("right:"):
+        k, _, every = model.split(":", 1)[1].partition("/")
+        content = oracle_answer(prompt) if asked % int(every) < int(k) else "<<<N/A>>>"
     elif model == "echo":
         content = prompt
     elif model in _NARRATORS:
@@ -329,6 +337,7 @@ class _State:
     requests: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     seen: set[str] = field(default_factory=set)
+    asked: Counter[str] = field(default_factory=Counter)  # requests per (model, prompt)
     hang_s: float = 3.0
     last_at: dict[str, float] = field(default_factory=dict)  # per prompt: last request time
     gaps: list[float] = field(default_factory=list)  # seconds between a prompt's requests
@@ -445,6 +454,7 @@ class _Handler(BaseHTTPRequestHandler):
                     st.requests.clear()
                     st.faults.clear()
                     st.seen.clear()
+                    st.asked.clear()
                     st.gaps.clear()
                     st.last_at.clear()
                     st.hangs.clear()
@@ -478,6 +488,8 @@ class _Handler(BaseHTTPRequestHandler):
             key = hashlib.sha256(f"{model}\x00{prompt}".encode()).hexdigest()
             first_time = key not in st.seen
             st.seen.add(key)
+            asked = st.asked[key]
+            st.asked[key] += 1
             now = time.monotonic()
             if key in st.last_at:
                 st.gaps.append(now - st.last_at[key])
@@ -493,7 +505,11 @@ class _Handler(BaseHTTPRequestHandler):
                 st.active -= 1
         if fault and self._fault(fault):
             return
-        self._reply(*chat_reply(model, prompt, body, bearer=bearer, heads=heads, first=first_time))
+        self._reply(
+            *chat_reply(
+                model, prompt, body, bearer=bearer, heads=heads, first=first_time, asked=asked
+            )
+        )
 
     def _reply(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         if isinstance(payload, bytes):  # not JSON: the "garbage" behaviour's HTML page
