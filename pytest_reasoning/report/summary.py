@@ -15,7 +15,6 @@ from ..gates.verdicts import failure_cause
 from . import render
 from .tables import (
     Partial,
-    Table,
     breakdown_table,
     breakdowns,
     breaks_down,
@@ -300,7 +299,7 @@ def markdown_summary(run: RunSummary) -> str:
         "",
         f"**{failed} gate(s) failed.**" if failed else "All gates passed.",
         "",
-        render.markdown(_escape_marks(levels_table(run.levels, run.gates, partial=run.partial))),
+        render.markdown(levels_table(run.levels, run.gates, partial=run.partial)),
         *(["", "\\* " + MARGINAL_NOTE.replace("*", "\\*")] if _marked(run) else []),
         "",
         render.markdown(models_table(run.levels)),
@@ -327,13 +326,6 @@ def markdown_summary(run: RunSummary) -> str:
 
 def _marked(run: RunSummary) -> bool:
     return any(g.marginal for g in run.gates)
-
-
-def _escape_marks(table: Table) -> Table:
-    """``PASS*`` as Markdown shows it (a bare ``*`` may open emphasis)."""
-    for row in table.rows:
-        row[:] = ["PASS\\*" if cell == "PASS*" else cell for cell in row]
-    return table
 
 
 def _wrong_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
