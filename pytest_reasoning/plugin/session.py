@@ -293,8 +293,8 @@ class RunSession:
         finally:
             if self.state.ticker is not None:
                 self.state.ticker.stop()
-        if self.controller is not None:
-            self.controller.finish(session)
+        if self.controller is not None and not self.config.option.collectonly:
+            self.controller.finish(session)  # nothing ran: no verdict to report (no "s" line)
         return result
 
     @pytest.hookimpl(wrapper=True)
