@@ -17,6 +17,7 @@ __all__ = [
     "normalise_label",
     "parse_number",
     "relative_error",
+    "repeating",
     "strip_think",
 ]
 
@@ -32,6 +33,21 @@ def extract_delimited(text: str) -> str | None:
     if not matches:
         return None
     return str(matches[-1]).strip()
+
+
+def repeating(text: str) -> bool:
+    """Whether a reply cut off at its token limit was going round in a loop, as small models
+    decoding greedily do (SmolLM2-135M writes ``The answer is 1.`` until the limit): its
+    last quarter (32 characters at least) occurred earlier, or half of its lines (8 or more)
+    repeat an earlier line. A higher limit only makes such a reply longer."""
+    text = text.strip()
+    if len(text) < 64:
+        return False
+    tail = text[-max(32, len(text) // 4) :]
+    if text.find(tail) < len(text) - len(tail):
+        return True
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return len(lines) >= 8 and 2 * (len(lines) - len(set(lines))) >= len(lines)
 
 
 def parse_number(text: str) -> float | None:

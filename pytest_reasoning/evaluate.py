@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .answers import lenient_answer, strip_think
+from .answers import lenient_answer, repeating, strip_think
 from .core import Item, Outcome, Reply
 from .errors import ReasoningError, StorageFailed
 from .gates.verdicts import STOPPED_BY_ERROR
@@ -130,7 +130,8 @@ def score_reply(
             failure_mode="truncated",
             error=None,
             score=0.0,
-            extra={"address": address},
+            # A reply that was looping: the gate's message says a higher limit won't help.
+            extra={"address": address, **({"repeating": True} if repeating(reply.content) else {})},
             reasoning=reasoning,
             **common,
         )
@@ -296,6 +297,16 @@ class Evaluator:
         """The client that answers ``model`` (the batch phase sends its requests through it)."""
         return self._client(model)
 
+    def concurrency(self, model: str) -> int:
+        """Calls to ``model`` in flight at once in this process: ``--reasoning-concurrency``,
+        under the client's own limit (the embedded server's one slot, a config entry's
+        ``max_parallel_requests``)."""
+        limit = self.config.concurrency
+        own = self._client(model).max_concurrency
+        if own:
+            limit = min(limit, own)
+        return max(1, limit)
+
     def model_id(self, model: str) -> str:
         """How results rows name ``model`` precisely (alias, model string, endpoint)."""
         if not model_kind(model, self.config.models).calls_model:
@@ -335,11 +346,7 @@ class Evaluator:
     async def _call(self, model: str, client: ModelClient, request: ChatRequest) -> Reply:
         sem = self._semaphores.get(model)
         if sem is None:
-            limit = self.config.concurrency
-            if client.max_concurrency:
-                limit = min(limit, client.max_concurrency)
-            limit = max(1, limit)
-            sem = self._semaphores[model] = asyncio.Semaphore(limit)
+            sem = self._semaphores[model] = asyncio.Semaphore(self.concurrency(model))
         first = self._first_calls.get(model)
         if first is None:  # this call goes alone; the others wait for its outcome
             first = self._first_calls[model] = asyncio.Event()
@@ -569,13 +576,15 @@ class Evaluator:
             lenient=self.config.lenient,
         )
         if outcome.failure_mode == "truncated":  # the limit it was cut at: the remedy names it
-            params = self._client(model).params_for(item.style, len(item.answer))
+            client = self._client(model)
+            params = client.params_for(item.style, len(item.answer))
             for name in ("max_completion_tokens", "max_tokens"):
                 if isinstance(params.get(name), int):
-                    limit = [name, params[name]]
-                    return dataclasses.replace(
-                        outcome, extra={**outcome.extra, "token_limit": limit}
-                    )
+                    extra = {**outcome.extra, "token_limit": [name, params[name]]}
+                    given = getattr(client, "given", None)  # the user's parameters
+                    if given is not None and name not in given:
+                        extra["token_limit_default"] = True  # ours: the message says so
+                    return dataclasses.replace(outcome, extra=extra)
         return outcome
 
     def pending(self, item_id: str, model: str) -> bool:

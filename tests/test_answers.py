@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_reasoning.answers import extract_delimited, format_number, normalise_label, parse_number
+from pytest_reasoning.answers import (
+    extract_delimited,
+    format_number,
+    normalise_label,
+    parse_number,
+    repeating,
+)
 from pytest_reasoning.registry import all_tasks
 from pytest_reasoning.tasks import Item, Task
 
@@ -53,6 +59,39 @@ def test_labels_and_numbers() -> None:
     assert normalise_label("maybe") is None
     assert format_number(31.874999999999993) == "31.875"
     assert format_number(12.0) == "12"
+
+
+# Replies SmolLM2-135M gave on example_suites/quick.yaml when cut off at 256 tokens.
+_BOOLEAN_LOOP = "Aa is True.\naab is False.\nThe value of aac equals (aaa OR aab).\n\n" * 9 + "Aa is"
+_JSON_LOOP = '{\n  "House 1": {\n    "Name": "Erin"\n  }\n}\n\nThis JSON is a JSON-RPC' + "-JSON" * 80
+_NESTED_LOOP = "JSON:\n{\n" + "".join(
+    "  " * i + f'"Name": "Cheri",\n{"  " * i}"Month": "May",\n{"  " * i}"House": {{\n'
+    for i in range(1, 9)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "looping"),
+    [
+        (_BOOLEAN_LOOP, True),
+        ("The answer is 1.\n\n" * 30, True),
+        (_JSON_LOOP, True),
+        (_NESTED_LOOP, True),  # no line repeats exactly, half of them do once stripped
+        ("Let me think step by step about", False),  # too short to tell
+        # A long answer cut off mid-way, no loop: a 5x5 grid's JSON, each house different.
+        (
+            "{\n"
+            + "".join(
+                f'  "House {h}": {{\n    "Name": "N{h}",\n    "Pet": "P{h}",\n    "Car": "C{h}"\n  }},\n'
+                for h in range(1, 6)
+            ),
+            False,
+        ),
+        ("First, 3 + 4 = 7. Then 7 * 2 = 14. Then 14 - 5 = 9, and 9 / 3 = 3. So the value", False),
+    ],
+)
+def test_a_reply_cut_off_in_a_loop_is_told_apart(text: str, looping: bool) -> None:
+    assert repeating(text) is looping
 
 
 @cache

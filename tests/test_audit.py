@@ -301,7 +301,7 @@ def test_a_file_of_items_is_audited_as_it_is(
     assert main(["audit", "--dataset", str(path), "--level", "D4", "--json"]) == 0
     (only,) = json.loads(capsys.readouterr().out)
     assert only["level"] == "D4" and only["seed"] == -1
-    assert main(["audit", "--dataset", str(path), "dyval.boolean_logic"]) == 2
+    assert main(["audit", "--dataset", str(path), "dyval.boolean_logic"]) == 4
     assert capsys.readouterr().err.strip() == (
         "pytest-reasoning: error: --dataset: audits the file's own tasks; name no TASK"
     )

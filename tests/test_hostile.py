@@ -346,7 +346,7 @@ def test_the_node_limit_names_the_knob_in_a_suite_and_in_the_cli(
         "--param",
         "width=6",
     ]
-    assert main(argv) == 2
+    assert main(argv) == 4
     captured = capsys.readouterr()
     assert captured.out == "" and _lines(captured.err) == [
         "pytest-reasoning: error: knob 'depth': depth 8 × width 6 makes up to 335,923 nodes; "
@@ -379,7 +379,7 @@ def test_a_balanced_draw_that_gives_up_says_so(capsys: pytest.CaptureFixture[str
     # answer, so only the shape is left to chance).
     argv = ["export", "dyval.deductive_logic", "--level", "D4", "--seed", "1",
             "--param", 'ops=["and","not"]', "--param", "depth=5", "--param", "width=3"]  # fmt: skip
-    assert main(argv) == 2
+    assert main(argv) == 4
     (line,) = _lines(capsys.readouterr().err)
     assert line == (
         "pytest-reasoning: error: knob 'balanced': no True answer in 1,000 draws for this item "
@@ -507,7 +507,7 @@ def test_frontier_with_a_damaged_cache_is_one_line(
     argv = ["frontier", "--llm", "openai/x", "--llm-api-base", "http://127.0.0.1:9/v1", "--task",
             "dyval.arithmetic", "--knob", "depth", "--min", "1", "--max", "2", "--cache",
             str(tmp_path)]  # fmt: skip
-    assert main(argv) == 2
+    assert main(argv) == 4  # found before any call: usage, as the plugin's
     (line,) = _lines(capsys.readouterr().err)
     assert line.startswith(f"pytest-reasoning: error: the response cache {tmp_path}")
     assert "is damaged" in line
@@ -590,7 +590,7 @@ def test_export_to_an_unwritable_file_is_one_line(
 ) -> None:
     if not Path(target).exists():
         pytest.skip(f"{target} is Linux-only")
-    assert main(["export", "dyval.arithmetic", "--level", "D1", "--count", "50", "-o", target]) == 2
+    assert main(["export", "dyval.arithmetic", "--level", "D1", "--count", "50", "-o", target]) == 4
     (line,) = _lines(capsys.readouterr().err)
     assert line.startswith(f"pytest-reasoning: error: --output: cannot write {target}: ")
     assert reason is None or line.endswith(reason)
@@ -599,19 +599,19 @@ def test_export_to_an_unwritable_file_is_one_line(
 @pytest.mark.e2e
 @pytest.mark.parametrize("argv", [["export", "dyval.arithmetic", "--level", "D1"], ["tasks"],
                                   ["plan", "--drop", "0.1", "--baseline-accuracy", "0.8"]])  # fmt: skip
-def test_a_full_stdout_is_one_line_and_exit_2(argv: list[str]) -> None:
+def test_a_full_stdout_is_one_line_and_exit_4(argv: list[str]) -> None:
     """``> /dev/full``: before, a traceback and exit 1 (or 120 at interpreter exit)."""
     if not Path("/dev/full").exists():
         pytest.skip("/dev/full is Linux-only")
     with open("/dev/full", "w") as full:
         done = subprocess.run([sys.executable, "-m", "pytest_reasoning.cli", *argv],
                               stdout=full, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    assert done.returncode == 2
+    assert done.returncode == 4  # an output that cannot be written: usage, as pytest's report
     assert _lines(done.stderr) == [
         "pytest-reasoning: error: cannot write the standard output: No space left on device"
     ]
     record("export", "`-o /dev/full`, `-o /proc/version`, `> /dev/full` (export, tasks, plan): "
-                     "exit 2, one line each")  # fmt: skip
+                     "exit 4, one line each")  # fmt: skip
 
 
 # -- 11: concurrent runs sharing a cache ---------------------------------------------------------
@@ -942,8 +942,8 @@ def results_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_fuzzed_command_lines_answer_or_fail_in_one_line(
     fuzz_dir: Path, results_file: Path, argv: list[str]
 ) -> None:
-    """Random argument lists for every command, run in-process: exit 0, or exit 2 with one
-    line on stderr; never a traceback, a hang or a runaway allocation."""
+    """Random argument lists for every command, run in-process: exit 0, or exit 4 (usage) with
+    one line on stderr; never a traceback, a hang or a runaway allocation."""
     argv = [str(results_file) if a == "RESULTS" else str(fuzz_dir / "out") if a == "OUT" else a
             for a in argv]  # fmt: skip
     out, err = io.StringIO(), io.StringIO()
@@ -954,12 +954,12 @@ def test_fuzzed_command_lines_answer_or_fail_in_one_line(
             try:
                 code = main(argv)
             except SystemExit as exc:  # argparse: usage errors, --help
-                code = exc.code if isinstance(exc.code, int) else 2
+                code = exc.code if isinstance(exc.code, int) else 4
     finally:
         os.chdir(cwd)
     lines = _lines(err.getvalue())
-    assert code in (0, 2), (argv, code, lines)
-    if code == 2:
+    assert code in (0, 4), (argv, code, lines)
+    if code == 4:
         assert len(lines) == 1 and lines[0].startswith("pytest-reasoning: error: "), (argv, lines)
         assert len(lines[0]) <= 1100
     else:

@@ -4,8 +4,10 @@ same prompt gets the same answer whatever was asked before (regression testing n
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
+from terminal import on_a_terminal, screen
 
 from pytest_reasoning.models.base import ChatRequest
 from pytest_reasoning.models.litellm_client import LiteLLMClient
@@ -48,11 +50,23 @@ def test_same_prompt_same_answer_under_interleaving() -> None:
 
 @pytest.mark.e2e
 def test_plugin_runs_suite_on_local_model(pytester: pytest.Pytester) -> None:
+    """A newcomer's first run, on an 80-column terminal: the header gives the concurrency the
+    embedded server really has, and the failed gate says the token limit was ours (SmolLM2
+    repeats a line until it: a higher one would not help)."""
     pytester.makefile(
-        ".yaml", tiny="samples: 2\ntasks:\n  - task: dyval.boolean_logic\n    levels: [D1]\n"
+        ".yaml",
+        tiny="samples: 1\ntasks:\n  - task: dyval.boolean_logic\n    levels:\n      D1: {min_accuracy: 1.0}\n",
     )
-    result = pytester.runpytest_subprocess(
-        "--llm", "local", "--llm-param", "max_tokens=48", "-p", "no:cacheprovider"
-    )
-    assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*reasoning summary*", "local*dyval.boolean_logic*D1*2*"])
+    raw = on_a_terminal(
+        [sys.executable, "-m", "pytest", "tiny.yaml", "--llm", "local", "-p", "no:cacheprovider",
+         "-p", "no:randomly", "--reasoning-cache", "off"],
+        pytester.path, columns=80,
+    )  # fmt: skip
+    text = [line for line, _ in screen(raw)]
+    assert any(
+        line.startswith("reasoning: models local; concurrency 1 (the embedded server answers")
+        for line in text
+    ), raw
+    assert any(line.startswith("local") and "dyval.boolean_logic" in line for line in text), raw
+    gate = next(line for line in text if line.startswith("GATE FAILED local dyval.boolean_logic"))
+    assert "cut off at the token limit (max_tokens 256, pytest-reasoning's default)" in gate

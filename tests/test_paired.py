@@ -157,7 +157,7 @@ def test_plan_is_bounded_in_time(capsys: pytest.CaptureFixture[str]) -> None:
 def test_plan_bad_arguments(
     args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["plan", *args]) == 2
+    assert main(["plan", *args]) == 4
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
 

@@ -4,6 +4,7 @@ OpenAI-compatible server: LiteLLM really talks HTTP on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -293,6 +294,24 @@ def test_example_suites_pass_with_reference(
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "FAIL" not in result.stdout.str()
+
+
+@pytest.mark.e2e
+def test_collect_only_lists_the_example_suites_and_nothing_else(pytester: pytest.Pytester) -> None:
+    """No verdict is reported when nothing ran (pytest printed an ``s`` per gate), and
+    syrupy does not fail the listing for the snapshot test it did not run."""
+    result = pytester.runpytest_subprocess(
+        str(EXAMPLE_SUITES), "--collect-only", "-q", "--llm", "reference", "-p", "no:cacheprovider",
+        # A forked run (tests/forkrun.py) imported the package before pytest could rewrite it.
+        "-W", "ignore::pytest.PytestAssertRewriteWarning",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    lines = [line for line in result.stdout.lines if line.strip()]
+    assert re.fullmatch(r"\d+ tests collected in [\d.]+s", lines[-1]), lines[-1]
+    stray = [line for line in lines[:-1] if "::" not in line and not line.startswith("reasoning: ")]
+    assert stray == [], stray
+    assert any(line.endswith("quick.yaml::dyval.arithmetic[D1-gate]") for line in lines)
+    assert not result.stderr.str().strip()
 
 
 ALL_DYVAL = """\

@@ -91,7 +91,7 @@ def test_report_command(pytester: pytest.Pytester, fake_server: Any, tmp_path: P
     bad = subprocess.run(
         [*cmd, "--out", str(out), "--baseline", "gpt-9"], capture_output=True, text=True
     )
-    assert bad.returncode == 2
+    assert bad.returncode == 4
     assert bad.stderr.strip() == (
         "pytest-reasoning: error: --baseline: 'gpt-9' is not in the files; they hold "
         "openai/shallow:2, reference"

@@ -284,7 +284,7 @@ def test_report_command_reads_shards(
     assert manifest["total"] == len(rows) == 16
     assert [c["kinds"][0] for c in manifest["comparisons"]] == [2, 2]  # paired per level
     (tmp_path / "empty").mkdir()
-    assert main(["report", str(tmp_path / "empty"), "--out", str(out)]) == 2
+    assert main(["report", str(tmp_path / "empty"), "--out", str(out)]) == 4
     assert capsys.readouterr().err.strip().endswith("empty: no *.jsonl file in this folder")
 
 

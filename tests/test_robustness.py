@@ -244,13 +244,13 @@ def test_cli(tmp_path: Path) -> None:
     assert "ranking of x over z holds in" in out.stdout  # accuracies 0.75, 0.475, 0.5
     assert (tmp_path / "o" / "win_probability.png").exists()
     bad = subprocess.run([*cmd, files[0]], capture_output=True, text=True)
-    assert bad.returncode == 2
+    assert bad.returncode == 4
     assert bad.stderr.strip().splitlines() == [
         "pytest-reasoning: error: robustness needs at least 2 models and 3 shared items; got 1 "
         "model(s) and 40 item(s)"
     ]
     missing = subprocess.run([*cmd, str(tmp_path / "nope.jsonl")], capture_output=True, text=True)
-    assert missing.returncode == 2 and "nope.jsonl: cannot read" in missing.stderr
+    assert missing.returncode == 4 and "nope.jsonl: cannot read" in missing.stderr
 
 
 @pytest.mark.e2e

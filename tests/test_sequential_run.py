@@ -138,7 +138,7 @@ def test_plan_reports_the_calls_of_both_modes(
     out = capsys.readouterr().out
     assert out.startswith(f"{n} samples per level detect a drop from 0.85 to {to}")
     assert "sequential, with that drop:" in out and f"fixed-n: {n}" in out
-    assert main(["plan", "--accuracy", "0.9"]) == 2  # a gate needs its threshold and n
+    assert main(["plan", "--accuracy", "0.9"]) == 4  # a gate needs its threshold and n
 
 
 FLENQA = """\

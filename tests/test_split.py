@@ -60,10 +60,10 @@ def test_export_draws_test_items_and_split_train_gives_training_items(
     assert not any(r["id"].endswith("-train]") for r in rows["test"])
     seen = {canonical_json(dict(task.identity(r["problem"]))) for r in rows["test"]}
     assert not seen & {canonical_json(dict(task.identity(r["problem"]))) for r in rows["train"]}
-    # A bad split is one line (argparse's choices), exit 2.
+    # A bad split is one line (argparse's choices), exit 4.
     with pytest.raises(SystemExit) as stopped:
         main([*args, "--split", "dev"])
-    assert stopped.value.code == 2
+    assert stopped.value.code == 4
     assert capsys.readouterr().err.strip() == (
         "pytest-reasoning: error: argument --split: invalid choice: 'dev' "
         "(choose from 'test', 'train')"

@@ -276,7 +276,7 @@ def test_frontier_command_usage_error_is_one_line() -> None:
          "--task", "dyval.arithmetic", "--knob", "order", "--min", "1", "--max", "2"],
         capture_output=True, text=True,
     )  # fmt: skip
-    assert proc.returncode == 2
+    assert proc.returncode == 4
     assert proc.stderr.count("\n") == 1 and "not a numeric knob" in proc.stderr
 
 

@@ -340,6 +340,38 @@ def test_truncation_is_in_the_summary_and_the_failed_gate_names_the_remedy() -> 
     assert any("6 of 6 cut off at the token limit" in t for t in text)
 
 
+def _gate_message(content: str, default: bool) -> str:
+    ledger = Ledger(hint="-")
+    spec = GateSpec("s.yaml", "dyval.arithmetic", "D1", GateRule(min_accuracy=0.5))
+    ledger.plan("local", spec, "dyval.arithmetic", 5, gate_id="s.yaml::dyval.arithmetic[D1-gate]")
+    decided: list[Verdict] = []
+    for index in range(5):
+        item = get_task("dyval.arithmetic").make_item("D1", 1, index)
+        outcome = score_reply(item, "local", Reply(content=content, finish_reason="length"))
+        limit = {"token_limit": ["max_tokens", 256]} | ({"token_limit_default": True} if default else {})
+        row = {**outcome.to_dict(), "extra": {**outcome.extra, **limit}}
+        decided += ledger.add(Outcome.from_dict(row), spec)[0]
+    assert [v.outcome for v in decided] == ["failed"]
+    return decided[0].message
+
+
+def test_a_failed_gate_says_when_the_token_limit_was_ours_and_when_the_model_looped() -> None:
+    """A first run on the embedded model: the limit it was cut at is pytest-reasoning's
+    default, not the user's; and a reply that repeats itself would not end at any limit."""
+    cut = _gate_message("First, 3 + 4 = 7. Then 7 * 2 = 14. Then 14 - 5 = 9, and 9 / 3 = 3. So", True)
+    assert cut.endswith(
+        "; 5 of 5 cut off at the token limit (max_tokens 256, pytest-reasoning's default): "
+        "raise it with --llm-param max_tokens=N"
+    )
+    looped = _gate_message("The answer is 1.\n\n" * 30, True)
+    assert looped.endswith(
+        "; 5 of 5 cut off at the token limit (max_tokens 256, pytest-reasoning's default), 5 of "
+        "them repeating themselves in a loop that a higher limit would not end"
+    )
+    given = _gate_message("The answer is 1.\n\n" * 30, False)  # --llm-param max_tokens=256
+    assert "(max_tokens 256), 5 of them repeating themselves" in given
+
+
 def test_flenqa_length_table_counts_truncated_samples_like_the_gate() -> None:
     """6 of 12 samples truncated: the table used to drop them (0.50 where the gate said
     0.25)."""

@@ -1,5 +1,5 @@
-"""``pytest-reasoning``: the command line (``export`` …). Usage errors exit with status 2 and
-one line (``gate`` exits like a pytest run: 4); nothing here imports pytest. One module per
+"""``pytest-reasoning``: the command line (``export`` …). Every command exits as a pytest run
+does (usage errors: one line and status 4; Ctrl-C: 2); nothing here imports pytest. One module per
 family of commands; ``parser`` builds every command's arguments, ``common`` holds what they
 share."""
 
@@ -13,8 +13,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..errors import ReasoningError
-from .common import _detach_stdout, _error
+from ..errors import ReasoningError, StorageFailed
+from .common import EXIT_INTERRUPTED, EXIT_USAGE, CommandFailed, _detach_stdout, _error
 from .explore import audit_command, frontier_command, plan_command, tasks_command
 from .export import export_command, export_items, export_parallel
 from .narrate import narrate_command
@@ -35,15 +35,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = _command(args)
         sys.stdout.flush()  # a full disk behind `>` shows here, not as a traceback at exit
         return code
-    except ReasoningError as exc:
-        return _error(str(exc))
+    except KeyboardInterrupt:
+        return _error("interrupted", EXIT_INTERRUPTED)
+    except CommandFailed as exc:
+        return _error(str(exc), exc.status)
+    except StorageFailed as exc:  # the cache, mid-way (a damaged one at start is usage)
+        return _error(str(exc), EXIT_INTERRUPTED)
+    except ReasoningError as exc:  # a bad argument, value or file
+        return _error(str(exc), EXIT_USAGE)
     except BrokenPipeError:  # `| head` is fine
         _detach_stdout()
         return 0
     except OSError as exc:  # what the commands write: stdout or a file they were given
-        _detach_stdout()
+        _detach_stdout()  # an output that cannot be written is usage, as a pytest run's report
         where = exc.filename or "the standard output"
-        return _error(f"cannot write {where}: {exc.strerror or exc}")
+        return _error(f"cannot write {where}: {exc.strerror or exc}", EXIT_USAGE)
 
 
 @contextlib.contextmanager

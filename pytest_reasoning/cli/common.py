@@ -10,17 +10,27 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import parse_param
-from ..errors import InvalidArgument, ReasoningError, clip, printable
+from ..errors import InvalidArgument, ReasoningError, StorageFailed, clip, printable
 from ..models.kinds import model_kind
 
 if TYPE_CHECKING:
     from ..evaluate import Evaluator
 
 
-EXIT_USAGE = 2
-GATE_USAGE = 4  # ``gate`` answers like the pytest run it stands in for
-GATE_INTERRUPTED = 2
+# Every command exits as a pytest run does (docs/verdicts.md), so one table reads them all.
+EXIT_FAILED = 1  # the work failed: a gate (``gate``), no story kept (``narrate``)
+EXIT_INTERRUPTED = 2  # Ctrl-C, or the response cache failed mid-way
+EXIT_USAGE = 4  # a bad argument, value or input file, or an output that cannot be written
+EXIT_INFRASTRUCTURE = 6  # the model could not be asked (a bad key, an unknown model)
 T = TypeVar("T")
+
+
+class CommandFailed(ReasoningError):
+    """The command ran and could not do its work: one line, and its exit status."""
+
+    def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def show_progress(quiet: bool) -> bool:
@@ -44,10 +54,8 @@ def _param(text: str) -> tuple[str, Any]:
 
 
 class _Parser(argparse.ArgumentParser):
-    usage_status = EXIT_USAGE
-
-    def error(self, message: str) -> Any:  # one line, usage exit code
-        raise SystemExit(_error(message, self.usage_status))
+    def error(self, message: str) -> Any:  # one line, usage exit code (argparse's would be 2)
+        raise SystemExit(_error(message, EXIT_USAGE))
 
 
 def _error(message: str, status: int = EXIT_USAGE) -> int:
@@ -151,5 +159,8 @@ def _open_evaluator(
         )
     )
     stack.callback(evaluator.close)
-    evaluator.verify(models)  # litellm, the cache: one line before any call (as the plugin)
+    try:  # litellm, the cache: one line before any call (as the plugin)
+        evaluator.verify(models)
+    except StorageFailed as exc:  # damaged or unusable before any work: a usage error
+        raise ReasoningError(str(exc)) from None
     return evaluator

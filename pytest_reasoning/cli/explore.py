@@ -12,10 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import MAX_SAMPLES
 from ..core import Item
-from ..errors import ReasoningError
+from ..errors import ReasoningError, StorageFailed
 from ..models.kinds import model_kind
 from ..registry import get_task, task_ids
-from .common import _check_output, _model_specs, _redis_url, show_progress
+from .common import (
+    EXIT_INFRASTRUCTURE,
+    EXIT_INTERRUPTED,
+    CommandFailed,
+    _check_output,
+    _model_specs,
+    _redis_url,
+    show_progress,
+)
 
 if TYPE_CHECKING:
     from ..evaluate import Evaluator
@@ -276,7 +284,10 @@ def frontier_command(args: argparse.Namespace) -> int:
         )
         stack.callback(evaluator.close)
         answer = _answering(evaluator, args, stack) if progress else None
-        evaluator.verify([args.llm])  # litellm, the cache, Redis: one line, before any call
+        try:  # litellm, the cache, Redis: one line, before any call
+            evaluator.verify([args.llm])
+        except StorageFailed as exc:  # damaged or unusable before any work: a usage error
+            raise ReasoningError(str(exc)) from None
         result = find_frontier(
             args.task,
             args.knob,
@@ -292,7 +303,7 @@ def frontier_command(args: argparse.Namespace) -> int:
             max_calls=args.max_calls,
         )
         if evaluator.storage_error is not None:  # the cache failed mid-search: it stopped
-            raise ReasoningError(evaluator.storage_error)
+            raise CommandFailed(evaluator.storage_error, EXIT_INTERRUPTED)
     rows = [
         [
             p.value,
@@ -328,7 +339,9 @@ def _correct(evaluator: Evaluator, item: Item, model: str) -> bool | None:
     """An answer's verdict; an error retrying cannot fix ends the search with its cause."""
     outcome = evaluator.answer(item, model)
     if outcome.error_kind in ("stop", "not_asked"):
-        raise ReasoningError(f"--llm {model}: {outcome.error} (infrastructure, not the model)")
+        raise CommandFailed(
+            f"--llm {model}: {outcome.error} (infrastructure, not the model)", EXIT_INFRASTRUCTURE
+        )
     return outcome.correct
 
 

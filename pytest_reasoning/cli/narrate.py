@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ReasoningError, printable
 from ..registry import get_task
-from .common import _check_output, _open_evaluator, _param
+from .common import EXIT_INFRASTRUCTURE, CommandFailed, _check_output, _open_evaluator, _param
 
 if TYPE_CHECKING:
     from ..narrate import Narration
@@ -126,12 +126,17 @@ def narrate_command(args: argparse.Namespace) -> int:
         # A regular file is replaced only once every story is written (a device or a FIFO
         # is written in place, never replaced).
         with write_output(args.out) as fh:
-            for result in narrate_items(items, evaluator, options, on_story=progress):
-                summary.add(result)
-                if result.row is not None:
-                    write_row(fh, result.row)
+            try:
+                for result in narrate_items(items, evaluator, options, on_story=progress):
+                    summary.add(result)
+                    if result.row is not None:
+                        write_row(fh, result.row)
+            except ReasoningError as exc:
+                if evaluator.stopped:  # a bad key, an unknown model: infrastructure
+                    raise CommandFailed(str(exc), EXIT_INFRASTRUCTURE) from None
+                raise
             if args.count and not summary.kept:  # raised inside: an older file stays whole
-                raise ReasoningError(
+                raise CommandFailed(
                     f"narrate: no story was kept ({summary.lines()[0]}): nothing written to "
                     f"{args.out}"
                 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from .common import GATE_USAGE, _param, _Parser
+from .common import _param, _Parser
 from .narrate import _narrate_parser
 
 if TYPE_CHECKING:
@@ -148,7 +148,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="decide every gate and comparison from merged results files (the shards of a CI "
         "matrix): the same summary, JUnit XML and exit status as a pytest run",
     )
-    gt.usage_status = GATE_USAGE
     gt.add_argument(
         "suites", nargs="+", metavar="SUITE", help="suite files or folders, as the shards ran"
     )

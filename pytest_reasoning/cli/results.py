@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ReasoningError, printable, quote
 from ..files import write_output
-from .common import GATE_INTERRUPTED, GATE_USAGE, _check_writable, _error
+from .common import EXIT_INTERRUPTED, EXIT_USAGE, _check_writable, _error
 
 if TYPE_CHECKING:
     pass
@@ -89,18 +89,18 @@ def _read_all(paths: Sequence[str]) -> list[dict[str, Any]]:
 
 def gate_command(args: argparse.Namespace) -> int:
     """``pytest-reasoning gate``: the merge job of a CI matrix. Usage errors exit 4 and Ctrl-C
-    2, as a pytest run would."""
+    2, as a pytest run (and every command) would."""
     try:
         return _gate(args)
     except KeyboardInterrupt:
         sys.stderr.write("pytest-reasoning: gate: interrupted\n")
-        return GATE_INTERRUPTED
+        return EXIT_INTERRUPTED
     except ReasoningError as exc:
         problems = getattr(exc, "problems", (exc,))  # a suite's mistakes: one line each
         for problem in problems[:-1]:
-            _error(str(getattr(problem, "line", problem)), GATE_USAGE)
+            _error(str(getattr(problem, "line", problem)), EXIT_USAGE)
         last = problems[-1]
-        return _error(str(getattr(last, "line", last)), GATE_USAGE)
+        return _error(str(getattr(last, "line", last)), EXIT_USAGE)
 
 
 def _gate(args: argparse.Namespace) -> int:
@@ -194,7 +194,7 @@ def _gate(args: argparse.Namespace) -> int:
     ]
     status = result.status
     if published is not None and published.failed and status == 0:
-        status = GATE_USAGE  # an output asked for was not written (docs/verdicts.md)
+        status = EXIT_USAGE  # an output asked for was not written (docs/verdicts.md)
     print(f"{', '.join(counts) or 'no verdicts'} in {seconds:.2f}s (exit status {status})")
     return status
 

@@ -34,6 +34,10 @@ class LevelStats:
     cost_usd: float = 0.0  # what the calls made now cost (LiteLLM's price), when priced
     # Truncated samples by the token limit they were cut at: (parameter, value) → count.
     token_limits: dict[tuple[str, int], int] = field(default_factory=dict)
+    # Of those, cut at pytest-reasoning's default limit (no --llm-param gave one), and those
+    # that were repeating themselves (a higher limit would not help them).
+    default_limits: int = 0
+    repeating: int = 0
 
     def add(self, o: Outcome) -> None:
         if o.error_kind == "not_asked":  # no call was made: not an error, not an answer
@@ -60,6 +64,9 @@ class LevelStats:
                 name, value = limit
                 if isinstance(name, str) and isinstance(value, int):
                     self.token_limits[(name, value)] = self.token_limits.get((name, value), 0) + 1
+            if o.failure_mode == "truncated":
+                self.default_limits += o.extra.get("token_limit_default") is True
+                self.repeating += o.extra.get("repeating") is True
         self.clusters.setdefault(o.cluster, []).append((o.extracted, bool(o.correct), value))
 
     @property

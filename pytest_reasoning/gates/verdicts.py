@@ -139,8 +139,10 @@ _REMEDY = {
 
 def failure_cause(s: LevelStats) -> str | None:
     """The dominant cause of a level's wrong answers, when one mode makes at least half of
-    them, with its remedy: ``6 of 6 truncated at max_tokens 1024: raise it with
-    --llm-param max_tokens=N``."""
+    them, with its remedy: ``6 of 6 cut off at the token limit (max_tokens 1024): raise it
+    with --llm-param max_tokens=N``. A limit of ours (the user gave none) says so, and replies
+    that were repeating themselves are named for what they are: a higher limit would not
+    help them."""
     wrong = s.n - s.correct
     if wrong <= 0 or not s.failure_modes:
         return None
@@ -152,7 +154,13 @@ def failure_cause(s: LevelStats) -> str | None:
     name, limit = "max_tokens", ""
     if mode == "truncated" and len(s.token_limits) == 1:
         name, value = next(iter(s.token_limits))
-        limit = f" ({name} {value})"
+        ours = ", pytest-reasoning's default" if s.default_limits == count else ""
+        limit = f" ({name} {value}{ours})"
+    if mode == "truncated" and 2 * s.repeating >= count:
+        return (
+            f"{count} of {s.n} cut off at the token limit{limit}, {s.repeating} of them "
+            "repeating themselves in a loop that a higher limit would not end"
+        )
     what = _REMEDY[mode].format(limit=limit, name=name)
     return f"{count} of {s.n} {what}"
 

@@ -6,7 +6,10 @@ that registers the run session (``session.py``, every run hook) only when ``--ll
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,12 +29,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "reasoning: a generated reasoning sample")
     if RunOptions.active(config):
-        from .session import RunSession
+        with _starting(config):  # seconds: the run's modules, the embedded server, checks
+            from .session import RunSession
 
-        config.pluginmanager.register(RunSession(config), "reasoning-session")
+            config.pluginmanager.register(RunSession(config), "reasoning-session")
     else:
         _refuse_named_suites(config)
         config.pluginmanager.register(Idle(), "reasoning-idle")
+
+
+@contextlib.contextmanager
+def _starting(config: pytest.Config) -> Iterator[None]:
+    """A line on the terminal while the run starts (before pytest's first line), wiped when
+    it has: only on a terminal and not under ``-q``, like the live count, so logs and captured
+    output never see it."""
+    try:
+        shown = sys.stdout.isatty() and config.get_verbosity() >= 0
+    except (AttributeError, ValueError):  # stdout replaced or closed
+        shown = False
+    if shown:
+        local = "local" in (config.getoption("reasoning_llm") or config.getini("reasoning_llm"))
+        text = "reasoning: starting" + (" the embedded model" if local else "") + "..."
+        _raw(text)
+    try:
+        yield
+    finally:
+        if shown:
+            _raw("\r" + " " * len(text) + "\r")
+
+
+def _raw(text: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def looks_like_suite(path: Path) -> bool:

@@ -356,9 +356,11 @@ def payload(report: pytest.TestReport) -> dict[str, Any] | None:
     return None
 
 
-def teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
+def teststatus(report: pytest.TestReport) -> tuple[str, str, str | tuple[str, Any]] | None:
     """``W``/``WRONG`` for a wrong answer, ``I``/``INFRA-ERROR`` for a failed call; answers
-    from the response cache say so under ``-v`` (``PASSED (cached)``)."""
+    from the response cache say so under ``-v`` (``PASSED (cached)``). The report passed (the
+    gate decides), but pytest would colour it green: a wrong answer is yellow, like a skip,
+    and a failed call red."""
     if report.when == "call" and report.skipped and NOT_NEEDED in str(report.longrepr):
         return "not needed", "n", "NOT NEEDED"
     if report.when != "call" or not report.passed:
@@ -368,9 +370,9 @@ def teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
         return None
     cached = " (cached)" if data.get("cached") else ""
     if data.get("error_kind") == "not_asked":  # no call made: a stopped model, a budget
-        return "not asked", "-", "NOT ASKED"
+        return "not asked", "-", ("NOT ASKED", {"yellow": True})
     if data.get("error") is not None:
-        return "infra error", "I", "INFRA-ERROR"
+        return "infra error", "I", ("INFRA-ERROR", {"red": True})
     if not data.get("correct"):
-        return "wrong", "W", "WRONG" + cached
+        return "wrong", "W", ("WRONG" + cached, {"yellow": True})
     return ("passed", ".", "PASSED" + cached) if cached else None

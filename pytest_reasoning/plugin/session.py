@@ -147,7 +147,7 @@ class RunSession:
             config_file += f" (model groups from {opts.llm_router})"
         lines = [
             f"reasoning: models {', '.join(state.models)}{config_file}; "
-            f"concurrency {opts.concurrency}{seed}"
+            f"{self._concurrency()}{seed}"
         ]
         if opts.cache_url is not None:
             from ..models.shared_cache import shown_url
@@ -155,6 +155,32 @@ class RunSession:
             local = f"{opts.cache_dir} first, then " if opts.cache_dir else ""
             lines.append(f"reasoning: cache {local}{shown_url(opts.cache_url)} (shared)")
         return lines
+
+    def _concurrency(self) -> str:
+        """The calls in flight at once, as the models get them: ``--llm local`` is answered
+        one call at a time by the embedded server, whatever --reasoning-concurrency says."""
+        state, asked = self.state, self.state.options.concurrency
+        specs = state.options.model_specs
+        lower: dict[str, int] = {}
+        for m in state.models:
+            if model_kind(m, specs).calls_model:
+                try:
+                    n = state.evaluator.concurrency(m)
+                except ReasoningError:  # its client cannot be built: the run will say why
+                    continue
+                if n < asked:
+                    lower[m] = n
+        if not lower:
+            return f"concurrency {asked}"
+        if len(lower) == len(state.models) == 1:
+            model, n = next(iter(lower.items()))
+            why = (
+                "the embedded server answers one call at a time"
+                if model_kind(model, specs).needs_local_server
+                else "its max_parallel_requests"
+            )
+            return f"concurrency {n} ({why})"
+        return f"concurrency {asked} ({', '.join(f'{m}: {n}' for m, n in lower.items())})"
 
     # -- collection and selection ------------------------------------------------------------
     def pytest_collect_file(
@@ -267,8 +293,8 @@ class RunSession:
         finally:
             if self.state.ticker is not None:
                 self.state.ticker.stop()
-        if self.controller is not None:
-            self.controller.finish(session)
+        if self.controller is not None and not self.config.option.collectonly:
+            self.controller.finish(session)  # nothing ran: no verdict to report (no "s" line)
         return result
 
     @pytest.hookimpl(wrapper=True)

@@ -67,6 +67,8 @@ BEHAVIOURS = {
     "think-unclosed": "an unclosed <think> block that mentions the right <<<…>>> answer, "
     "finish_reason stop",
     "truncated": "the oracle's answer, then more text, cut off: finish_reason length",
+    "loop": "one line repeated until cut off, finish_reason length (a small model decoding "
+    "greedily: SmolLM2-135M's 'The answer is 1.' until its token limit)",
     "reasoning-content": "the oracle's answer, its reasoning in message.reasoning_content "
     "(vLLM's reasoning parser, DeepSeek's API), reasoning tokens in usage",
     "boxed": "the oracle's answer as \\boxed{…} (strict extraction finds nothing)",
@@ -238,6 +240,8 @@ def chat_reply(
         content = model.split(":", 1)[1]
     elif model == "empty":
         content = ""
+    elif model == "loop":
+        return 200, completion(model, prompt, "The answer is 1.\n\n" * 16, "length"), {}
     elif model == "surrogate":
         content = oracle_answer(prompt) + " \ud800"
     elif model.startswith("hostile:"):
