@@ -138,7 +138,7 @@ def test_cli_prints_every_baseline_and_json(capsys: pytest.CaptureFixture[str]) 
 def test_the_default_audit_is_the_built_in_families(capsys: pytest.CaptureFixture[str]) -> None:
     """The reasoning-gym pack's 88 datasets are audited only when named (docs/tasks/gym.md)."""
     assert get_task("gym.basic_arithmetic").pack and not get_task("dyval.arithmetic").pack
-    assert main(["audit", "--level", "L0", "--count", "5"]) == 2  # only gym tasks have L0
+    assert main(["audit", "--level", "L0", "--count", "5"]) == 4  # only gym tasks have L0
     assert capsys.readouterr().err.strip() == (
         "pytest-reasoning: error: --level: no built-in task has a level 'L0' (a pack's tasks, "
         "gym.<name>, are audited only when named)"
