@@ -21,7 +21,9 @@ comparison's verdict ids), fed one answered sample at a time (:meth:`Ledger.add`
 and is then whole at that point: later answers are counted as paid past the stop, never in a
 verdict or a figure, and the run is told (:meth:`Ledger.settled`) so that it stops asking. The
 stopping point depends only on the answers in collection order, so a run with or without
-``-n``, a shard and a merge settle the same level at the same sample.
+``-n``, a shard and a merge settle the same level at the same sample. Until then the run is
+told how far it may ask ahead (:meth:`Ledger.moved`): no further than the fewest answers that
+could settle the level, so that no answer it asks is one the verdict could do without.
 
 Deferred verdicts (``--reasoning-defer-gates``; comparisons in a shard) are reported as such.
 Pure: no pytest, no files; a row read from a file is type-checked before it gets here
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field
 from ..core import Outcome
 from .clustered import majority_correct
 from .comparison import Comparison, PairAnswer, PairKey, adjust, baseline_answers, compare
-from .rules import GateSpec
+from .rules import GateRule, GateSpec
 from .sequential import Decision, PairedSequence, ThresholdSequence
 from .threshold import GateResult, LevelStats, decide_gates
 from .verdicts import (
@@ -49,7 +51,7 @@ from .verdicts import (
     partial_verdict,
 )
 
-__all__ = ["Ledger", "StoredBaseline"]
+__all__ = ["Ledger", "StoredBaseline", "opening"]
 
 Where = tuple[str, str, str]  # (suite, entry, level)
 Key = tuple[str, Where]  # (model, where)
@@ -82,6 +84,7 @@ class _Level:
     counted_items: int = 0
     stop: int | None = None  # items counted when it settled
     late: int = 0  # answers past the stop (paid, counted nowhere else)
+    frontier: int = -1  # the samples the run was last told it may ask (see Ledger.moved)
     seq: ThresholdSequence | None = None
     pair: PairedSequence | None = None  # a candidate's comparison
 
@@ -126,8 +129,10 @@ class Ledger:
         defer_gates: str | None = None,
         defer_comparisons: str | None = None,
         max_errors: int = 0,
+        lookahead: int = 16,
     ) -> None:
         self.hint = hint
+        self.lookahead = lookahead  # the most items a level may ask ahead of those counted
         self.baseline = baseline
         self.stored = stored
         self.defer_gates = defer_gates
@@ -145,6 +150,9 @@ class Ledger:
         self.pairs: list[tuple[PairAnswer, GateSpec]] = []  # kept only when comparing
         self.tally = Tally()
         self._settled: list[Key] = []  # sequential levels settled since last asked
+        self._moved: list[tuple[Key, int]] = []  # frontiers moved since last asked
+        # Outcomes taken in but not counted when their level settled (paid, not needed).
+        self.discarded: list[Outcome] = []
 
     @property
     def comparing(self) -> bool:
@@ -223,6 +231,32 @@ class Ledger:
         out, self._settled = self._settled, []
         return out
 
+    def moved(self) -> list[tuple[Key, int]]:
+        """Sequential levels whose frontier moved since the last call, each with it: the run
+        may ask their samples at positions below it (a level not named yet: as far as
+        :func:`opening` says)."""
+        out, self._moved = self._moved, []
+        return out
+
+    def needed(self, model: str, spec: GateSpec, position: int | None) -> bool:
+        """Whether the sample at ``position`` of a level is still needed: False once its
+        sequential level settled before it (the answer is paid for, never counted)."""
+        level = self._levels.get((model, spec.where))
+        return (
+            level is None
+            or position is None
+            or not level.sequential
+            or level.stop is None
+            or position < level.stop * level.repeats
+        )
+
+    def not_needed(self, outcome: Outcome, spec: GateSpec) -> None:
+        """A paid answer its level did not need (asked ahead of a settled level): counted
+        apart, never in a verdict or a figure."""
+        level = self._levels.get((outcome.model, spec.where))
+        if level is not None:
+            level.late += 1
+
     def sequential_counts(self) -> dict[Key, tuple[int, int, int]]:
         """Per settled sequential level: (samples it needed, samples it has, answers paid for
         after it settled)."""
@@ -263,7 +297,9 @@ class Ledger:
             return [], stopped
         level.waiting[position] = outcome
         self._take(level)
-        return self._count_ready(spec.where), stopped
+        decided = self._count_ready(spec.where)
+        self._advance(spec.where)
+        return decided, stopped
 
     def _count(self, level: _Level, outcome: Outcome) -> None:
         assert level.stats is not None
@@ -308,6 +344,15 @@ class Ledger:
                             level.pair.update(mine, theirs)
                     self._count_item(model, level, i, out)
                     progress = True
+        base = self._levels.get((self.baseline or "", where))
+        if base is not None and base.sequential and base.stop is None:
+            # Its candidates all settled at or before what it counted: it needs no more
+            # (without waiting for an answer past their stop, which a run may never ask).
+            compared = [lv for (m, w), lv in self._levels.items() if w == where and lv.pair]
+            if compared and all(
+                lv.stop is not None and lv.stop <= base.counted_items for lv in compared
+            ):
+                self._settle((self.baseline or "", where), base)
         return out
 
     def _theirs(self, where: Where, level: _Level, i: int) -> tuple[bool, bool | None]:
@@ -358,12 +403,38 @@ class Ledger:
         if tests and not complete and all(t.decision is not Decision.CONTINUE for t in tests):
             self._settle((model, level.spec.where), level)
 
+    def _advance(self, where: Where) -> None:
+        """Tell the run how far each open sequential level of ``where`` may now ask: the
+        items counted plus the fewest more that could settle it (every test of a level must
+        settle, so the most of its tests'); a live baseline's level, as far as its
+        candidates' levels (its answers are read only by their comparisons)."""
+        items: dict[str, int] = {}
+        for (model, w), level in self._levels.items():
+            if w == where and level.sequential and level.stop is None:
+                items[model] = level.counted_items + _allowance(level, self.lookahead)
+        if self.baseline in items:
+            compared = [
+                upto
+                for (m, w), lv in self._levels.items()
+                if w == where and lv.pair and (upto := items.get(m)) is not None
+            ]
+            if compared:
+                items[self.baseline] = max(compared)
+        for model, upto in items.items():
+            level = self._levels[(model, where)]
+            frontier = min(upto, level.total_items) * level.repeats
+            if frontier != level.frontier:
+                level.frontier = frontier
+                self._moved.append(((model, where), frontier))
+
     def _settle(self, key: Key, level: _Level) -> None:
         """No more of this level is needed: answers taken but not counted were paid for past
         the stop."""
         level.stop = level.counted_items
-        level.late += sum(len(item) for item in level.items[level.stop :]) + len(level.current)
-        level.late += len(level.waiting)
+        left = [o for item in level.items[level.stop :] for o in item]
+        left += level.current + [level.waiting[p] for p in sorted(level.waiting)]
+        level.late += len(left)
+        self.discarded += left
         del level.items[level.stop :]
         level.current, level.waiting = [], {}
         self._settled.append(key)
@@ -518,3 +589,41 @@ class Ledger:
         return infrastructure_message(
             list(self.levels.values()), self.max_errors, self.tally, missing=missing
         )
+
+
+def _allowance(level: _Level, lookahead: int) -> int:
+    """Items past those counted that ``level`` may need at once: its open tests' fewest
+    answers to settle (the most of them), or every item left when it has no open test."""
+    tests = [
+        t for t in (level.seq, level.pair) if t is not None and t.decision is Decision.CONTINUE
+    ]
+    if not tests:
+        return level.total_items - level.counted_items
+    return max(t.fewest(lookahead) for t in tests)
+
+
+def opening(
+    rule: GateRule,
+    size: int,
+    *,
+    repeats: int = 1,
+    gate: bool = True,
+    compared: bool = False,
+    family: int = 1,
+    lookahead: int = 16,
+) -> int:
+    """How many samples of a sequential level a run may ask before the ledger has counted
+    any (:meth:`Ledger.moved` says the rest): the fewest answers that could settle its
+    gate (``gate``) and its comparison (``compared``), the most of the two, in samples."""
+    items = size // max(1, repeats)
+    if items < 1:
+        return size
+    tests: list[ThresholdSequence | PairedSequence] = []
+    if gate and rule.min_accuracy is not None:
+        tests.append(ThresholdSequence.for_rule(rule, items, repeats=repeats))
+    if compared:
+        tests.append(PairedSequence.for_rule(rule, items, family=family))
+    if not tests:
+        return size
+    allowed = max(t.fewest(lookahead) for t in tests)
+    return max(1, allowed) * max(1, repeats)
