@@ -5,7 +5,12 @@ NaN or whose error kind is unknown stops the reader with one line naming ``file:
 
 A line that is not JSON at all is the torn last row of a killed run (a rerun appends after it
 on a fresh line): it is skipped and counted, and its sample is then missing, so its level is
-partial and not decided — never decided on a guess."""
+partial and not decided — never decided on a guess.
+
+A row marked ``not_needed`` is a paid answer a sequential level did not need (asked ahead of
+its stop): it is a sample's row like any other (the last row of a sample wins), and a sample
+whose last row is one is left out of ``rows`` — out of every verdict, table and report —
+and counted in ``not_needed``."""
 
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from typing import Any
 
 from ..errors import ReasoningError, clip
 from ..files import InputRefused, open_input
-from .store import RESULT_FIELDS
+from .store import NOT_NEEDED, RESULT_FIELDS
 
 __all__ = [
     "ERROR_KINDS",
@@ -126,6 +131,8 @@ def check_row(row: Any) -> None:
         raise _BadField("cost_usd", "a price >= 0 or null", cost)
     if not isinstance(row.get("cached", False), bool):
         raise _BadField("cached", "true or false", row["cached"])
+    if not isinstance(row.get(NOT_NEEDED, False), bool):
+        raise _BadField(NOT_NEEDED, "true or false", row[NOT_NEEDED])
     if not isinstance(row.get("extra", {}), dict):
         raise _BadField("extra", "an object", row["extra"])
     repeat, repeats = row.get("repeat", 0), row.get("repeats", 1)
@@ -154,12 +161,14 @@ def row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
 
 @dataclass
 class ResultsFile:
-    """A results file's rows (the last row of each sample winning, in its place) and the
-    line numbers of torn lines (no whole JSON row: skipped)."""
+    """A results file's rows (the last row of each sample winning, in its place), the line
+    numbers of torn lines (no whole JSON row: skipped) and the rows of samples asked ahead
+    and not needed (paid for, left out of ``rows``)."""
 
     path: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     torn: list[int] = field(default_factory=list)
+    not_needed: list[dict[str, Any]] = field(default_factory=list)
 
 
 def load_results(path: str | os.PathLike[str]) -> ResultsFile:
@@ -207,9 +216,9 @@ def load_results(path: str | os.PathLike[str]) -> ResultsFile:
     # A rerun of an older file appends rows that name the model precisely: they replace the
     # older rows of the same sample, which did not.
     precise = {k[:2] + k[3:] for k in rows if k[2] is not None}
-    out.rows = [
-        row for key, row in rows.items() if key[2] is not None or key[:2] + key[3:] not in precise
-    ]
+    for key, row in rows.items():
+        if key[2] is not None or key[:2] + key[3:] not in precise:
+            (out.not_needed if row.get(NOT_NEEDED) else out.rows).append(row)
     return out
 
 
