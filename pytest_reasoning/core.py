@@ -196,9 +196,15 @@ class Outcome:
     extraction: str | None = None  # "strict", or "lenient:boxed" / "lenient:answer-is"
     error_kind: str | None = None  # see Reply.error_kind
     cost_usd: float | None = None
+    # Paid for, never counted: asked ahead for a sequential level that settled before it
+    # (issue 39). Its row says so; every reader leaves it out of verdicts and figures.
+    not_needed: bool = False
 
     def to_dict(self) -> dict[str, JSON]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.not_needed:  # the field only where it is true: older readers, same rows
+            del data["not_needed"]
+        return data
 
     @property
     def cluster(self) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .answers import lenient_answer, repeating, strip_think
+from .budget import Meter
 from .core import Item, Outcome, Reply
 from .errors import ReasoningError, StorageFailed
 from .gates.verdicts import STOPPED_BY_ERROR
@@ -70,6 +71,28 @@ class EvalConfig:
 
 # Failure modes that mean "no answer could be read" (the lenient reader may find one).
 _UNREAD = ("no_answer", "format")
+
+
+_NOT_NEEDED = "not asked: not needed (its sequential level settled)"
+
+
+def _unpaid(source: concurrent.futures.Future[Reply]) -> concurrent.futures.Future[Reply]:
+    """A second asker's share of one call: its reply, as an answer from the cache (paid
+    once, by the first; at concurrency 1 the second would have found it in the cache)."""
+    out: concurrent.futures.Future[Reply] = concurrent.futures.Future()
+
+    def copy(fut: concurrent.futures.Future[Reply]) -> None:
+        try:
+            reply = fut.result()
+        except BaseException as exc:  # handed on to the asker as is
+            out.set_exception(exc)
+            return
+        if reply.error is None and not reply.cached:
+            reply = dataclasses.replace(reply, cached=True)
+        out.set_result(reply)
+
+    source.add_done_callback(copy)
+    return out
 
 
 def score_reply(
@@ -189,6 +212,8 @@ class Evaluator:
         self._futures: dict[tuple[str, str], concurrent.futures.Future[Reply]] = {}
         # Identical requests in flight share one call (small levels can repeat a prompt).
         self._inflight: dict[str, concurrent.futures.Future[Reply]] = {}
+        # Per request in flight: whether its askers still need it (None: always).
+        self._needs: dict[str, list[Callable[[], bool]] | None] = {}
         self._first_calls: dict[str, asyncio.Event] = {}
         # What LiteLLM said each model accepts, kept beside the cache (warm reruns skip it).
         self._capabilities = CapabilityCache(config.cache_dir)
@@ -204,6 +229,8 @@ class Evaluator:
         # Asked before every call: why the run makes no more calls (its budget reached), or
         # None. A pytest run points it at the controller's word (plugin/signals.py).
         self.halt: Callable[[], str | None] | None = None
+        # Admits each paid call against a run's budget (budget.Meter), or None.
+        self.meter: Meter | None = None
 
     @property
     def cache(self) -> ResponseStore | None:
@@ -375,16 +402,14 @@ class Evaluator:
                     return self._not_asked(model)
                 if self.halted():  # the run's budget was reached while this call queued
                     return self._halted_reply()
+                if not self._wanted(request.key):  # its level settled while it queued
+                    return Reply(content=None, error=_NOT_NEEDED, error_kind="not_asked")
                 if cache is None:
-                    return self._note_stop(
-                        model, await client.acomplete(request)
-                    )
+                    return await self._send(model, client, request)
                 found = await self._claim(cache, request, client)
                 if found is None:  # ours to ask
                     try:
-                        reply = self._note_stop(
-                            model, await client.acomplete(request)
-                        )
+                        reply = await self._send(model, client, request)
                     except BaseException:
                         self._store(cache.release, request.key, self._owner)
                         raise
@@ -407,6 +432,28 @@ class Evaluator:
                 return self._not_stored()
             if cached is not None:
                 return cached
+
+    async def _send(self, model: str, client: ModelClient, request: ChatRequest) -> Reply:
+        """The call itself, admitted first by the run's budget (``meter``), which counts its
+        cost the moment the reply arrives."""
+        meter = self.meter
+        if meter is None:
+            return self._note_stop(model, await client.acomplete(request))
+        ticket = await meter.admit(model)
+        if ticket.refused is not None:
+            return Reply(content=None, error=f"not asked: {ticket.refused}", error_kind="not_asked")
+        reply = None
+        try:
+            reply = self._note_stop(model, await client.acomplete(request))
+        finally:
+            meter.done(ticket, reply)
+        return reply
+
+    def _wanted(self, key: str) -> bool:
+        """Whether some asker of the request still needs it (a sequential level that settled
+        does not)."""
+        needs = self._needs.get(key)
+        return needs is None or any(need() for need in needs)
 
     def _note_stop(self, model: str, reply: Reply) -> Reply:
         """An error retrying cannot fix stops the model: no further calls to it."""
@@ -475,8 +522,17 @@ class Evaluator:
         return Reply(content=None, error=f"not asked: {self.storage_error}", error_kind="not_asked")
 
     # -- public API --------------------------------------------------------------------------
-    def submit(self, item: Item, model: str, repeat: int = 0) -> concurrent.futures.Future[Reply]:
-        """Start answering (cache first); the same pair twice shares one future."""
+    def submit(
+        self,
+        item: Item,
+        model: str,
+        repeat: int = 0,
+        *,
+        needed: Callable[[], bool] | None = None,
+    ) -> concurrent.futures.Future[Reply]:
+        """Start answering (cache first); the same pair twice shares one future. ``needed``
+        is asked just before the call goes out: False answers ``not asked`` instead (the
+        sample's sequential level settled while it waited)."""
         key = (item.id, model)
         fut = self._futures.get(key)
         if fut is not None:
@@ -488,16 +544,24 @@ class Evaluator:
             except Exception as exc:
                 fut.set_result(Reply(content=None, error=f"reference solver: {exc}"))
         else:
-            fut = self._request(model, self.request_for(item, model, repeat))
+            fut = self._request(model, self.request_for(item, model, repeat), needed)
         self._futures[key] = fut
         return fut
 
-    def _request(self, model: str, request: ChatRequest) -> concurrent.futures.Future[Reply]:
-        """The reply to one request: shared with an identical one in flight, else from the
-        cache, else one call (none once storage failed or the model was stopped)."""
+    def _request(
+        self, model: str, request: ChatRequest, needed: Callable[[], bool] | None = None
+    ) -> concurrent.futures.Future[Reply]:
+        """The reply to one request: shared with an identical one in flight (one call, paid
+        once: the others get it as from the cache), else from the cache, else one call (none
+        once storage failed or the model was stopped)."""
         shared = self._inflight.get(request.key)
         if shared is not None:
-            return shared
+            needs = self._needs.get(request.key)
+            if needed is None:
+                self._needs[request.key] = None
+            elif needs is not None:
+                needs.append(needed)
+            return _unpaid(shared)
         cached = None
         if self.cache is not None:
             try:  # even after a failed write: what is cached stays free
@@ -518,6 +582,7 @@ class Evaluator:
             fut = concurrent.futures.Future()
             fut.set_result(self._not_asked(model))
         else:
+            self._needs[request.key] = None if needed is None else [needed]
             fut = self._run(self._call(model, self._client(model), request))
             self._inflight[request.key] = fut
             fut.add_done_callback(self._forget(request.key))
@@ -553,6 +618,7 @@ class Evaluator:
     def _forget(self, key: str) -> Any:
         def done(_fut: concurrent.futures.Future[Reply]) -> None:
             self._inflight.pop(key, None)
+            self._needs.pop(key, None)
 
         return done
 

@@ -25,6 +25,7 @@ from .core import Outcome
 from .errors import ReasoningError, printable, quote
 from .gates import GateSpec, InvalidResults, Ledger, load_results
 from .gates.rows import row_key
+from .gates.store import NOT_NEEDED
 from .gates.verdicts import (
     Verdict,
     comparison_name,
@@ -250,8 +251,21 @@ def merge(
             replaced.append((lv.read[sample], place))
         lv.rows.setdefault(sample[0], {})[sample[1]] = row
         lv.read[sample] = place
+    # A sample whose last row is marked not needed (asked ahead of a sequential stop, paid
+    # for) counts in no verdict, as in the live run that wrote it.
+    not_needed = 0
+    for lv in levels:
+        for sample, place in list(lv.read.items()):
+            if read[place][0].get(NOT_NEEDED):
+                del lv.read[sample], lv.rows[sample[0]][sample[1]]
+                not_needed += 1
     kept = sorted(place for lv in levels for place in lv.read.values())
     notes += _replaced_notes(read, replaced)
+    if not_needed:
+        notes.append(
+            f"{not_needed} sample(s) asked ahead and not needed (a sequential level settled "
+            "first): paid for, in no verdict"
+        )
     notes += _unmatched_notes(
         {k: len(v) for k, v in unmatched.items()},
         {k: list(v.values()) for k, v in foreign.items()},

@@ -1,20 +1,24 @@
 """Sequential gates in a run and a merge (issue 32.1): a level settles at the same sample
 whatever order its answers arrive in, its later samples are "not needed", answers paid for
 after it settled are counted and never in a verdict or a figure, and a merge of the results
-decides it alike."""
+decides it alike. A level asks ahead no further than the fewest answers that could settle it
+(issue 39): FLenQA's example suite decides as fixed-n with at most 45% of its requests."""
 
 from __future__ import annotations
 
 import json
 import random
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from conftest import PLAIN
 from pytest_reasoning.core import Outcome
-from pytest_reasoning.gates import GateRule, GateSpec, Ledger
+from pytest_reasoning.gates import GateRule, GateSpec, Ledger, load_results
+from pytest_reasoning.gates.ledger import opening
+from pytest_reasoning.gates.sequential import PairedSequence, ThresholdSequence
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 
@@ -120,6 +124,30 @@ def test_sequential_shards_under_xdist_merge_to_the_run_s_verdicts(
     assert gate.ret == 0
 
 
+def test_a_level_asks_ahead_no_further_than_the_fewest_answers_that_could_settle_it() -> None:
+    """The frontier the ledger tells the run: items counted plus the fewest more that could
+    settle the level; every answer moves it by at most one back, never behind what was
+    told, so no answer asked within it is one the verdict could do without."""
+    rule = GateRule(min_accuracy=0.1, sequential=True)
+    assert opening(rule, 20) == 2  # two right answers pass it (2/20 >= 0.1)
+    assert opening(GateRule(min_accuracy=0.9, sequential=True), 20) == 2  # two wrong fail it
+    assert opening(rule, 21, repeats=3) == 6  # two items, three samples each
+    assert opening(GateRule(sequential=True), 20, gate=False, compared=True) == 6  # 6 pairs
+    spec = GateSpec("s.yaml", "t", "D1", GateRule(min_accuracy=0.6, sequential=True))
+    ledger = Ledger(hint="-", lookahead=16)
+    ledger.plan("m", spec, "t", 100, gate_id="s.yaml::t[D1-gate]")
+    told = []
+    for i, outcome in enumerate(_outcomes("m", 0.7, 100, 3)):
+        ledger.add(outcome, spec, i)
+        told += [frontier for _, frontier in ledger.moved()]
+        if ledger.settled():
+            stop = i + 1
+            break
+    assert told == sorted(told) and told[-1] >= stop  # never behind; the stop within it
+    for seq in (ThresholdSequence(0.6, 100), PairedSequence(100)):
+        assert 0 < seq.fewest(16) <= 16
+
+
 # The simulated sequential runs cost in proportion to the plan's n: a drop of 0.2 (59 samples)
 # in the inner loop, 0.1 (199 samples, ~0.9 s of CPU) in the sweep, which CI runs as well.
 @pytest.mark.parametrize(
@@ -213,3 +241,84 @@ def test_sequential_rows_merged_without_the_flag_say_so(
     ) in out
     assert main(["gate", "seq.yaml", "--results", "r.jsonl", "--reasoning-sequential"]) == 0
     assert "seq.yaml::dyval.boolean_logic[D1-gate] PASSED" in capsys.readouterr().out
+
+
+    assert main(["plan", "--accuracy", "0.9"]) == 2  # a gate needs its threshold and n
+
+
+FLENQA = Path(__file__).parents[1] / "example_suites" / "flenqa.yaml"
+
+
+def _gates(path: Path, suite: str) -> dict[str, str]:
+    """Each gate of ``suite`` in a JUnit file: passed, failure or skipped."""
+    out = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        if case.get("name", "").endswith("-gate]") and suite in case.get("classname", ""):
+            kind = next((c.tag for c in case if c.tag in ("failure", "skipped")), "passed")
+            out[case.get("name", "")] = kind
+    return out
+
+
+@pytest.mark.e2e
+def test_flenqa_decides_as_fixed_n_with_at_most_45_percent_of_its_requests(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    """The example suite (90 levels of 20) with every threshold at 0.1, then at 0.9, answered
+    by a model right on half of them (always True, on balanced labels), at the default
+    concurrency (8): the same verdicts as fixed-n (all passed, then all failed), with at
+    most 45% of the requests fixed-n sends (counted by the server)."""
+    text = FLENQA.read_text()
+    for name, value in (("low", "0.1"), ("high", "0.9")):
+        pytester.makefile(".yaml", **{name: re.sub(r"min_accuracy: [0-9.]+", f"min_accuracy: {value}", text)})
+    common = ["-p", "no:randomly", "-p", "no:cacheprovider", "--llm", "openai/always-true",
+              "--llm-api-base", fake_server.url]  # fmt: skip
+    fixed = pytester.runpytest_subprocess(*common, "low.yaml", "high.yaml", "--junitxml=f.xml")
+    assert fixed.ret == pytest.ExitCode.TESTS_FAILED
+    fixed_requests = fake_server.stats()["total"]  # the second file's answers: the cache's
+    for name in ("low", "high"):
+        before = fake_server.stats()["total"]
+        run = pytester.runpytest_subprocess(
+            *common, f"{name}.yaml", "--reasoning-sequential", "--reasoning-cache", "off",
+            f"--junitxml={name}.xml",
+        )  # fmt: skip
+        requests = fake_server.stats()["total"] - before
+        sequential = _gates(pytester.path / f"{name}.xml", name)
+        assert len(sequential) == 90
+        assert sequential == _gates(pytester.path / "f.xml", name)
+        assert set(sequential.values()) == {"passed" if name == "low" else "failure"}
+        assert requests <= 0.45 * fixed_requests, (name, requests, fixed_requests)
+        calls = re.search(r"reasoning: spent [\d,]+ tokens on (\d+) call", run.stdout.str())
+        assert calls is not None and int(calls.group(1)) == requests
+
+
+@pytest.mark.e2e
+def test_answers_a_settled_comparison_did_not_need_are_marked_and_paid(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    """In one process a candidate's samples run before the baseline's, so its comparison
+    settles after they were paid for: their rows are marked not needed (the spend counts
+    them, no verdict or figure does), and pytest-reasoning gate on the file decides what
+    the run decided."""
+    pytester.makefile(".yaml", seq=SUITE.replace("D1", "D2"))
+    result = pytester.runpytest_subprocess(
+        "-p", "no:randomly", "-p", "no:cacheprovider", "--llm", "openai/oracle",
+        "--llm-baseline", "openai/always-true", "--llm-api-base", fake_server.url,
+        "--reasoning-results", "r.jsonl",
+    )  # fmt: skip
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    received = fake_server.stats()["total"]
+    found = load_results(pytester.path / "r.jsonl")
+    assert found.not_needed and {r["model"] for r in found.not_needed} == {"openai/oracle"}
+    paid = [r for r in found.rows + found.not_needed if not r["cached"]]
+    assert len(paid) == received  # every request, one row
+    assert f"on {received} call(s)" in out
+    assert f"{len(found.not_needed)} answer(s) asked ahead were not needed" in out
+    needed = re.search(r"settled early: (\d+) of 80 samples needed", out)
+    assert needed is not None and int(needed.group(1)) == len(found.rows)
+    gate = pytester.run(
+        "pytest-reasoning", "gate", "seq.yaml", "--results", "r.jsonl",
+        "--llm-baseline", "openai/always-true", "--reasoning-sequential",
+    )  # fmt: skip
+    gate.stdout.fnmatch_lines(["*D2-gate-openai/oracle] PASSED*", "*D2-vs-baseline] PASSED*"])
+    assert gate.ret == 0

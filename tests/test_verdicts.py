@@ -22,7 +22,7 @@ from pytest_reasoning.config import addresses, load_suite
 from pytest_reasoning.core import Outcome, Reply
 from pytest_reasoning.errors import ReasoningError
 from pytest_reasoning.evaluate import score_reply
-from pytest_reasoning.gates import RESULT_FIELDS, GateRule, GateSpec, Ledger
+from pytest_reasoning.gates import RESULT_FIELDS, GateRule, GateSpec, Ledger, load_results
 from pytest_reasoning.gates.verdicts import Verdict, comparison_name, gate_name
 from pytest_reasoning.merge import merge
 from pytest_reasoning.registry import get_task
@@ -106,6 +106,7 @@ def _gate(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int,
         ("error_kind", "gremlins", "error_kind: expected one of stop, request, transient"),
         ("repeat", 3, "repeat: expected below repeats (1), got 3"),
         ("item_id", 7, "item_id: expected text, got 7"),
+        ("not_needed", "yes", "not_needed: expected true or false, got \"yes\""),
     ],
 )
 def test_a_row_of_the_wrong_type_stops_the_gate_in_one_line(
@@ -184,6 +185,25 @@ def test_torn_lines_are_skipped_counted_and_leave_their_level_undecided(
     assert "1 line(s) are no whole row" in out and "line 18" in out
     assert "dyval.boolean_logic[D1-gate] NOT DECIDED - dyval.boolean_logic[D1-gate]: not decided (5 of 6 samples)" in out
     assert code == 6  # a level lacks a sample: infrastructure, not the model
+
+
+def test_a_sample_whose_last_row_is_not_needed_counts_in_no_verdict(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 39: a row marked not needed (paid for, asked ahead of a sequential level's stop)
+    is a sample's row like any other — the last row of a sample wins — and a sample whose
+    last row is one is left out of every verdict."""
+    rows = [_row(b, "m", True) for b in _suite_rows_base(str(suite_dir))]
+    marked = {**rows[0], "not_needed": True}
+    _write(suite_dir / "r.jsonl", [*rows, marked])
+    found = load_results(suite_dir / "r.jsonl")
+    assert found.not_needed == [marked] and len(found.rows) == len(rows) - 1
+    code, out, _ = _gate(["prop.yaml", "--results", "r.jsonl"], capsys)
+    assert "dyval.boolean_logic[D1-gate]: not decided (5 of 6 samples)" in out
+    assert code == 6
+    _write(suite_dir / "r.jsonl", [marked, *rows])  # answered again later: counted
+    assert not load_results(suite_dir / "r.jsonl").not_needed
+    assert _gate(["prop.yaml", "--results", "r.jsonl"], capsys)[0] == 0
 
 
 # -- 2. one ledger: a missing shard never decides on a weaker family ----------------------------

@@ -21,7 +21,9 @@ comparison's verdict ids), fed one answered sample at a time (:meth:`Ledger.add`
 and is then whole at that point: later answers are counted as paid past the stop, never in a
 verdict or a figure, and the run is told (:meth:`Ledger.settled`) so that it stops asking. The
 stopping point depends only on the answers in collection order, so a run with or without
-``-n``, a shard and a merge settle the same level at the same sample.
+``-n``, a shard and a merge settle the same level at the same sample. Until then the run is
+told how far it may ask ahead (:meth:`Ledger.moved`): no further than the fewest answers that
+could settle the level, so that no answer it asks is one the verdict could do without.
 
 Deferred verdicts (``--reasoning-defer-gates``; comparisons in a shard) are reported as such.
 Pure: no pytest, no files; a row read from a file is type-checked before it gets here
@@ -37,7 +39,7 @@ from typing import Any
 from ..core import Outcome
 from .clustered import majority_correct
 from .comparison import Comparison, ItemScore, PairAnswer, PairKey, adjust, compare, item_scores
-from .rules import GateSpec
+from .rules import GateRule, GateSpec
 from .sequential import Decision, PairedSequence, ThresholdSequence
 from .threshold import GateResult, LevelStats, decide_gates, marginal
 from .verdicts import (
@@ -51,7 +53,7 @@ from .verdicts import (
     partial_verdict,
 )
 
-__all__ = ["Ledger", "StoredBaseline", "sample_key"]
+__all__ = ["Ledger", "StoredBaseline", "opening", "sample_key"]
 
 Where = tuple[str, str, str]  # (suite, entry, level)
 Key = tuple[str, Where]  # (model, where)
@@ -95,6 +97,7 @@ class _Level:
     late: int = 0  # answers past the stop (paid, counted nowhere else)
     last: int = -1  # the furthest position answered (why a merged level lacks samples)
     not_asked: str | None = None  # the first not-asked sample's error: why it was not asked
+    frontier: int = -1  # the samples the run was last told it may ask (see Ledger.moved)
     seq: ThresholdSequence | None = None
     pair: PairedSequence | None = None  # a candidate's comparison
 
@@ -141,9 +144,11 @@ class Ledger:
         defer_comparisons: str | None = None,
         max_errors: int = 0,
         merged: bool = False,
+        lookahead: int = 16,
     ) -> None:
         self.hint = hint
         self.merged = merged
+        self.lookahead = lookahead  # the most items a level may ask ahead of those counted
         self.baseline = baseline
         self.stored = stored
         self.defer_gates = defer_gates
@@ -165,6 +170,9 @@ class Ledger:
         # and so in no table or figure either (a family's breakdown leaves them out).
         self.uncounted: set[tuple[Any, ...]] = set()
         self._stored_repeated: bool | None = None  # the stored baseline has repeats
+        self._moved: list[tuple[Key, int]] = []  # frontiers moved since last asked
+        # Outcomes taken in but not counted when their level settled (paid, not needed).
+        self.discarded: list[Outcome] = []
 
     @property
     def comparing(self) -> bool:
@@ -274,6 +282,32 @@ class Ledger:
         out, self._settled = self._settled, []
         return out
 
+    def moved(self) -> list[tuple[Key, int]]:
+        """Sequential levels whose frontier moved since the last call, each with it: the run
+        may ask their samples at positions below it (a level not named yet: as far as
+        :func:`opening` says)."""
+        out, self._moved = self._moved, []
+        return out
+
+    def needed(self, model: str, spec: GateSpec, position: int | None) -> bool:
+        """Whether the sample at ``position`` of a level is still needed: False once its
+        sequential level settled before it (the answer is paid for, never counted)."""
+        level = self._levels.get((model, spec.where))
+        return (
+            level is None
+            or position is None
+            or not level.sequential
+            or level.stop is None
+            or position < level.stop * level.repeats
+        )
+
+    def not_needed(self, outcome: Outcome, spec: GateSpec) -> None:
+        """A paid answer its level did not need (asked ahead of a settled level): counted
+        apart, never in a verdict or a figure."""
+        level = self._levels.get((outcome.model, spec.where))
+        if level is not None:
+            level.late += 1
+
     def sequential_counts(self) -> dict[Key, tuple[int, int, int]]:
         """Per settled sequential level: (samples it needed, samples it has, answers paid for
         after it settled)."""
@@ -317,7 +351,9 @@ class Ledger:
             return [], stopped
         level.waiting[position] = outcome
         self._take(level)
-        return self._count_ready(spec.where), stopped
+        decided = self._count_ready(spec.where)
+        self._advance(spec.where)
+        return decided, stopped
 
     def _count(self, level: _Level, outcome: Outcome) -> None:
         assert level.stats is not None
@@ -371,6 +407,15 @@ class Ledger:
                                 level.pair.update(mine, theirs.vote)
                     self._count_item(model, level, i, out)
                     progress = True
+        base = self._levels.get((self.baseline or "", where))
+        if base is not None and base.sequential and base.stop is None:
+            # Its candidates all settled at or before what it counted: it needs no more
+            # (without waiting for an answer past their stop, which a run may never ask).
+            compared = [lv for (m, w), lv in self._levels.items() if w == where and lv.pair]
+            if compared and all(
+                lv.stop is not None and lv.stop <= base.counted_items for lv in compared
+            ):
+                self._settle((self.baseline or "", where), base)
         return out
 
     def _theirs(self, where: Where, level: _Level, i: int) -> tuple[bool, ItemScore | None]:
@@ -424,14 +469,39 @@ class Ledger:
         if tests and not complete and all(t.decision is not Decision.CONTINUE for t in tests):
             self._settle((model, level.spec.where), level)
 
+    def _advance(self, where: Where) -> None:
+        """Tell the run how far each open sequential level of ``where`` may now ask: the
+        items counted plus the fewest more that could settle it (every test of a level must
+        settle, so the most of its tests'); a live baseline's level, as far as its
+        candidates' levels (its answers are read only by their comparisons)."""
+        items: dict[str, int] = {}
+        for (model, w), level in self._levels.items():
+            if w == where and level.sequential and level.stop is None:
+                items[model] = level.counted_items + _allowance(level, self.lookahead)
+        if self.baseline in items:
+            compared = [
+                upto
+                for (m, w), lv in self._levels.items()
+                if w == where and lv.pair and (upto := items.get(m)) is not None
+            ]
+            if compared:
+                items[self.baseline] = max(compared)
+        for model, upto in items.items():
+            level = self._levels[(model, where)]
+            frontier = min(upto, level.total_items) * level.repeats
+            if frontier != level.frontier:
+                level.frontier = frontier
+                self._moved.append(((model, where), frontier))
+
     def _settle(self, key: Key, level: _Level) -> None:
         """No more of this level is needed: answers taken but not counted were paid for past
         the stop."""
         level.stop = level.counted_items
         past = [o for item in level.items[level.stop :] for o in item]
-        past += [*level.current, *level.waiting.values()]
+        past += level.current + [level.waiting[p] for p in sorted(level.waiting)]
         level.late += len(past)
         self.uncounted.update(sample_key(o) for o in past)
+        self.discarded += past
         del level.items[level.stop :]
         level.current, level.waiting = [], {}
         self._settled.append(key)
@@ -596,3 +666,41 @@ class Ledger:
         return infrastructure_message(
             list(self.levels.values()), self.max_errors, self.tally, missing=missing, why=why
         )
+
+
+def _allowance(level: _Level, lookahead: int) -> int:
+    """Items past those counted that ``level`` may need at once: its open tests' fewest
+    answers to settle (the most of them), or every item left when it has no open test."""
+    tests = [
+        t for t in (level.seq, level.pair) if t is not None and t.decision is Decision.CONTINUE
+    ]
+    if not tests:
+        return level.total_items - level.counted_items
+    return max(t.fewest(lookahead) for t in tests)
+
+
+def opening(
+    rule: GateRule,
+    size: int,
+    *,
+    repeats: int = 1,
+    gate: bool = True,
+    compared: bool = False,
+    family: int = 1,
+    lookahead: int = 16,
+) -> int:
+    """How many samples of a sequential level a run may ask before the ledger has counted
+    any (:meth:`Ledger.moved` says the rest): the fewest answers that could settle its
+    gate (``gate``) and its comparison (``compared``), the most of the two, in samples."""
+    items = size // max(1, repeats)
+    if items < 1:
+        return size
+    tests: list[ThresholdSequence | PairedSequence] = []
+    if gate and rule.min_accuracy is not None:
+        tests.append(ThresholdSequence.for_rule(rule, items, repeats=repeats))
+    if compared:
+        tests.append(PairedSequence.for_rule(rule, items, family=family))
+    if not tests:
+        return size
+    allowed = max(t.fewest(lookahead) for t in tests)
+    return max(1, allowed) * max(1, repeats)

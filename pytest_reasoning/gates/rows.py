@@ -13,7 +13,12 @@ it: an address is kept only when its index is one a suite can ask (below
 :data:`MAX_ITEM_INDEX` + 1) and its knobs pass the task's own checks (``Task.resolve_params``,
 the bounds a suite's knobs meet). Otherwise it is dropped when the row is read — the verdict
 counts the row as before; the report shows that sample without its prompt — so one row can
-never make a report walk 10**18 items or build a 3.8 GB problem."""
+never make a report walk 10**18 items or build a 3.8 GB problem.
+
+A row marked ``not_needed`` is a paid answer a sequential level did not need (asked ahead of
+its stop): it is a sample's row like any other (the last row of a sample wins), and a sample
+whose last row is one is left out of ``rows`` — out of every verdict, table and report —
+and counted in ``not_needed``."""
 
 from __future__ import annotations
 
@@ -28,7 +33,7 @@ from typing import Any
 
 from ..errors import ReasoningError, clip
 from ..files import InputRefused, open_input
-from .store import RESULT_FIELDS
+from .store import NOT_NEEDED, RESULT_FIELDS
 
 __all__ = [
     "ERROR_KINDS",
@@ -138,6 +143,8 @@ def check_row(row: Any) -> None:
         raise _BadField("cost_usd", "a price >= 0 or null", cost)
     if not isinstance(row.get("cached", False), bool):
         raise _BadField("cached", "true or false", row["cached"])
+    if not isinstance(row.get(NOT_NEEDED, False), bool):
+        raise _BadField(NOT_NEEDED, "true or false", row[NOT_NEEDED])
     if not isinstance(row.get("extra", {}), dict):
         raise _BadField("extra", "an object", row["extra"])
     repeat, repeats = row.get("repeat", 0), row.get("repeats", 1)
@@ -219,14 +226,16 @@ def row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
 @dataclass
 class ResultsFile:
     """A results file's rows (the last row of each sample winning, in its place; with
-    ``every``, all of them), the line number of each, and the line numbers of torn lines (no
-    whole JSON row: skipped)."""
+    ``every``, all of them), the line number of each, the line numbers of torn lines (no whole
+    JSON row: skipped) and the rows of samples asked ahead and not needed (paid for, left out
+    of ``rows``)."""
 
     path: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     torn: list[int] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)  # rows[k] is on line lines[k]
     unaddressed: list[int] = field(default_factory=list)  # lines whose address was dropped
+    not_needed: list[dict[str, Any]] = field(default_factory=list)
 
 
 def load_results(path: str | os.PathLike[str], *, every: bool = False) -> ResultsFile:
@@ -287,8 +296,11 @@ def load_results(path: str | os.PathLike[str], *, every: bool = False) -> Result
     precise = {_imprecise(k) for k in rows if k[_MODEL_ID] is not None}
     for key, (number, row) in rows.items():
         if key[_MODEL_ID] is not None or _imprecise(key) not in precise:
-            out.rows.append(row)
-            out.lines.append(number)
+            if row.get(NOT_NEEDED):
+                out.not_needed.append(row)
+            else:
+                out.rows.append(row)
+                out.lines.append(number)
     return out
 
 

@@ -121,6 +121,7 @@ class ThresholdSequence:
         self.decision = Decision.CONTINUE
         self.how = ""  # "curtailed", "anytime" or "fixed-n" once decided
         self._why: str | None = None
+        self._fewest = (0, 0)  # (the last fewest(), at answer t): a bound for the next
         if curtail:  # a gate no answer can change is settled before the first call
             self._settle()
 
@@ -221,6 +222,32 @@ class ThresholdSequence:
         decision, how = self._decide(self.t, self.total, self.ones, self.zeros, bool(self._others))
         if decision is not Decision.CONTINUE:
             self.decision, self.how = decision, how
+
+    def fewest(self, cap: int) -> int:
+        """The fewest further answers after which the level could be settled (0: it is), at
+        most ``cap``: a run that asks no more than these at once never pays for an answer
+        the verdict did not need. The decision is monotone in the answers, so the fastest
+        ways to settle are all right (pass) or all wrong (fail). Each answer brings the
+        settling point at most one answer nearer, so the last result bounds the search."""
+        if self.decision is not Decision.CONTINUE:
+            return 0
+        cap = min(cap, self.n - self.t)  # the n-th answer settles it (fixed-n)
+        last, at = self._fewest
+        graded = bool(self._others)
+        k = max(1, last - (self.t - at))
+        while k < cap:
+            t = self.t + k
+            if (
+                self._decide(t, self.total + k, self.ones + k, self.zeros, graded)[0]
+                is not Decision.CONTINUE
+                or self._decide(t, self.total, self.ones, self.zeros + k, graded)[0]
+                is not Decision.CONTINUE
+            ):
+                break
+            k += 1
+        k = min(k, cap)
+        self._fewest = (k, self.t)
+        return k
 
     @property
     def reason(self) -> str:
@@ -364,6 +391,7 @@ class PairedSequence:
         self.decision = Decision.CONTINUE
         self.how = ""
         self._why: str | None = None
+        self._fewest = (0, 0)  # (the last fewest(), at pair t): a bound for the next
 
     @classmethod
     def for_rule(
@@ -488,6 +516,32 @@ class PairedSequence:
         if self._why is None and self.decision is not Decision.CONTINUE:
             self._why = self._reason()
         return self._why or ""
+
+    def fewest(self, cap: int) -> int:
+        """The fewest further pairs after which the comparison could be settled (0: it is),
+        at most ``cap`` (as :meth:`ThresholdSequence.fewest`): the fastest ways are pairs
+        only the baseline gets right (a regression) or only the candidate (none)."""
+        if self.decision is not Decision.CONTINUE:
+            return 0
+        cap = min(cap, self.n - self.t)
+        last, at = self._fewest
+        b, c = self.only_baseline, self.only_candidate
+        same = self.both + self.neither
+        k = max(1, last - (self.t - at))
+        while k < cap:
+            t = self.t + k
+            worse = self._peak
+            if b + k > c:
+                worse = max(worse, self._worse.log_capital(b + k, c, same))
+            if (
+                self.verdict(t, b + k, c, same, worse)[0] is not Decision.CONTINUE
+                or self.verdict(t, b, c + k, same, self._peak)[0] is not Decision.CONTINUE
+            ):
+                break
+            k += 1
+        k = min(k, cap)
+        self._fewest = (k, self.t)
+        return k
 
     def verdict(self, t: int, b: int, c: int, same: int, peak: float) -> tuple[Decision, str]:
         """The decision after ``t`` < ``n`` pairs (``b`` only baseline right, ``c`` only

@@ -14,7 +14,7 @@ from typing import IO
 from ..core import Outcome
 from ..errors import StorageFailed
 
-__all__ = ["RESULT_FIELDS", "ResultStore"]
+__all__ = ["NOT_NEEDED", "RESULT_FIELDS", "ResultStore"]
 
 # The documented row of the results file, in this order.
 RESULT_FIELDS = (
@@ -48,7 +48,13 @@ RESULT_FIELDS = (
     "extraction",
     "error_kind",
     "cost_usd",
+    # Since issue 39: whether the answer came from the cache (or an identical request in
+    # flight), so that the rows not cached sum to the run's spend.
+    "cached",
 )
+# Written after those, and only on the rows it marks (issue 39): a paid answer a sequential
+# level did not need.
+NOT_NEEDED = "not_needed"
 
 
 class ResultStore:
@@ -59,6 +65,8 @@ class ResultStore:
     (rows are idempotent by ``gates.rows.row_key``: readers keep the last). By default every
     outcome is kept (``outcomes``); a long run keeps memory flat instead: ``keep`` says which
     outcomes to keep (those its summary or report still reads); ``count`` counts them all.
+    A row marked ``not_needed`` (paid, not counted) is written, never kept: no table reads it;
+    one written for a sample kept before takes that sample out of ``outcomes``.
     """
 
     def __init__(
@@ -70,21 +78,35 @@ class ResultStore:
         self.path = Path(path) if path else None
         self._fh: IO[str] | None = None
         self._keep = keep
-        self.outcomes: list[Outcome] = []
+        self._kept: list[Outcome] = []
+        self._dropped: set[tuple[object, ...]] = set()  # kept samples marked not needed after
         self.count = 0  # outcomes added
         self.written = 0  # rows on disk (a failed write is not counted)
 
-    def add(self, outcome: Outcome) -> None:
-        self.count += 1
-        if self._keep is None or self._keep(outcome):
-            self.outcomes.append(outcome)
+    @property
+    def outcomes(self) -> list[Outcome]:
+        if self._dropped:
+            self._kept = [o for o in self._kept if _key(o) not in self._dropped]
+            self._dropped.clear()
+        return self._kept
+
+    def add(self, outcome: Outcome, *, again: bool = False) -> None:
+        """Write one row (``again``: a second row of a sample added before, not counted)."""
+        self.count += not again
+        if outcome.not_needed:
+            if self._kept:
+                self._dropped.add(_key(outcome))
+        elif self._keep is None or self._keep(outcome):
+            self._kept.append(outcome)
         if self.path is not None:
             row = outcome.to_dict()
             ordered = {k: row[k] for k in RESULT_FIELDS}
+            if outcome.not_needed:
+                ordered[NOT_NEEDED] = True
             data = (json.dumps(ordered, ensure_ascii=False) + "\n").encode("utf-8")
             try:
                 _append_whole(self.open(), data)
-                self.written += 1
+                self.written += not again
             except OSError as exc:
                 raise StorageFailed(f"cannot write the results file {self.path}: {exc}") from None
 
@@ -109,6 +131,11 @@ class ResultStore:
             # A failed write was already reported; the rows before it are on disk.
             with contextlib.suppress(OSError):
                 fh.close()
+
+
+def _key(o: Outcome) -> tuple[object, ...]:
+    """A sample, as ``gates.rows.row_key`` names its row."""
+    return (o.item_id, o.model, o.model_id, o.prompt_sha256, o.repeat)
 
 
 def _append_whole(fh: IO[str], data: bytes) -> None:

@@ -35,7 +35,7 @@ from ..gates.verdicts import (
 from ..report import RunSummary, closing_lines, summary_lines, summary_reads
 from ..report.links import gate_link
 from ..report.publish import check_output_dir, publish
-from .items import domain, payload
+from .items import domain, lookahead, payload
 from .signals import level_key
 from .state import RunState
 from .xdist import stop_workers
@@ -62,6 +62,7 @@ class Controller:
             defer_gates="--reasoning-defer-gates" if o.defer_gates else None,
             defer_comparisons=defer_comparisons,
             max_errors=o.max_errors,
+            lookahead=lookahead(o.concurrency),
         )
         self.session: pytest.Session | None = None
         self.repeats: dict[tuple[str, str, str], int] = {}  # (entry, level, model) → count
@@ -151,38 +152,33 @@ class Controller:
             repeats=int(data.get("repeats") or 1),
             family=int(data.get("family") or 1),
         )
-        try:  # the row first: a paid answer is on disk before anything else can fail
-            self.store.add(outcome)
-        except StorageFailed as exc:
-            _stop_for_storage(
-                f"{exc} (the rows before are intact: free space or fix the path, then rerun)"
-            )
+        position = data.get("position")
+        if not self.ledger.needed(outcome.model, spec, position):  # in after its level settled
+            outcome = replace(outcome, not_needed=True)
+        self._write(outcome)  # the row first: a paid answer is on disk before anything else
         for kind, text in (data.get("notices") or {}).items():
             self._notice(str(kind), str(text))
+        self._pay(outcome)
+        gate = data.get("gate_id")
+        if gate:
+            self.gate_samples.setdefault(gate, []).append(report.nodeid)
+        if outcome.not_needed:  # paid for, counted in the spend, never in a verdict
+            self.ledger.not_needed(outcome, spec)
+            return
         if data.get("repeated_problem"):
             key = (spec.entry, spec.level, str(data["model"]))
             self.repeats[key] = self.repeats.get(key, 0) + 1
         if outcome.error is not None or not outcome.correct:
             self.soft_failures.append(report.nodeid)
-        self.spend.add(outcome)
-        budget = self.options.budget
-        if budget and self.budget_reached is None:
-            self.budget_reached = self.spend.reached(budget)
-            if self.budget_reached is not None:  # every process stops asking
-                self.state.signals.stop(self.budget_reached)
-                self._line(
-                    f"reasoning: {self.budget_reached}: no more calls; what was paid is kept, "
-                    "the rest is not asked",
-                    yellow=True,
-                    bold=True,
-                )
-        gate = data.get("gate_id")
-        if gate:
-            self.gate_samples.setdefault(gate, []).append(report.nodeid)
-        decided, stopped = self.ledger.add(outcome, spec, data.get("position"))
+        decided, stopped = self.ledger.add(outcome, spec, position)
         self.ready += decided
         for model, where in self.ledger.settled():  # the rest of the level is not needed
             self.state.signals.settle(level_key(model, *where))
+        for (model, where), frontier in self.ledger.moved():  # how far each may ask ahead
+            self.state.signals.allow(level_key(model, *where), frontier)
+        discarded, self.ledger.discarded = self.ledger.discarded, []
+        for late in discarded:  # rows written before their level settled: marked after
+            self._write(replace(late, not_needed=True), again=True)
         if stopped is not None:
             self._line(
                 f"reasoning: {outcome.model} stopped (infrastructure, not the model): {stopped}",
@@ -197,14 +193,32 @@ class Controller:
         budget it reached, or batch requests it could not pay for (``refused``: the budget
         line), stop the run as a live call reaching the budget does."""
         budget = self.options.budget
-        if not budget or self.budget_reached is not None:
-            return
-        self.budget_reached = refused or self.spend.reached(budget)
-        if self.budget_reached is not None:  # the rest is not asked, live either
-            self.state.signals.stop(self.budget_reached)
+        if budget and self.budget_reached is None:
+            self._stop_at_budget(refused or self.spend.reached(budget))
+
+    def _write(self, outcome: Outcome, *, again: bool = False) -> None:
+        try:
+            self.store.add(outcome, again=again)
+        except StorageFailed as exc:
+            _stop_for_storage(
+                f"{exc} (the rows before are intact: free space or fix the path, then rerun)"
+            )
+
+    def _pay(self, outcome: Outcome) -> None:
+        """Count what a call made now cost; the budget reached: every process stops asking
+        (the processes that call stop sooner, as each reply arrives: ``budget.Meter``)."""
+        self.spend.add(outcome)
+        budget = self.options.budget
+        if budget and self.budget_reached is None:
+            self._stop_at_budget(self.spend.reached(budget))
+
+    def _stop_at_budget(self, reached: str | None) -> None:
+        self.budget_reached = reached
+        if reached is not None:  # the rest is not asked, live or batched
+            self.state.signals.stop(reached)
             self._line(
-                f"reasoning: {self.budget_reached}: no more calls; what was paid is kept, "
-                "the rest is not asked",
+                f"reasoning: {reached}: no more calls; what was paid is kept, the rest is not "
+                "asked",
                 yellow=True,
                 bold=True,
             )
@@ -292,8 +306,16 @@ class Controller:
         a budget reached stops the run like an interruption (2), unless a gate failed."""
         if session.exitstatus == pytest.ExitCode.TESTS_FAILED and self.infrastructure_failed:
             session.exitstatus = exit_status(session.testsfailed - 1, True)
-        if self.budget_reached and session.exitstatus in (pytest.ExitCode.OK, EXIT_INFRASTRUCTURE):
+        if self.reached and session.exitstatus in (pytest.ExitCode.OK, EXIT_INFRASTRUCTURE):
             session.exitstatus = pytest.ExitCode.INTERRUPTED
+
+    @property
+    def reached(self) -> str | None:
+        """Why the run stopped asking, its budget reached (a process that calls stops on the
+        replies as they arrive, which the reports may not all show: ``budget.Meter``)."""
+        if not self.options.budget:
+            return None
+        return self.budget_reached or self.state.signals.stopped()
 
     def summary(self, tr: Any, exitstatus: int) -> None:
         """The terminal summary: prepared lines, then the published outputs (report,
@@ -320,7 +342,7 @@ class Controller:
             deferred=self.deferred,
             sequential=ledger.sequential_counts(),
             spend=self.spend.line(self.options.budget),
-            budget_reached=self.budget_reached,
+            budget_reached=self.reached,
             uncounted=ledger.uncounted,
             not_asked_why=ledger.tally.not_asked_why,
         )

@@ -11,17 +11,20 @@ it under the verdict item's node id (see ``controller.py``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..config import Address, EntrySpec, LevelSpec, addresses, load_suite
-from ..core import Item
+from ..core import Item, Outcome
 from ..errors import ReasoningError, clip, inert_json
 from ..evaluate import Evaluator
+from ..gates.ledger import opening
 from ..gates.verdicts import comparison_name, gate_name
 from ..models.kinds import model_kind
 from .signals import level_key
@@ -33,11 +36,13 @@ __all__ = [
     "LOOKAHEAD_PER_SLOT",
     "NOT_NEEDED",
     "PROPERTY",
+    "TURN_WAIT_S",
     "ReasoningItem",
     "ReasoningSuiteFile",
     "VerdictItem",
     "complete_levels",
     "domain",
+    "lookahead",
     "payload",
     "teststatus",
 ]
@@ -47,6 +52,7 @@ PROPERTY = "reasoning"
 # outcome; the results file has them whole.
 JUNIT_TEXT = 1_000
 LOOKAHEAD_PER_SLOT = 4  # items built and asked ahead, per slot of the concurrency window
+TURN_WAIT_S = 300.0  # the longest a worker's sample waits for its sequential level's frontier
 # Why a sample of a sequential level was not asked (the report's skip reason).
 NOT_NEEDED = "not needed: a sequential test settled its level (docs/sequential.md)"
 
@@ -205,21 +211,70 @@ class ReasoningItem(pytest.Item):
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
-        if self.sequential and state.signals.settled(self.level_key):
-            pytest.skip(NOT_NEEDED)
         evaluator = state.evaluator
+        if self.sequential and state.is_worker and self._may_wait(state):
+            self._wait_for_turn(state)
+        if self.sequential and state.signals.settled(self.level_key):
+            self._asked_ahead(state, evaluator)
+            pytest.skip(NOT_NEEDED)
         a = self.address
         item = self.build()
         # This item's call first, then the look-ahead: collection order is answer order,
         # so the first item is answered first and its row written at once.
         future = evaluator.submit(item, self.model, a.repeat)
         if model_kind(self.model).calls_model:  # the reference answers instantly
-            evaluator.prefetch(self._ahead(state, evaluator))
+            for built, other in self._ahead(state, evaluator):
+                evaluator.submit(built, other.model, other.address.repeat, needed=_need(other))
         if state.live is not None and not future.done():
             state.live.wait(future, self.model)
         outcome = evaluator.answer(item, self.model, a.repeat)
         if state.live is not None:
             state.live.answered()
+        self._carry(state, evaluator, outcome)
+        # Readable for JUnit consumers: wrong answers stay passing tests (the gate decides),
+        # but a dashboard can tell them apart.
+        verdict = "error" if outcome.error else "correct" if outcome.correct else "wrong"
+        self.user_properties.append(("reasoning.verdict", verdict))
+        if outcome.cached:
+            self.user_properties.append(("reasoning.cached", "true"))
+
+    def _may_wait(self, state: RunState) -> bool:
+        """Not a free answer (the reference solver's), and not a candidate's sample compared
+        with a live baseline: that level counts an item only once the baseline (collected
+        after it) answered it, so it never waits for that."""
+        live = self.comparison_id is not None and state.options.baseline is not None
+        return model_kind(self.model).calls_model and not live
+
+    def _wait_for_turn(self, state: RunState) -> None:
+        """Under xdist, a worker's next sample of a sequential level can lie past what the
+        level may ask (the earlier ones are another worker's, not counted yet): it waits
+        until the level's frontier reaches it or the level settles (then it is not needed).
+        The earliest sample not counted is always inside the frontier, it waits on nothing
+        collected after it, and every worker runs its samples in collection order, so some
+        worker can always go; past TURN_WAIT_S it asks anyway."""
+        delay, waited = 0.01, 0.0
+        while waited < TURN_WAIT_S:
+            upto = _frontier(state, self)
+            if upto is None or self.position < upto:
+                return
+            time.sleep(delay)
+            waited += delay
+            delay = min(delay * 2, 0.25)
+
+    def _asked_ahead(self, state: RunState, evaluator: Evaluator) -> None:
+        """A sample its settled level does not need: if it was asked ahead and paid for, its
+        answer still goes to the controller (the spend, the budget, the results file, marked
+        not needed); a call still waiting was not made."""
+        if not evaluator.pending(self.sample_id, self.model):
+            state.built.pop(self.nodeid, None)
+            return
+        outcome = evaluator.answer(self.build(), self.model, self.address.repeat)
+        if not outcome.cached and outcome.error_kind != "not_asked":
+            self._carry(state, evaluator, dataclasses.replace(outcome, not_needed=True))
+
+    def _carry(self, state: RunState, evaluator: Evaluator, outcome: Outcome) -> None:
+        """The outcome, and what the controller needs to place it, in the report."""
+        a = self.address
         data = outcome.to_dict()
         data.update(suite=a.suite, entry=a.entry.id, repeats=a.level.repeats)
         if evaluator.storage_error is not None:
@@ -236,12 +291,6 @@ class ReasoningItem(pytest.Item):
         if self.comparison_id:
             data["family"] = state.families.get(self.model, 1)
         self.user_properties.append((PROPERTY, json.dumps(data, ensure_ascii=False)))
-        # Readable for JUnit consumers: wrong answers stay passing tests (the gate decides),
-        # but a dashboard can tell them apart.
-        verdict = "error" if outcome.error else "correct" if outcome.correct else "wrong"
-        self.user_properties.append(("reasoning.verdict", verdict))
-        if outcome.cached:
-            self.user_properties.append(("reasoning.cached", "true"))
 
     def teardown(self) -> None:
         """JUnit XML writes the properties of the teardown report: give it the outcome with
@@ -255,10 +304,13 @@ class ReasoningItem(pytest.Item):
             # Model text as JSON escapes where a viewer of the file would obey it (bidi).
             self.user_properties[i] = (name, inert_json(value))
 
-    def _ahead(self, state: RunState, evaluator: Evaluator) -> Iterator[tuple[Item, str, int]]:
+    def _ahead(
+        self, state: RunState, evaluator: Evaluator
+    ) -> Iterator[tuple[Item, ReasoningItem]]:
         """Upcoming model-answered items not yet built or in flight (built once, kept until
-        they run)."""
-        window = state.options.concurrency
+        they run); of a sequential level, only those below its frontier: never more than the
+        fewest answers that could settle it (``gates.ledger``), so none is paid for in vain."""
+        frontiers: dict[str, int | None] = {}
         for other in self._upcoming(state):
             if (
                 other is self
@@ -267,15 +319,15 @@ class ReasoningItem(pytest.Item):
                 or evaluator.pending(other.sample_id, other.model)
             ):
                 continue
-            if other.sequential and (
-                state.signals.settled(other.level_key)
-                # one window ahead at most: what a settled level overspends
-                or (other.level_key == self.level_key and other.position >= self.position + window)
-                or (other.level_key != self.level_key and other.position >= window)
-            ):
-                continue
+            if other.sequential:
+                key = other.level_key
+                if key not in frontiers:
+                    frontiers[key] = _frontier(state, other)
+                upto = frontiers[key]
+                if upto is None or other.position >= upto:
+                    continue
             state.built[other.nodeid] = built = other.build()
-            yield built, other.model, other.address.repeat
+            yield built, other
 
     def _upcoming(self, state: RunState) -> Iterator[ReasoningItem]:
         """The items this process will run next, this one first (for concurrent prefetch)."""
@@ -291,6 +343,45 @@ class ReasoningItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, domain(self.name, self.model)
+
+
+def _frontier(state: RunState, item: ReasoningItem) -> int | None:
+    """The positions of ``item``'s sequential level that may be asked (below the number;
+    None: it settled): the controller's word, or before it, the level's opening."""
+    key = item.level_key
+    if state.signals.settled(key):
+        return None
+    upto = state.signals.frontier(key)
+    if upto is None:
+        upto = state.openings.get(key)
+    if upto is None:
+        a, opts = item.address, state.options
+        baseline = item.model == opts.baseline
+        upto = state.openings[key] = opening(
+            a.level.rule,
+            item.level_size,
+            repeats=a.level.repeats,
+            gate=item.gate_id is not None,
+            compared=item.comparison_id is not None or (baseline and bool(state.families)),
+            family=state.families.get(item.model, 1),
+            lookahead=lookahead(opts.concurrency),
+        )
+    return upto
+
+
+def _need(item: ReasoningItem) -> Callable[[], bool] | None:
+    """A sample asked ahead, checked just before its call goes out: a sample of a
+    sequential level is not needed once the level settled."""
+    if not item.sequential:
+        return None
+    signals, key = item.config.stash[STATE].signals, item.level_key
+    return lambda: not signals.settled(key)
+
+
+def lookahead(concurrency: int) -> int:
+    """How many items past those counted a sequential level may ask: two windows of the
+    concurrency (more could not be in flight at once)."""
+    return 2 * max(1, concurrency)
 
 
 class VerdictItem(pytest.Item):

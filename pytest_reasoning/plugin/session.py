@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ..budget import Meter
 from ..config import is_suite_file
 from ..errors import ReasoningError, StorageFailed
 from ..evaluate import EvalConfig, Evaluator
@@ -61,6 +62,8 @@ class RunSession:
         except ReasoningError as exc:
             raise pytest.UsageError(_option_of(exc)) from None
         state.evaluator.halt = state.signals.stopped  # a budget reached: no more calls
+        if options.budget:  # each call admitted against it, each reply counted on arrival
+            state.evaluator.meter = Meter(options.budget, state.signals)
         if options.budget.usd is not None and not state.is_worker:
             unpriced = state.evaluator.unpriced(state.models)
             if unpriced:

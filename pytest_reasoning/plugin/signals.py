@@ -1,9 +1,10 @@
 """What the controller tells every process of a run while it goes: which sequential levels
-are settled (their remaining samples are not needed), and that no more calls may be made (the
-budget was reached). In one process the controller's own
-object is read; under xdist the workers (on this machine) read marker files in a folder the
-controller made and handed over, one empty file per settled level — no channel of xdist's is
-needed, and a worker checks with one ``stat`` before it asks."""
+are settled (their remaining samples are not needed), how far each may ask ahead, and that no
+more calls may be made (the budget was reached); and what every process has spent (the
+budget's ``Purse``). In one process the controller's own object is read; under xdist the
+workers (on this machine) read files in a folder the controller made and handed over: one
+empty file per settled level, one number per level's frontier, one spend per process — no
+channel of xdist's is needed, and a worker checks with one ``stat`` or read before it asks."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ class Signals:
     def __init__(self, folder: str | None = None) -> None:
         self.folder = folder
         self._settled: set[str] = set()
+        self._frontiers: dict[str, int] = {}
+        self._spent = (0, 0.0)  # this process's (tokens, dollars)
         self._stop: str | None = None
         self._own = False  # the folder was made here (the controller removes it)
 
@@ -52,15 +55,59 @@ class Signals:
             return True
         return False
 
+    def allow(self, key: str, frontier: int) -> None:
+        """The samples of a sequential level at positions below ``frontier`` may be asked."""
+        self._frontiers[key] = frontier
+        if self.folder is not None:
+            self._write(self._path(key) + ".ahead", str(frontier))
+
+    def frontier(self, key: str) -> int | None:
+        """How far a level may ask (None: no word yet, see ``gates.ledger.opening``)."""
+        if self.folder is not None:
+            with contextlib.suppress(OSError, ValueError), open(self._path(key) + ".ahead") as fh:
+                self._frontiers[key] = int(fh.read())
+        return self._frontiers.get(key)
+
+    def pay(self, tokens: int, usd: float) -> None:
+        """What a call of this process cost, the moment its reply arrived."""
+        self._spent = (self._spent[0] + tokens, self._spent[1] + usd)
+        if self.folder is not None:
+            folder = os.path.join(self.folder, "spent")
+            with contextlib.suppress(OSError):
+                os.makedirs(folder, exist_ok=True)
+            tokens, usd = self._spent
+            self._write(os.path.join(folder, str(os.getpid())), f"{tokens} {usd!r}")
+
+    def spent(self) -> tuple[float, float]:
+        """(tokens, dollars) every process of the run has spent on calls so far."""
+        if self.folder is None:
+            return self._spent
+        tokens, usd = 0.0, 0.0
+        folder = os.path.join(self.folder, "spent")
+        with contextlib.suppress(OSError):
+            for name in os.listdir(folder):
+                if not name.isdigit():  # a spend being replaced (its .tmp)
+                    continue
+                with contextlib.suppress(OSError, ValueError), open(
+                    os.path.join(folder, name), encoding="utf-8"
+                ) as fh:
+                    t, u = fh.read().split()
+                    tokens, usd = tokens + float(t), usd + float(u)
+        return tokens, usd
+
+    def _write(self, path: str, text: str) -> None:
+        """Replace ``path`` whole (readers see the old text or the new, never a part)."""
+        with contextlib.suppress(OSError):
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+
     def stop(self, reason: str) -> None:
         """No more calls anywhere in the run (``reason``: one line)."""
         self._stop = reason
         if self.folder is not None:
-            with contextlib.suppress(OSError):
-                tmp = os.path.join(self.folder, "stop.tmp")
-                with open(tmp, "w", encoding="utf-8") as fh:
-                    fh.write(reason)
-                os.replace(tmp, os.path.join(self.folder, "stop"))  # read whole or not at all
+            self._write(os.path.join(self.folder, "stop"), reason)
 
     def stopped(self) -> str | None:
         if self._stop is None and self.folder is not None:

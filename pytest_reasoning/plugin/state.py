@@ -38,6 +38,8 @@ class RunState:
         self.items: list[ReasoningItem] = []  # the run's samples in the order they run
         self.order: dict[str, int] = {}  # node id → its place in ``items``
         self.built: dict[str, Item] = {}  # prefetched items, built once, kept until they run
+        # Per sequential level: how far it may ask before the controller's first word.
+        self.openings: dict[str, int] = {}
         self.llm: LLM | None = None
         self.controller: Controller | None = None  # only in the process that sees every report
         self.live: LiveCount | None = None  # the waiting line (a TTY, not -q, not xdist)

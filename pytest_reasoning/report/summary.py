@@ -72,7 +72,7 @@ class RunSummary:
     deferred: int = 0  # verdicts left to ``pytest-reasoning gate`` (shards, defer mode)
     merged: bool = False  # decided by ``pytest-reasoning gate`` from results files
     # Sequential levels that settled early: (model, where) → (samples needed, samples of the
-    # level, answers paid for after it settled).
+    # level, answers paid for that it did not need: asked ahead, or in after it settled).
     sequential: Mapping[Any, tuple[int, int, int]] = field(default_factory=dict)
     spend: str | None = None  # "spent $… and … tokens on … call(s)" (calls made now)
     budget_reached: str | None = None  # why the run stopped asking (--reasoning-budget)
@@ -167,7 +167,8 @@ def summary_lines(run: RunSummary) -> list[Line]:
     if run.budget_reached:
         lines.append(
             Line(
-                f"reasoning: STOPPED: {run.budget_reached}; levels cut short are not decided "
+                f"reasoning: STOPPED: {run.budget_reached} (the calls then in flight were "
+                "answered: they are in the spend above); levels cut short are not decided "
                 "(rerun with a larger budget: cached answers are not paid for again)",
                 "yellow bold",
             )
@@ -186,7 +187,12 @@ def summary_lines(run: RunSummary) -> list[Line]:
                 f"reasoning: {len(run.sequential)} sequential level(s) settled early: "
                 f"{needed} of {size} samples needed, {size - needed} not needed"
                 + (f" (about ${spared:.4f} saved)" if spared else "")
-                + (f"; {late} answer(s) paid for after their level settled" if late else ""),
+                + (
+                    f"; {late} answer(s) asked ahead were not needed (paid for: in the spend "
+                    "and the results file, in no verdict)"
+                    if late
+                    else ""
+                ),
                 "green",
             )
         )
