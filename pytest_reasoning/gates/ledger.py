@@ -39,7 +39,7 @@ from .clustered import majority_correct
 from .comparison import Comparison, ItemScore, PairAnswer, PairKey, adjust, compare, item_scores
 from .rules import GateSpec
 from .sequential import Decision, PairedSequence, ThresholdSequence
-from .threshold import GateResult, LevelStats, decide_gates, marginal
+from .threshold import GateResult, LevelStats, decide_gates, item_value, marginal
 from .verdicts import (
     INFRASTRUCTURE_ID,
     Tally,
@@ -409,12 +409,11 @@ class Ledger:
         answered = [o for o in item if o.error is None and o.correct is not None]
         seq = level.seq
         if seq is not None and seq.decision is Decision.CONTINUE and answered:
-            partial = level.spec.rule.partial
             values = [
-                (o.score if partial and o.score is not None else float(bool(o.correct)))
+                (bool(o.correct), o.score if o.score is not None else float(bool(o.correct)))
                 for o in answered
             ]
-            seq.update(sum(values) / len(values))
+            seq.update(item_value(level.spec.rule, values, level.repeats))
         complete = level.counted_items >= level.total_items
         gate = level.gate_id
         settled = seq is not None and (seq.decision is not Decision.CONTINUE or complete)

@@ -68,7 +68,7 @@ LEVEL_HEADERS = (
 )
 
 
-REPEAT_HEADERS = ("k", "pass@k", "majority")
+REPEAT_HEADERS = ("k", "pass@k", "pass^k", "majority")
 
 
 def levels_table(
@@ -122,7 +122,7 @@ def levels_table(
             s.spec.level,
             str(s.n),
             str(s.correct),
-            fmt(s.measure) + (" cell" if rule.partial else ""),
+            fmt(s.measure) + (" cell" if rule.partial else f" {rule.metric}" * bool(rule.passes)),
             f"[{lo:.2f}, {hi:.2f}]" if s.n else "-",
             threshold,
             decided,
@@ -133,7 +133,7 @@ def levels_table(
             _latency(s),
         ]
         if repeated:
-            row += [str(s.repeats), fmt(s.pass_at()), fmt(s.majority)]
+            row += [str(s.repeats), fmt(s.pass_at()), fmt(s.pass_all()), fmt(s.majority)]
         if reasons:
             row.append(
                 gate.reason
