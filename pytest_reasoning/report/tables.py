@@ -220,6 +220,8 @@ def underpowered(c: Comparison) -> bool:
 
 
 def verdict(c: Comparison) -> str:
+    if c.kind == "drift":  # a drift check: moved, or not
+        return "DRIFT" if c.regressed else "ok"
     if c.regressed:
         return "REGRESSION"
     if c.improved:
@@ -248,6 +250,9 @@ REPEATED_HEADERS = {
     "both/only base/only cand/neither": "items worse/better/same",
     "McNemar p": "p (two-sided)",
 }
+
+
+DRIFT_HEADERS = {"McNemar p": "McNemar p (two-sided)", "Holm p (one-sided)": "Holm p (drift)"}
 
 
 def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False) -> Table:
@@ -284,6 +289,8 @@ def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False)
     headers: tuple[str, ...] = COMPARISON_HEADERS
     if repeated:
         headers = tuple(REPEATED_HEADERS.get(h, h) for h in headers)
+    if any(c.kind == "drift" for c in comparisons):  # two tests, two-sided (gates.drift)
+        headers = tuple(DRIFT_HEADERS.get(h, h) for h in headers)
     return Table((headers[0], "suite", *headers[1:]) if suite else headers, rows)
 
 
