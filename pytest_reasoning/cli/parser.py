@@ -146,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     gt = sub.add_parser(
         "gate",
         help="decide every gate and comparison from merged results files (the shards of a CI "
-        "matrix): the same summary, JUnit XML and exit status as a pytest run",
+        "matrix), or from another harness's logs (--from): the same summary, JUnit XML and "
+        "exit status as a pytest run",
     )
     gt.usage_status = GATE_USAGE
     gt.add_argument(
