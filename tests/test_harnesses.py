@@ -183,6 +183,15 @@ def test_inspect_epochs_gate_as_repeats_with_pass_at_k_and_pass_hat_k(
         "pass^3": ("failed", 0.0),
         "pass^k": ("failed", 0.0),
     }
+    # Against the one-epoch baseline log: paired per item on per-item means (the test for
+    # sides asked unequally often), the baseline's 18 other items named and left out.
+    found = gate_logs("inspect", [EPOCHS], baseline_logs=[ORACLE])
+    (c,) = [v.subject for v in found.verdicts if isinstance(v.subject, Comparison)]
+    assert c.means is not None and c.means.method == "betting"
+    assert (c.table.n, c.means.worse, c.means.candidate, c.means.baseline) == (
+        6, 6, pytest.approx(2 / 3), 1.0
+    )
+    assert any("18 sample(s) of the baseline openai/oracle have none" in n for n in found.notes)
     path = _thresholds(tmp_path, "tasks:\n  reach: {min_accuracy: 0.6, metric: pass^3}\n")
     assert main(["gate", path, "--from", "inspect", EPOCHS]) == 1
     out = capsys.readouterr().out
@@ -255,8 +264,13 @@ def test_logs_that_cannot_be_counted_are_one_line(
         "yaml": ("--from", "inspect", EPOCHS, "t.yaml"),
         "both": ("--from", "inspect", EPOCHS, "--results", "r.jsonl"),
         "neither": ("t.yaml",),
+        "correct": ("--from", "jsonl", str(tmp_path / "yes.jsonl")),
+        "range": ("--from", "jsonl", str(tmp_path / "two.jsonl")),
+        "folder": ("--from", "lm-eval", str(tmp_path / "nothing")),
     }
     (tmp_path / "not-a-zip.eval").write_text("hello")
+    (tmp_path / "yes.jsonl").write_text('{"task": "t", "id": 1, "model": "m", "correct": "yes"}\n')
+    (tmp_path / "two.jsonl").write_text('{"task": "t", "id": 1, "model": "m", "score": 2}\n')
     expected = {
         "not-a-zip.eval": "not-a-zip.eval: not an inspect_ai .eval log (not a zip: File is not a zip file)",
         "bomb": "bomb.eval: samples/1_epoch_1.json: 300,000,000 bytes, over 268,435,456",
@@ -265,6 +279,9 @@ def test_logs_that_cannot_be_counted_are_one_line(
         "yaml": "--from inspect: t.yaml is no log: put the thresholds file before --from",
         "both": "--results and --from: give our results files or logs, not both",
         "neither": "name the suites and --results FILE... (our shards), or --from KIND LOG...",
+        "correct": "yes.jsonl:1: correct: expected true or false, got 'yes'",
+        "range": "two.jsonl:1: score 2 is not in [0, 1]",
+        "folder": "nothing: no such file or folder",
     }
     for name, args in cases.items():
         assert main(["gate", *args]) == 4, name

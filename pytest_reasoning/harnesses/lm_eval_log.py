@@ -51,6 +51,8 @@ def read_lm_eval(paths: Sequence[str], scores: Mapping[str, str]) -> HarnessLog:
                     f"{raw}: no samples_*.jsonl in this folder (run lm_eval with --log_samples)"
                 )
             files += found
+        elif not os.path.isfile(raw):
+            raise InvalidLog(f"{raw}: no such file or folder")
         else:
             folder, name = os.path.split(raw)
             for other in sorted(os.listdir(folder or ".")):

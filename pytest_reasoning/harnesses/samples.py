@@ -263,17 +263,21 @@ def _jsonl_sample(row: Any, shown: str) -> Sample:
         fields[name] = text
     error = _text_field(row, "error", shown)
     value: float | None = None
+    correct = row.get("correct")
     if error is None:
-        if isinstance(row.get("correct"), bool):
-            value = float(row["correct"])
-            if row.get("score") is not None:
-                value = score_value(row["score"], f"{shown}: score")
-                if (value == 1.0) != row["correct"]:
-                    raise InvalidLog(f"{shown}: correct and score disagree")
-        elif row.get("score") is not None:
-            value = score_value(row["score"], shown)
-        else:
+        if correct is not None and not isinstance(correct, bool):
+            raise InvalidLog(f"{shown}: correct: expected true or false, got {quote(correct, 40)}")
+        if correct is None and row.get("score") is None:
             raise InvalidLog(f"{shown}: correct: expected true or false (or a score), got nothing")
+        try:
+            if row.get("score") is not None:
+                value = score_value(row["score"], shown)
+        except ValueError as exc:
+            raise InvalidLog(str(exc)) from None
+        if value is None:
+            value = float(bool(correct))
+        elif correct is not None and (value == 1.0) != correct:
+            raise InvalidLog(f"{shown}: correct and score disagree")
     epoch = row.get("epoch", 1)
     if not isinstance(epoch, int) or isinstance(epoch, bool) or not 1 <= epoch <= 1000:
         raise InvalidLog(
