@@ -24,11 +24,14 @@ from .config import Address, EntrySpec, LevelSpec, addresses, is_suite_file, loa
 from .core import Outcome
 from .errors import ReasoningError, printable, quote
 from .gates import GateSpec, InvalidResults, Ledger, load_results
+from .gates.drift import DEFAULT_MAX_CHANGED, load_drift
+from .gates.ledger import StoredBaseline
 from .gates.rows import row_key
 from .gates.store import NOT_NEEDED
 from .gates.verdicts import (
     Verdict,
     comparison_name,
+    drift_name,
     exit_status,
     gate_name,
     load_baseline,
@@ -38,7 +41,9 @@ from .report import RunSummary
 
 __all__ = [
     "MISSING_HINT",
+    "Level",
     "Merge",
+    "decide",
     "disambiguate",
     "junit_xml",
     "merge",
@@ -132,7 +137,7 @@ def results_files(paths: Sequence[str]) -> list[str]:
 
 
 @dataclass
-class _Level:
+class Level:
     """One level of a suite, as the suite defines it, and the rows that answer it."""
 
     suite: str  # the suite file as the shards' node ids name it
@@ -143,6 +148,9 @@ class _Level:
     addresses: dict[str, Address]  # its samples' item ids → their addresses
     rows: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # model → id → row
     read: dict[tuple[str, str], int] = field(default_factory=dict)  # (model, id) → row's place
+    # Samples per model where they differ by model (another harness's logs: only the models
+    # named here are planned); empty: every model has every expected sample (a suite's level).
+    sizes: dict[str, int] = field(default_factory=dict)
 
     @property
     def spec(self) -> GateSpec:
@@ -186,12 +194,19 @@ def merge(
     max_errors: int = 0,
     allow_partial: bool = False,
     sequential: bool = False,
+    drift: str | None = None,
+    drift_max_changed: float = DEFAULT_MAX_CHANGED,
 ) -> Merge:
     """Decide every gate and comparison of ``suites`` from the ``results`` files
-    (``sequential``: every level sequential, as the shards' ``--reasoning-sequential``)."""
+    (``sequential``: every level sequential, as the shards' ``--reasoning-sequential``;
+    ``drift``: the stored run the shards' ``--reasoning-drift`` named)."""
     if baseline and baseline_results:
         raise ReasoningError(
             "--llm-baseline and --reasoning-baseline-results: give one baseline, not both"
+        )
+    if drift and (baseline or baseline_results):
+        raise ReasoningError(
+            "--reasoning-drift: a model against its own stored run, not with a baseline"
         )
     files = suite_files(suites)
     paths = results_files(results)
@@ -200,7 +215,7 @@ def merge(
     rows = disambiguate([row for row, _ in read])
     total = len({row_key(row) for row in rows})  # a rerun's identical rows count once
     names = sorted({str(r["suite"]) for r in rows if r.get("suite")})
-    levels: list[_Level] = []
+    levels: list[Level] = []
     claimed: dict[str, Path] = {}
     for path in files:
         mine = [n for n in names if _matches(path, n)]
@@ -226,7 +241,7 @@ def merge(
         for samples_of in found.values():
             a = next(iter(samples_of.values()))
             ids = {sample: k for k, sample in enumerate(samples_of)}
-            levels.append(_Level(shown, tuple(mine or [shown]), a.entry, a.level, ids, samples_of))
+            levels.append(Level(shown, tuple(mine or [shown]), a.entry, a.level, ids, samples_of))
     by_where = {(lv.entry.id, lv.level.level, name): lv for lv in levels for name in lv.aliases}
     unmatched: dict[str, set[tuple[Any, ...]]] = {}
     foreign: dict[tuple[str, str, str], dict[tuple[Any, ...], dict[str, Any]]] = {}
@@ -277,7 +292,7 @@ def merge(
         for place in kept
     )
     matched = [read[place][0] for place in kept]
-    return _decide(
+    return decide(
         levels,
         matched,
         notes,
@@ -288,6 +303,8 @@ def merge(
         allow_partial=allow_partial,
         files=len(paths),
         total=total,
+        drift=drift,
+        drift_max_changed=drift_max_changed,
     )
 
 
@@ -361,7 +378,7 @@ def _shown(text: str) -> str:
 def _unmatched_notes(
     unmatched: dict[str, int],
     foreign: dict[tuple[str, str, str], list[dict[str, Any]]],
-    levels: Sequence[_Level],
+    levels: Sequence[Level],
 ) -> list[str]:
     notes = []
     if unmatched:
@@ -388,8 +405,8 @@ def _unmatched_notes(
     return notes
 
 
-def _decide(
-    levels: Sequence[_Level],
+def decide(
+    levels: Sequence[Level],
     rows: list[dict[str, Any]],
     notes: list[str],
     *,
@@ -400,38 +417,54 @@ def _decide(
     allow_partial: bool,
     files: int,
     total: int,
+    stored: StoredBaseline | None = None,
+    hint: str = MISSING_HINT,
+    drift: str | None = None,
+    drift_max_changed: float = DEFAULT_MAX_CHANGED,
 ) -> Merge:
     """Every verdict through the verdict ledger, as a pytest run decides them: the levels
-    planned from the suites (every model of the files on every level), then the rows fed."""
+    planned from the suites (every model of the files on every level; a level with
+    ``sizes``, its models only), then the rows fed. ``stored``: a baseline read already
+    (another harness's log), instead of ``baseline_results``."""
     models = sorted({str(r["model"]) for r in rows})
     if baseline is not None and baseline not in models:
         raise ReasoningError(
             f"--llm-baseline: {quote(baseline)} has no rows for these suites; the files hold "
             + (", ".join(models) or "no matching rows")
         )
-    ledger = Ledger(hint=MISSING_HINT, baseline=baseline, max_errors=max_errors, merged=True)
+    ledger = Ledger(hint=hint, baseline=baseline, max_errors=max_errors, merged=True)
     if baseline_results:
         try:
             ledger.use_stored(load_baseline(baseline_results, baseline_model))
         except ValueError as exc:
             raise ReasoningError(str(exc)) from None
+    elif stored is not None:
+        ledger.use_stored(stored)
+    if drift:
+        try:
+            ledger.use_drift(load_drift(drift, models, drift_max_changed))
+        except ValueError as exc:
+            raise ReasoningError(str(exc)) from None
+    named = drift_name if drift else comparison_name
     candidates = [m for m in models if m != baseline]
     multi = len(models) > 1
     several = ledger.comparing and len(candidates) > 1
     for lv in levels:
         for model in models:
+            if lv.sizes and model not in lv.sizes:
+                continue  # no sample of this model on this level
             candidate = model in candidates
             gate = comparison = None
             if candidate and lv.level.rule.min_accuracy is not None:
                 gate = f"{lv.suite}::{gate_name(lv.entry.id, lv.level.level, model, multi)}"
             if candidate and ledger.comparing:
-                name = comparison_name(lv.entry.id, lv.level.level, model, several)
+                name = named(lv.entry.id, lv.level.level, model, several)
                 comparison = f"{lv.suite}::{name}"
             ledger.plan(
                 model,
                 lv.spec,
                 lv.entry.task,
-                len(lv.expected),
+                lv.sizes.get(model, len(lv.expected)),
                 gate_id=gate,
                 comparison_id=comparison,
                 repeats=lv.level.repeats,

@@ -328,8 +328,9 @@ BAD = [
         ],
         "--out: {tmp}/afile is not a folder",
     ),
-    # ``gate`` stands in for a pytest run; its usage errors exit 4 like every command's.
-    (["gate", "{tmp}/s.yaml"], "required: --results"),
+    # ``gate`` stands in for a pytest run: its usage errors exit 4, as pytest's do.
+    (["gate", "{tmp}/s.yaml"], "name the suites and --results FILE... (our shards), or --from"),
+    (["gate", "--from", "inspect"], "--from inspect: name the logs after it"),
     (["gate", "{tmp}/nope.yaml", "--results", "{tmp}/ok.jsonl"], "nope.yaml: no such suite"),
     (["gate", "{tmp}/afile", "--results", "{tmp}/ok.jsonl"], "afile: not a suite file"),
     (["gate", "{tmp}/s.yaml", "--results", "{tmp}/bad.jsonl"], "bad.jsonl: no result rows"),

@@ -16,11 +16,13 @@ import pytest
 from pytest_reasoning.core import Item, Outcome, Reply
 from pytest_reasoning.errors import InvalidArgument, ReasoningError
 from pytest_reasoning.evaluate import score_reply
+from pytest_reasoning.gates import GateRule, GateSpec, LevelStats, decide_gates
 from pytest_reasoning.gates.clustered import (
     clustered_interval,
     design_effect,
     majority_correct,
     pass_at_k,
+    pass_hat_k,
 )
 from pytest_reasoning.models.base import error_text
 from pytest_reasoning.models.endpoints import parse_model_list
@@ -150,6 +152,32 @@ def test_pass_at_k_and_majority_vote() -> None:
     assert majority_correct([("7", True), ("3", False), ("7", True)])
     assert not majority_correct([("3", False), ("7", True)])  # a tie: the first answer given
     assert not majority_correct([(None, False), (None, False), ("7", True)])
+
+
+def test_pass_hat_k_is_every_one_of_k_samples_right() -> None:
+    """pass^k (Yao et al. 2024): C(c, k) / C(n, k), unbiased; 1 - it is not pass@k."""
+    assert pass_hat_k(5, 5, 5) == 1.0 and pass_hat_k(5, 4, 5) == 0.0
+    assert pass_hat_k(5, 3, 1) == pytest.approx(0.6)  # pass^1 is the accuracy
+    assert pass_hat_k(10, 7, 3) == pytest.approx(35 / 120)
+    assert pass_hat_k(3, 2, 3) == 0.0 and pass_at_k(3, 2, 3) == 1.0
+    with pytest.raises(ValueError, match="pass\\^k needs 0 < k <= n"):
+        pass_hat_k(2, 1, 3)
+    # A level gated on pass^3: three items right 3/3, 2/3 and 1/3 of the time.
+    spec = GateSpec("s.yaml", "t", "L", GateRule(min_accuracy=0.3, metric="pass^3"))
+    stats = LevelStats("m", spec, "t")
+    for item, right in enumerate((3, 2, 1)):
+        for r in range(3):
+            stats.add(
+                Outcome(f"t[L-{item}-r{r}]", "m", "t", "L", 1, "p", "x", "x", "x",
+                        r < right, None, None, None, None, 0.0, repeat=r, repeats=3)
+            )  # fmt: skip
+    assert stats.pass_all() == pytest.approx(1 / 3) and stats.pass_at() == 1.0
+    assert stats.measure == pytest.approx(1 / 3)
+    (result,) = decide_gates([stats])
+    assert result.passed and result.reason.startswith(
+        "pass^3 0.333 (1.0/3 items) >= min_accuracy 0.3"
+    )
+    assert stats.interval() == pytest.approx(wilson_interval(1.0, 3))  # over items
 
 
 def test_model_list_refuses_keys_in_files_and_takes_everything_else() -> None:
@@ -499,6 +527,33 @@ def test_two_models_on_two_endpoints_with_a_baseline_gate(
         ("cand", f"cand=openai/shallow:2@{a.url}"),
         ("base", f"base=openai/oracle@{b.url}"),
     }
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("sequential", [False, True])
+def test_pass_hat_k_gates_a_model_right_on_2_of_3_repeats(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, sequential: bool
+) -> None:
+    """Model right:2/3 answers every item right 2 times in 3: pass@3 passes, pass^3 fails
+    (fixed n, and sequential: a level settled by the anytime test on per-item values)."""
+    pytester.makefile(
+        ".yaml",
+        s="samples: 10\nrepeats: 3\n"
+        + f"sequential: {str(sequential).lower()}\n"
+        + "tasks:\n"
+        + "  - task: dyval.reachability\n"
+        + "    levels: {D2: {min_accuracy: 0.5, metric: pass@3}, D3: {min_accuracy: 0.5, metric: pass^k}}\n",
+    )
+    args = ("--llm", "openai/right:2/3", "--llm-api-base", fake_server.url, "--reasoning-cache", "off")
+    result = run(pytester, *args)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines_random(
+        [
+            "*GATE FAILED openai/right:2/3 dyval.reachability D3: *pass^k 0.000 (0.0*< min_accuracy 0.5*",
+            "FAILED s.yaml::dyval.reachability?D3-gate? - *",
+        ]
+    )
+    assert "D2-gate" not in "\n".join(ln for ln in result.outlines if ln.startswith("FAILED"))
 
 
 @pytest.mark.e2e

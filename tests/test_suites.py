@@ -75,6 +75,14 @@ CASES = [
         "s.yaml: tasks[0].levels: missing; expected a list or mapping of D1, D2, D3, D4",
     ),
     ("- 1\n- 2\n", "s.yaml: expected a mapping at the top level, got list"),
+    (
+        "repeats: 2\ntasks:\n  - task: dyval.arithmetic\n    levels: {D1: {metric: pass^3}}\n",
+        "s.yaml: tasks[0].levels.D1.metric: pass^3 needs 3 samples of each item; the level has repeats 2 (set repeats: 3 or more, or --reasoning-repeats)",
+    ),
+    (
+        "metric: pass^three\ntasks:\n" + GOOD_ENTRY,
+        "s.yaml: metric: expected one of accuracy, puzzle, cell, pass@K, pass^K (K a number or k: the repeats), got 'pass^three'",
+    ),
 ]
 
 

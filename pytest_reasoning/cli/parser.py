@@ -146,18 +146,29 @@ def build_parser() -> argparse.ArgumentParser:
     gt = sub.add_parser(
         "gate",
         help="decide every gate and comparison from merged results files (the shards of a CI "
-        "matrix): the same summary, JUnit XML and exit status as a pytest run",
+        "matrix), or from another harness's logs (--from): the same summary, JUnit XML and "
+        "exit status as a pytest run",
     )
     gt.add_argument(
-        "suites", nargs="+", metavar="SUITE", help="suite files or folders, as the shards ran"
+        "suites",
+        nargs="*",
+        metavar="SUITE",
+        help="suite files or folders, as the shards ran; with --from, a thresholds file",
     )
     gt.add_argument(
         "--results",
         nargs="+",
         action="extend",
-        required=True,
         metavar="FILE",
         help="the shards' --reasoning-results files, or folders of *.jsonl files",
+    )
+    gt.add_argument(
+        "--from",
+        nargs="+",
+        dest="from_logs",
+        metavar=("KIND", "LOG"),
+        help="another harness's logs instead: inspect (.eval, .json), lm-eval (--log_samples "
+        "folders) or jsonl (docs/harnesses.md), then the files or folders",
     )
     gt.add_argument("--llm-baseline", metavar="MODEL", help="a model of the files: compare to it")
     gt.add_argument(
@@ -165,6 +176,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gt.add_argument(
         "--reasoning-baseline-model", metavar="NAME", help="its baseline, if it holds several"
+    )
+    gt.add_argument(
+        "--reasoning-drift",
+        metavar="FILE",
+        help="the stored run the shards' --reasoning-drift named: decide their drift checks",
+    )
+    gt.add_argument(
+        "--reasoning-drift-max-changed",
+        type=float,
+        default=0.1,
+        metavar="F",
+        help="share of changed answers a drift check tolerates (default 0.1), as the shards",
     )
     gt.add_argument("--reasoning-samples", type=int, metavar="N", help="as the shards ran")
     gt.add_argument("--reasoning-seed", metavar="S", help="as the shards ran (S, auto, auto:TEXT)")

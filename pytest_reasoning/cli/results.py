@@ -14,7 +14,7 @@ from ..files import write_output
 from .common import EXIT_INTERRUPTED, EXIT_USAGE, _check_writable, _error
 
 if TYPE_CHECKING:
-    pass
+    from ..merge import Merge
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -134,24 +134,37 @@ def _gate(args: argparse.Namespace) -> int:
     problem = check_output_dir("--report", args.report) if args.report else None
     if problem:
         raise ReasoningError(problem)
-    result = merge(
-        args.suites,
-        args.results,
-        baseline=args.llm_baseline,
-        baseline_results=args.reasoning_baseline_results,
-        baseline_model=args.reasoning_baseline_model,
-        samples=args.reasoning_samples,
-        seed=seed,
-        repeats=args.reasoning_repeats,
-        max_errors=args.reasoning_max_errors,
-        allow_partial=args.allow_partial,
-        sequential=args.reasoning_sequential,
-    )
+    if args.from_logs:
+        result = _from_logs(args)
+    elif not args.results or not args.suites:
+        raise ReasoningError(
+            "name the suites and --results FILE... (our shards), or --from KIND LOG... (another "
+            "harness's logs, docs/harnesses.md)"
+        )
+    else:
+        result = merge(
+            args.suites,
+            args.results,
+            baseline=args.llm_baseline,
+            baseline_results=args.reasoning_baseline_results,
+            baseline_model=args.reasoning_baseline_model,
+            samples=args.reasoning_samples,
+            seed=seed,
+            repeats=args.reasoning_repeats,
+            max_errors=args.reasoning_max_errors,
+            allow_partial=args.allow_partial,
+            sequential=args.reasoning_sequential,
+            drift=args.reasoning_drift,
+            drift_max_changed=args.reasoning_drift_max_changed,
+        )
     run = result.summary
     gated = len(run.levels)
+    read, given = ("results file(s)", "belong to the suites given")
+    if args.from_logs:
+        read, given = "log(s)", "are gated"
     print(
-        f"reasoning gate: {result.rows} rows from {result.files} results file(s); "
-        f"{len(run.rows)} belong to the suites given ({gated} model level(s))"
+        f"reasoning gate: {result.rows} rows from {result.files} {read}; "
+        f"{len(run.rows)} {given} ({gated} model level(s))"
     )
     for note in result.notes:
         _say(f"reasoning: note: {note}")
@@ -197,6 +210,44 @@ def _gate(args: argparse.Namespace) -> int:
         status = EXIT_USAGE  # an output asked for was not written (docs/verdicts.md)
     print(f"{', '.join(counts) or 'no verdicts'} in {seconds:.2f}s (exit status {status})")
     return status
+
+
+def _from_logs(args: argparse.Namespace) -> Merge:
+    """``gate [THRESHOLDS] --from KIND LOG...``: another harness's logs (docs/harnesses.md)."""
+    from ..harnesses import gate_logs
+
+    if args.results:
+        raise ReasoningError("--results and --from: give our results files or logs, not both")
+    for option, value in (
+        ("--reasoning-samples", args.reasoning_samples),
+        ("--reasoning-seed", args.reasoning_seed),
+        ("--reasoning-repeats", args.reasoning_repeats),
+        ("--reasoning-sequential", args.reasoning_sequential or None),
+        ("--reasoning-drift", args.reasoning_drift),
+    ):
+        if value is not None:
+            raise ReasoningError(f"{option}: not with --from (a log holds what it ran)")
+    if len(args.suites) > 1:
+        raise ReasoningError(
+            f"--from: one thresholds file, got {len(args.suites)}: {' '.join(args.suites)}"
+        )
+    kind, *paths = args.from_logs
+    misplaced = [p for p in paths if p.endswith((".yaml", ".yml"))]
+    if misplaced:  # --from takes every word after it
+        raise ReasoningError(
+            f"--from {kind}: {misplaced[0]} is no log: put the thresholds file before --from"
+        )
+    base = args.reasoning_baseline_results
+    return gate_logs(
+        kind,
+        paths,
+        thresholds=args.suites[0] if args.suites else None,
+        baseline=args.llm_baseline,
+        baseline_logs=[base] if base else [],
+        baseline_model=args.reasoning_baseline_model,
+        max_errors=args.reasoning_max_errors,
+        allow_partial=args.allow_partial,
+    )
 
 
 def _say(text: str) -> None:

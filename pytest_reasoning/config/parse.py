@@ -22,6 +22,7 @@ from ..errors import (
     quote,
 )
 from ..gates import METRICS, GateRule
+from ..gates.rules import PASS_METRICS, pass_metric
 from ..registry import get_task
 from ..tasks.base import Task
 from .schema import (
@@ -108,6 +109,18 @@ def _unit(v: Any, where: str, path: str, *, open_interval: bool = False) -> floa
         rng = "(0, 1)" if open_interval else "[0, 1]"
         raise InvalidSuite(path, where, f"expected a number in {rng}, got {v}")
     return float(v)
+
+
+def check_pass_k(metric: str, repeats: int, where: str, path: str) -> None:
+    """pass@K / pass^K need K samples of an item: K at most the level's repeats."""
+    passes = pass_metric(metric)
+    if passes is not None and passes[1] is not None and passes[1] > repeats:
+        raise InvalidSuite(
+            path,
+            where,
+            f"{metric} needs {passes[1]} samples of each item; the level has repeats "
+            f"{repeats} (set repeats: {passes[1]} or more, or --reasoning-repeats)",
+        )
 
 
 def _keys(d: Mapping[Any, Any], allowed: set[str], where: str, path: str) -> None:
@@ -237,12 +250,13 @@ def _common(
             out["sequential"] = d["sequential"]
     if "metric" in d:
         with problems.guard():
-            if d["metric"] not in METRICS:
+            if d["metric"] not in METRICS and pass_metric(d["metric"]) is None:
+                named = (*METRICS, *PASS_METRICS)
                 raise InvalidSuite(
                     path,
                     f"{where}metric",
-                    f"expected one of {', '.join(METRICS)}, got {quote(d['metric'], 80)}"
-                    + did_you_mean(d["metric"], METRICS),
+                    f"expected one of {', '.join(named)} (K a number or k: the repeats), "
+                    f"got {quote(d['metric'], 80)}" + did_you_mean(d["metric"], named),
                 )
             out["metric"] = "accuracy" if d["metric"] == "puzzle" else d["metric"]
     if "params" in d:
@@ -381,6 +395,10 @@ def _entry(
     for lv, body in level_items:
         level = _level(str(lv), body, where, path, task, settings, problems)
         if level is not None:
+            with problems.guard():
+                owner = f"{where}.levels.{lv}." if body is not None else f"{where}."
+                times = repeats if repeats is not None else level.repeats
+                check_pass_k(level.rule.metric, times, f"{owner}metric", path)
             levels.append(
                 LevelSpec(
                     level=level.level,
@@ -567,6 +585,8 @@ def _dataset_entry(
                 f"{owner}metric",
                 f"'cell' needs a task with partial credit; {task_id} scores 0 or 1",
             )
+        times = repeats if repeats is not None else lset["repeats"]
+        check_pass_k(lset["metric"], times, f"{owner}metric", path)
         count = len(stored.by_level[lv])
         levels.append(
             LevelSpec(

@@ -70,7 +70,7 @@ KEY_DOCS: dict[str, tuple[str, str, str]] = {
         f"integer 1..{MAX_REPEATS}",
         "samples of each item (default 1): the model answers every item this many times "
         "(for models that run only at temperature 1); accuracy gets an interval clustered "
-        "by item, and pass@k and majority vote are reported",
+        "by item, and pass@k, pass^k and majority vote are reported",
     ),
     "seed": (
         "any",
@@ -105,9 +105,11 @@ KEY_DOCS: dict[str, tuple[str, str, str]] = {
     ),
     "metric": (
         "any",
-        "`accuracy` (default), `puzzle` (the same), `cell`",
+        "`accuracy` (default), `puzzle` (the same), `cell`, `pass@K`, `pass^K`",
         "what `min_accuracy` thresholds: the share of correct samples, or the mean partial "
-        "credit (`cell`: zebra's cell accuracy; tasks with partial credit only)",
+        "credit (`cell`: zebra's cell accuracy; tasks with partial credit only), or over "
+        "repeats the share of items right at least once (`pass@K`) or every time (`pass^K`) "
+        "in K samples (K at most `repeats`; `k`: the repeats)",
     ),
 }
 ENTRY_KEYS = LEVEL_KEYS | {"task", "id", "levels", "dataset"}

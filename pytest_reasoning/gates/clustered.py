@@ -1,5 +1,5 @@
 """Several samples of one item (suite key ``repeats``): accuracy's interval clustered by item,
-pass@k and majority vote (pure stdlib).
+pass@k, pass^k and majority vote (pure stdlib).
 
 Samples of the same item are not independent (an item a model cannot do is missed every
 time), so an interval that counts every sample as a separate trial is too narrow. We use
@@ -19,7 +19,13 @@ from collections.abc import Sequence
 
 from ..stats import z_for_confidence
 
-__all__ = ["clustered_interval", "design_effect", "majority_correct", "pass_at_k"]
+__all__ = [
+    "clustered_interval",
+    "design_effect",
+    "majority_correct",
+    "pass_at_k",
+    "pass_hat_k",
+]
 
 
 def design_effect(clusters: Sequence[Sequence[float]]) -> float:
@@ -65,6 +71,15 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """The chance that every one of ``k`` samples drawn without replacement from ``n`` (``c``
+    of them correct) is correct: pass^k, "right every time" (Yao et al. 2024, tau-bench), by
+    the unbiased estimator ``C(c, k) / C(n, k)``."""
+    if not 0 < k <= n:
+        raise ValueError(f"pass^k needs 0 < k <= n, got k={k}, n={n}")
+    return math.comb(c, k) / math.comb(n, k)
 
 
 def majority_correct(votes: Sequence[tuple[str | None, bool]]) -> bool:

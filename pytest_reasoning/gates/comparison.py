@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, NamedTuple, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 from ..core import Outcome
 from .clustered import majority_correct
@@ -80,10 +80,13 @@ class PairAnswer(NamedTuple):
     extracted: str | None
     correct: bool | None
     error: str | None
+    model_id: str | None = None  # the model precisely (a drift check names a change of it)
 
     @classmethod
     def of(cls, o: Outcome) -> PairAnswer:
-        return cls(o.model, o.task, o.cluster, o.prompt_sha256, o.extracted, o.correct, o.error)
+        return cls(
+            o.model, o.task, o.cluster, o.prompt_sha256, o.extracted, o.correct, o.error, o.model_id
+        )
 
 
 class ItemScore(NamedTuple):
@@ -135,6 +138,7 @@ class ItemMeans:
 
 @dataclass
 class Comparison:
+    kind: ClassVar[str] = "regression"  # a drift check's verdicts are "drift" (gates.drift)
     candidate: str
     baseline: str
     task: str

@@ -39,9 +39,10 @@ from typing import Any
 from ..core import Outcome
 from .clustered import majority_correct
 from .comparison import Comparison, ItemScore, PairAnswer, PairKey, adjust, compare, item_scores
+from .drift import DriftBaseline
 from .rules import GateRule, GateSpec
 from .sequential import Decision, PairedSequence, ThresholdSequence
-from .threshold import GateResult, LevelStats, decide_gates, marginal
+from .threshold import GateResult, LevelStats, decide_gates, item_value, marginal
 from .verdicts import (
     INFRASTRUCTURE_ID,
     Tally,
@@ -173,10 +174,16 @@ class Ledger:
         self._moved: list[tuple[Key, int]] = []  # frontiers moved since last asked
         # Outcomes taken in but not counted when their level settled (paid, not needed).
         self.discarded: list[Outcome] = []
+        self.drift: DriftBaseline | None = None  # --reasoning-drift: each model's stored run
 
     @property
     def comparing(self) -> bool:
-        return self.baseline is not None or self.stored is not None
+        return self.baseline is not None or self.stored is not None or self.drift is not None
+
+    def use_drift(self, drift: DriftBaseline) -> None:
+        """Check each model against its own stored run (``gates.drift``) instead of comparing
+        it with a baseline: its comparisons are drift verdicts, decided at the end."""
+        self.drift = drift
 
     def use_stored(self, stored: StoredBaseline) -> None:
         """Compare against a baseline read from a file (read once, before any sample)."""
@@ -230,6 +237,8 @@ class Ledger:
         if level.gate_id and rule.min_accuracy is not None and self._open(level.gate_id):
             level.seq = ThresholdSequence.for_rule(rule, items, repeats=level.repeats)
         if level.comparison_id and self.comparing and self._open(level.comparison_id):
+            if self.drift is not None:  # two-sided, on every item asked: no sequential test
+                return
             # Over repeats (here, or in a stored baseline) the pairs are per-item means.
             graded = level.repeats > 1 or self._stored_repeats()
             level.pair = PairedSequence.for_rule(rule, items, family=level.family, graded=graded)
@@ -454,12 +463,11 @@ class Ledger:
         answered = [o for o in item if o.error is None and o.correct is not None]
         seq = level.seq
         if seq is not None and seq.decision is Decision.CONTINUE and answered:
-            partial = level.spec.rule.partial
             values = [
-                (o.score if partial and o.score is not None else float(bool(o.correct)))
+                (bool(o.correct), o.score if o.score is not None else float(bool(o.correct)))
                 for o in answered
             ]
-            seq.update(sum(values) / len(values))
+            seq.update(item_value(level.spec.rule, values, level.repeats))
         complete = level.counted_items >= level.total_items
         gate = level.gate_id
         settled = seq is not None and (seq.decision is not Decision.CONTINUE or complete)
@@ -631,15 +639,19 @@ class Ledger:
             return out
         wheres = {self._verdict_level[cid][1]: cid for cid in members}
         rows = [(a, s) for a, s in self.pairs if a.model == candidate and s.where in wheres]
-        if self.baseline is not None:
-            name = self.baseline
-            base: Mapping[PairKey, ItemScore | bool | None] = item_scores(
-                a for a, _ in self.pairs if a.model == name
-            )
+        found: list[Comparison]
+        if self.drift is not None:  # each model against its own stored run
+            found = list(self.drift.check(rows, candidate))
         else:
-            assert self.stored is not None
-            base, name = self.stored
-        found = compare(rows, base, name)
+            if self.baseline is not None:
+                name = self.baseline
+                base: Mapping[PairKey, ItemScore | bool | None] = item_scores(
+                    a for a, _ in self.pairs if a.model == name
+                )
+            else:
+                assert self.stored is not None
+                base, name = self.stored
+            found = compare(rows, base, name)
         for c in found:  # a sequential level's p-value stays valid where it stopped
             pair = self._levels[(candidate, c.spec.where)].pair
             if pair is not None:

@@ -138,7 +138,7 @@ class ThresholdSequence:
             graded=rule.partial or repeats > 1,
             curtail=repeats == 1,
             unit="items" if repeats > 1 else "samples",
-            measure="cell accuracy" if rule.partial else "accuracy",
+            measure=rule.measure,
         )
 
     def passes(self, total: float) -> bool:

@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..core import Outcome
 from ..stats import wilson_interval
-from .clustered import clustered_interval, majority_correct, pass_at_k
-from .rules import GateSpec
+from .clustered import clustered_interval, majority_correct, pass_at_k, pass_hat_k
+from .rules import GateRule, GateSpec
 
-__all__ = ["MARGINAL_NOTE", "GateResult", "LevelStats", "decide_gates", "marginal"]
+__all__ = [
+    "MARGINAL_NOTE",
+    "GateResult",
+    "LevelStats",
+    "decide_gates",
+    "item_value",
+    "marginal",
+]
+
+
+def item_value(rule: GateRule, samples: Sequence[tuple[bool, float]], repeats: int) -> float:
+    """One item's share of what ``rule`` gates, from its answered samples (verdict, credit):
+    their mean (credit under ``metric: cell``), or under pass@K / pass^K the chance that one /
+    every one of K of its samples is right (K: ``repeats`` for ``k``; an item with fewer
+    answered samples counts with all it has, as pass@k always has)."""
+    passes = rule.passes
+    if passes is None:
+        values = [credit if rule.partial else float(ok) for ok, credit in samples]
+        return sum(values) / len(values)
+    kind, k = passes
+    n, right = len(samples), sum(ok for ok, _ in samples)
+    return (pass_at_k if kind == "@" else pass_hat_k)(n, right, min(k or repeats, n))
 
 
 @dataclass
@@ -90,6 +111,23 @@ class LevelStats:
         ]
         return sum(per_item) / len(per_item)
 
+    def pass_all(self, k: int | None = None) -> float | None:
+        """pass^k averaged over items: the share of items right every one of k times (k and
+        items with fewer samples as :meth:`pass_at`)."""
+        k = k or self.repeats
+        if not self.clusters:
+            return None
+        per_item = [
+            pass_hat_k(len(c), sum(ok for _, ok, _ in c), min(k, len(c)))
+            for c in self.clusters.values()
+        ]
+        return sum(per_item) / len(per_item)
+
+    def item_values(self) -> list[float]:
+        """Each item's share of the gated measure (:func:`item_value`)."""
+        rule, k = self.spec.rule, self.repeats
+        return [item_value(rule, [(ok, v) for _, ok, v in c], k) for c in self.clusters.values()]
+
     @property
     def majority(self) -> float | None:
         """Share of items whose most common answer is right (majority vote over repeats)."""
@@ -107,13 +145,20 @@ class LevelStats:
         """What the gate thresholds: accuracy, or mean cell accuracy under ``metric: cell``."""
         if not self.n:
             return None
+        if self.spec.rule.passes:  # pass@K / pass^K: a mean over items
+            values = self.item_values()
+            return sum(values) / len(values)
         return (self.score_sum if self.spec.rule.partial else self.correct) / self.n
 
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
         """Wilson interval of the measure. For cell accuracy (a mean of values in [0, 1]) the
         same formula is conservative: such a mean has variance at most mu(1-mu)/n, the
         binomial variance Wilson assumes. With repeats, clustered by item (Rao-Scott: see
-        ``gates.clustered``)."""
+        ``gates.clustered``). Under pass@K / pass^K, Wilson's over items (one value in [0, 1]
+        per item, items independent: conservative, as for cell accuracy)."""
+        if self.spec.rule.passes and self.n:
+            values = self.item_values()
+            return wilson_interval(sum(values), len(values), confidence)
         if self.repeats > 1:
             partial = self.spec.rule.partial
             clusters = [
@@ -177,12 +222,16 @@ def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
             out.append(GateResult(s, False, "no scored samples"))
             continue
         acc = s.measure or 0.0
-        what = "cell accuracy" if s.spec.rule.partial else "accuracy"
+        what = s.spec.rule.measure
         count = f"{s.score_sum:.1f}/{s.n}" if s.spec.rule.partial else f"{s.correct}/{s.n}"
+        if s.spec.rule.passes:
+            count = f"{acc * s.items:.1f}/{s.items} items"
         if s.spec.rule.confidence is not None:
             lo, _ = s.interval(s.spec.rule.confidence)
             ok = lo >= thr
             how = "Wilson" if s.repeats == 1 else f"Wilson, clustered by {s.items} items,"
+            if s.spec.rule.passes:
+                how = f"Wilson over {s.items} items"
             reason = (
                 f"{what} {acc:.3f} ({count}), {s.spec.rule.confidence:.0%} {how} "
                 f"lower bound {lo:.3f} {'>=' if ok else '<'} min_accuracy {thr:g}"

@@ -32,6 +32,7 @@ __all__ = [
     "comparison_name",
     "comparison_verdict",
     "deferred_verdict",
+    "drift_name",
     "exit_status",
     "failure_cause",
     "gate_name",
@@ -59,6 +60,11 @@ def gate_name(entry: str, level: str, model: str, multi: bool) -> str:
 def comparison_name(entry: str, level: str, candidate: str, several: bool) -> str:
     """``entry[LEVEL-vs-baseline]``; with several candidates ``…-vs-baseline-MODEL]``."""
     return f"{entry}[{level}-vs-baseline" + (f"-{candidate}]" if several else "]")
+
+
+def drift_name(entry: str, level: str, model: str, several: bool) -> str:
+    """``entry[LEVEL-drift]`` (``--reasoning-drift``); with several models ``…-drift-MODEL]``."""
+    return f"{entry}[{level}-drift" + (f"-{model}]" if several else "]")
 
 
 @dataclass(frozen=True)
@@ -192,7 +198,7 @@ def comparison_verdict(nodeid: str, c: Comparison) -> Verdict:
         nodeid,
         c.candidate,
         "failed" if c.regressed else "passed",
-        f"REGRESSION {c.task} {c.spec.level}: {c.reason()}",
+        f"{'DRIFT' if c.kind == 'drift' else 'REGRESSION'} {c.task} {c.spec.level}: {c.reason()}",
         (("reasoning.comparison", json.dumps(c.to_dict())),),
         "comparison",
         subject=c,

@@ -25,6 +25,7 @@ from ..budget import Spend
 from ..core import Outcome
 from ..errors import StorageFailed, printable
 from ..gates import GateSpec, Ledger, ResultStore
+from ..gates.drift import load_drift
 from ..gates.verdicts import (
     EXIT_INFRASTRUCTURE,
     INFRASTRUCTURE_ID,
@@ -102,6 +103,15 @@ class Controller:
         if path:
             try:
                 self.ledger.use_stored(load_baseline(path, self.options.baseline_model))
+            except ValueError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        if self.options.drift:  # --reasoning-drift: each model against its own stored run
+            try:
+                self.ledger.use_drift(
+                    load_drift(
+                        self.options.drift, self.options.models, self.options.drift_max_changed
+                    )
+                )
             except ValueError as exc:
                 raise pytest.UsageError(str(exc)) from None
         if self.options.results:

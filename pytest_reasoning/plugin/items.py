@@ -25,7 +25,7 @@ from ..core import Item, Outcome
 from ..errors import ReasoningError, clip, inert_json
 from ..evaluate import Evaluator
 from ..gates.ledger import opening
-from ..gates.verdicts import comparison_name, gate_name
+from ..gates.verdicts import comparison_name, drift_name, gate_name
 from ..models.kinds import model_kind
 from .signals import level_key
 from .state import STATE, RunState
@@ -90,9 +90,11 @@ class ReasoningSuiteFile(pytest.File):
         models = state.models
         multi = len(models) > 1
         baseline = opts.baseline
-        comparing = bool(baseline or opts.baseline_results)
+        comparing = bool(baseline or opts.baseline_results or opts.drift)
         candidates = [m for m in models if m != baseline] if comparing else []
         several = len(candidates) > 1
+        # --reasoning-drift: each model against its own stored run, ``entry[LEVEL-drift]``.
+        named = drift_name if opts.drift else comparison_name
         samples: dict[tuple[str, str, str], list[ReasoningItem]] = {}
         for model in models:
             for key, (entry, level, addrs) in levels.items():
@@ -100,9 +102,9 @@ class ReasoningSuiteFile(pytest.File):
                 if level.rule.min_accuracy is not None and model != baseline:
                     gate = gate_name(entry.id, level.level, model, multi)
                 compared = (
-                    [comparison_name(entry.id, level.level, model, several)]
+                    [named(entry.id, level.level, model, several)]
                     if model in candidates
-                    else [comparison_name(entry.id, level.level, c, several) for c in candidates]
+                    else [named(entry.id, level.level, c, several) for c in candidates]
                     if model == baseline
                     else []
                 )
@@ -141,7 +143,7 @@ class ReasoningSuiteFile(pytest.File):
         for model in candidates:
             for key in levels:
                 entry, level, _ = levels[key]
-                name = comparison_name(entry.id, level.level, model, several)
+                name = named(entry.id, level.level, model, several)
                 yield VerdictItem.from_parent(
                     self,
                     name=name,

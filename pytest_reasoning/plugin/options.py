@@ -200,6 +200,22 @@ OPTIONS: tuple[Option, ...] = (
         "NAME",
     ),
     Option(
+        "--reasoning-drift",
+        "reasoning_drift",
+        "ask a stored run's items of the same models again, never from the cache, and test "
+        "per level whether their answers moved (two-sided McNemar on correctness, and the "
+        "share of changed answers against --reasoning-drift-max-changed; docs/upgrades.md)",
+        "RESULTS",
+    ),
+    Option(
+        "--reasoning-drift-max-changed",
+        "reasoning_drift_max_changed",
+        "share of changed answers a drift check tolerates (default 0.1)",
+        "F",
+        default=0.1,
+        kind="float",
+    ),
+    Option(
         "--reasoning-max-calls",
         "reasoning_max_calls",
         "model calls one test may make through the llm fixture (default 200; "
@@ -357,6 +373,8 @@ class RunOptions:
     baseline: str | None = None
     baseline_results: str | None = None
     baseline_model: str | None = None
+    drift: str | None = None  # --reasoning-drift: a stored run of the same models
+    drift_max_changed: float = 0.1
     max_calls: int = 200
     report_dir: str | None = None
     robustness: str | None = None  # None: off; "": terminal only; DIR: also files
@@ -415,6 +433,17 @@ class RunOptions:
             raise pytest.UsageError(
                 "--llm-baseline and --reasoning-baseline-results: give one baseline, not both"
             )
+        drift = _raw(config, "reasoning_drift")
+        if drift and (baseline or baseline_results):
+            raise pytest.UsageError(
+                "--reasoning-drift: a model against its own stored run, not with a baseline "
+                "(--llm-baseline, --reasoning-baseline-results)"
+            )
+        if drift and _raw(config, "reasoning_batch"):
+            raise pytest.UsageError(
+                "--reasoning-drift and --reasoning-batch: a batch answers into the response "
+                "cache, and a drift check never reads it"
+            )
         llm_config, specs = _model_list(config)
         llm_router, groups = _router_groups(config)
         for name in groups:
@@ -425,6 +454,8 @@ class RunOptions:
                 )
         specs = {**specs, **groups}
         cache_dir, cache_url = _cache(config, cache)
+        if drift:  # a cached answer never stands in for the new call
+            cache_dir, cache_url = None, None
         repeats = _typed(config, "reasoning_repeats")
         from ..config import MAX_REPEATS
 
@@ -468,6 +499,8 @@ class RunOptions:
             baseline=str(baseline) if baseline else None,
             baseline_results=str(baseline_results) if baseline_results else None,
             baseline_model=_raw(config, "reasoning_baseline_model"),
+            drift=str(drift) if drift else None,
+            drift_max_changed=float(_typed(config, "reasoning_drift_max_changed")),
             max_calls=_typed(config, "reasoning_max_calls"),
             report_dir=config.getoption("reasoning_report", None),
             robustness=config.getoption("reasoning_robustness", None),

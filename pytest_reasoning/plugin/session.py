@@ -246,10 +246,13 @@ class RunSession:
             if state.options.defer_gates
             else "a gate is decided when the last sample of its level is in"
         )
+        against = "comparison(s) against the baseline"
+        if state.options.drift:  # every prompt asked anew: the cache is not read
+            against = f"drift check(s) against {state.options.drift}, not from the cache"
         lines = [
             *shard,
             f"reasoning: {samples} samples, {gates} gate(s)"
-            + (f", {comparisons} comparison(s) against the baseline" if comparisons else "")
+            + (f", {comparisons} {against}" if comparisons else "")
             + f" ({when})",
         ]
         added, partial = state.selection

@@ -63,6 +63,7 @@ _CLASSES = {
     "PASS*": "warn",  # passed, not significantly (docs/verdicts.md)
     "FAIL": "fail",
     "REGRESSION": "fail",
+    "DRIFT": "fail",
     "under-powered": "warn",
 }
 

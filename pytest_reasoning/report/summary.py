@@ -269,10 +269,10 @@ def error_lines(run: RunSummary) -> list[Line]:
 
 
 def _comparison_lines(comparisons: Sequence[Comparison]) -> list[Line]:
-    lines = [
-        Line(""),
-        Line(f"candidate vs baseline ({comparisons[0].baseline}), paired on identical prompts:"),
-    ]
+    head = f"candidate vs baseline ({comparisons[0].baseline}), paired on identical prompts:"
+    if comparisons[0].kind == "drift":
+        head = "drift: each model now against its stored run, paired on identical prompts:"
+    lines = [Line(""), Line(head)]
     lines += [Line(t) for t in render.text(comparisons_table(comparisons)).splitlines()]
     missing = sum(c.missing for c in comparisons)
     if missing:
@@ -284,7 +284,7 @@ def _comparison_lines(comparisons: Sequence[Comparison]) -> list[Line]:
             )
         )
     for c in comparisons:
-        if underpowered(c):
+        if underpowered(c) and c.kind != "drift":
             drop = c.detectable_drop
             shown = "no drop up to 0.5" if drop is None else f"only drops of {drop:g} or more"
             lines.append(

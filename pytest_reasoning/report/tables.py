@@ -68,7 +68,7 @@ LEVEL_HEADERS = (
 )
 
 
-REPEAT_HEADERS = ("k", "pass@k", "majority")
+REPEAT_HEADERS = ("k", "pass@k", "pass^k", "majority")
 
 
 def levels_table(
@@ -122,7 +122,7 @@ def levels_table(
             s.spec.level,
             str(s.n),
             str(s.correct),
-            fmt(s.measure) + (" cell" if rule.partial else ""),
+            fmt(s.measure) + (" cell" if rule.partial else f" {rule.metric}" * bool(rule.passes)),
             f"[{lo:.2f}, {hi:.2f}]" if s.n else "-",
             threshold,
             decided,
@@ -133,7 +133,7 @@ def levels_table(
             _latency(s),
         ]
         if repeated:
-            row += [str(s.repeats), fmt(s.pass_at()), fmt(s.majority)]
+            row += [str(s.repeats), fmt(s.pass_at()), fmt(s.pass_all()), fmt(s.majority)]
         if reasons:
             row.append(
                 gate.reason
@@ -220,6 +220,8 @@ def underpowered(c: Comparison) -> bool:
 
 
 def verdict(c: Comparison) -> str:
+    if c.kind == "drift":  # a drift check: moved, or not
+        return "DRIFT" if c.regressed else "ok"
     if c.regressed:
         return "REGRESSION"
     if c.improved:
@@ -248,6 +250,9 @@ REPEATED_HEADERS = {
     "both/only base/only cand/neither": "items worse/better/same",
     "McNemar p": "p (two-sided)",
 }
+
+
+DRIFT_HEADERS = {"McNemar p": "McNemar p (two-sided)", "Holm p (one-sided)": "Holm p (drift)"}
 
 
 def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False) -> Table:
@@ -284,6 +289,8 @@ def comparisons_table(comparisons: Sequence[Comparison], *, suite: bool = False)
     headers: tuple[str, ...] = COMPARISON_HEADERS
     if repeated:
         headers = tuple(REPEATED_HEADERS.get(h, h) for h in headers)
+    if any(c.kind == "drift" for c in comparisons):  # two tests, two-sided (gates.drift)
+        headers = tuple(DRIFT_HEADERS.get(h, h) for h in headers)
     return Table((headers[0], "suite", *headers[1:]) if suite else headers, rows)
 
 

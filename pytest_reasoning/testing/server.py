@@ -1,7 +1,8 @@
 """A small OpenAI-compatible HTTP server for tests and benchmarks, loopback only.
 
-The model name picks the behaviour (see ``BEHAVIOURS``); server-wide latency and random faults
-(seeded) can be set at start or changed through ``POST /control``. ``GET /stats`` counts
+The model name picks the behaviour (see ``BEHAVIOURS``); server-wide latency, random faults
+(seeded) and ``drift`` (the oracle's answers to a share of prompts changed, ``drifted``) can
+be set at start or changed through ``POST /control``. ``GET /stats`` counts
 requests, so a test can prove that a warm rerun made zero HTTP requests.
 
 It also speaks OpenAI's Files and Batch API (``batches.py``, with its own faults): a batch's
@@ -37,6 +38,7 @@ __all__ = [
     "EXTRA_FAULTS",
     "FAULT_KINDS",
     "FakeOpenAIServer",
+    "drifted",
     "hostile_answers",
     "key_digest",
     "narrator_reply",
@@ -180,6 +182,15 @@ def narrator_reply(behaviour: str, prompt: str) -> str:
     return " ".join(told)
 
 
+def drifted(prompt: str, share: float) -> bool:
+    """Whether the server's ``drift`` setting changes the oracle's answer to ``prompt``: the
+    prompts whose SHA-256 falls in the first ``share`` of its range (the same prompts every
+    run: a model name that now serves another model, for ``--reasoning-drift``)."""
+    if share <= 0:
+        return False
+    return int(hashlib.sha256(prompt.encode()).hexdigest()[:8], 16) < share * 2**32
+
+
 # What a chat request gets: (HTTP status, a JSON object or raw HTML bytes, extra headers).
 ChatReply = tuple[int, Any, dict[str, str]]
 
@@ -193,11 +204,13 @@ def chat_reply(
     heads: bool = True,
     first: bool = False,
     asked: int = 0,
+    drift: float = 0.0,
 ) -> ChatReply:
     """The behaviour ``model`` names (``BEHAVIOURS``), answering ``prompt``: shared by the
     chat endpoint and the batch runner (``testing/batches.py``). ``heads`` is the coin's
     toss; ``first`` says this prompt was never asked before (``flaky-oracle``); ``asked``,
-    how many times it was asked before (``right:K/N``)."""
+    how many times it was asked before (``right:K/N``); ``drift``, the server's share of
+    prompts whose oracle answer changed (:func:`drifted`)."""
     if model == "fail-500":
         return 500, {"error": {"message": "injected failure", "type": "server_error"}}, {}
     if model == "fail-429":
@@ -222,7 +235,7 @@ def chat_reply(
     if model in _REASONING_KINDS:
         return 200, _reasoning_habit(model, prompt), {}
     if model in ("oracle", "flaky-oracle"):
-        content = oracle_answer(prompt)
+        content = "<<<N/A>>>" if drifted(prompt, drift) else oracle_answer(prompt)
     elif model.startswith("shallow:"):
         content = shallow_answer(prompt, int(model.split(":", 1)[1]))
     elif model == "always-true":
@@ -343,6 +356,7 @@ class _State:
     seen: set[str] = field(default_factory=set)
     asked: Counter[str] = field(default_factory=Counter)  # requests per (model, prompt)
     hang_s: float = 3.0
+    drift: float = 0.0  # share of prompts whose oracle answer changed (``drifted``)
     last_at: dict[str, float] = field(default_factory=dict)  # per prompt: last request time
     gaps: list[float] = field(default_factory=list)  # seconds between a prompt's requests
     hangs: list[dict[str, Any]] = field(default_factory=list)  # per "hang" fault: client_left
@@ -454,6 +468,8 @@ class _Handler(BaseHTTPRequestHandler):
                     st.fault_kinds = tuple(cfg["fault_kinds"])
                 if "hang_s" in cfg:
                     st.hang_s = float(cfg["hang_s"])
+                if "drift" in cfg:
+                    st.drift = float(cfg["drift"])
                 if cfg.get("reset"):
                     st.requests.clear()
                     st.faults.clear()
@@ -498,7 +514,7 @@ class _Handler(BaseHTTPRequestHandler):
             if key in st.last_at:
                 st.gaps.append(now - st.last_at[key])
             st.last_at[key] = now
-            latency = st.latency_s
+            latency, drift = st.latency_s, st.drift
             st.active += 1
             st.peak = max(st.peak, st.active)
         try:
@@ -511,7 +527,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._reply(
             *chat_reply(
-                model, prompt, body, bearer=bearer, heads=heads, first=first_time, asked=asked
+                model,
+                prompt,
+                body,
+                bearer=bearer,
+                heads=heads,
+                first=first_time,
+                asked=asked,
+                drift=drift,
             )
         )
 
@@ -586,12 +609,14 @@ class FakeOpenAIServer:
         fault_kinds: tuple[str, ...] = FAULT_KINDS,
         seed: int = 0,
         batch: BatchSettings | None = None,
+        drift: float = 0.0,
     ) -> None:
         self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.state = _State(
             latency_s=latency_s,
             fault_rate=fault_rate,
             fault_kinds=fault_kinds,
+            drift=drift,
             rng=random.Random(seed),
             desk=BatchDesk(chat_reply, batch, seed),
         )
@@ -643,6 +668,9 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--fault-rate", type=float, default=0.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--drift", type=float, default=0.0, help="share of prompts whose oracle answer changed"
+    )
     ap.add_argument("--batch-line-s", type=float, default=0.0, help="seconds per batch line")
     ap.add_argument("--no-batches", action="store_true", help="no Files or Batch API (404)")
     args = ap.parse_args()
@@ -652,6 +680,7 @@ def main() -> None:
         fault_rate=args.fault_rate,
         seed=args.seed,
         batch=BatchSettings(enabled=not args.no_batches, line_s=args.batch_line_s),
+        drift=args.drift,
     )
     print(f"listening on {srv.url}", flush=True)
     try:
