@@ -196,6 +196,9 @@ class Outcome:
     extraction: str | None = None  # "strict", or "lenient:boxed" / "lenient:answer-is"
     error_kind: str | None = None  # see Reply.error_kind
     cost_usd: float | None = None
+    # Added by issue 41: a digest of the problem up to renaming (Task.problem_key), so that
+    # samples of the same problem, whatever their item, are one cluster in a gate.
+    problem: str | None = None
 
     def to_dict(self) -> dict[str, JSON]:
         return asdict(self)
@@ -204,6 +207,12 @@ class Outcome:
     def cluster(self) -> str:
         """The item this sample answers: repeats of one item share it."""
         return cluster_id(self.item_id, self.repeat, self.repeats)
+
+    @property
+    def problem_cluster(self) -> str:
+        """The problem this sample answers: items of the same problem up to renaming share
+        it (rows without ``problem``, from older files, cluster by item)."""
+        return f"problem:{self.problem}" if self.problem else self.cluster
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Outcome:

@@ -8,6 +8,9 @@ pair and McNemar's independence holds across items. The regression test is
 one-sided: the exact McNemar test when ``max_drop`` is 0, otherwise the inversion of Newcombe's
 paired interval against ``−max_drop``. p-values are Holm-adjusted across the levels compared
 for each candidate, and a gate fails when the adjusted p-value is below the level's ``alpha``.
+
+Items that ask the same problem up to renaming (rows' ``problem``) are one pair likewise, each
+side's majority over them (issue 41).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from ..core import Outcome
-from .clustered import majority_correct
+from .clustered import majority_correct, problem_pairs
 from .paired import (
     PairedTable,
     holm,
@@ -50,6 +53,8 @@ class Answer(Protocol):
     def correct(self) -> bool | None: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def problem_cluster(self) -> str: ...
 
 
 class PairAnswer(NamedTuple):
@@ -63,10 +68,14 @@ class PairAnswer(NamedTuple):
     extracted: str | None
     correct: bool | None
     error: str | None
+    problem_cluster: str = ""  # the problem up to renaming (issue 41): one pair per problem
 
     @classmethod
     def of(cls, o: Outcome) -> PairAnswer:
-        return cls(o.model, o.task, o.cluster, o.prompt_sha256, o.extracted, o.correct, o.error)
+        return cls(
+            o.model, o.task, o.cluster, o.prompt_sha256, o.extracted, o.correct, o.error,
+            o.problem_cluster,
+        )  # fmt: skip
 
 
 @dataclass
@@ -192,17 +201,18 @@ def compare(
         groups.setdefault((outcome.model, spec.where), []).append((outcome, spec))
     results: list[Comparison] = []
     for (model, _where), rows in sorted(groups.items()):
-        pairs: list[tuple[bool, bool]] = []
+        pairs: list[tuple[str, bool, bool]] = []
         missing = errors = 0
+        problem = {(o.cluster, o.prompt_sha256): o.problem_cluster or o.cluster for o, _ in rows}
         for key, verdict in verdicts(o for o, _ in rows).items():
             if key not in baseline:
                 missing += 1
             elif verdict is None or baseline[key] is None:
                 errors += 1
             else:
-                pairs.append((verdict, bool(baseline[key])))
+                pairs.append((problem[key], verdict, bool(baseline[key])))
         spec = rows[0][1]
-        table = PairedTable.from_pairs(pairs)
+        table = PairedTable.from_pairs(problem_pairs(pairs))  # one pair per problem
         low, high = paired_difference_interval(table, 0.95)
         results.append(
             Comparison(

@@ -59,6 +59,7 @@ _OPTIONAL_TEXT = (
     "finish_reason",
     "reasoning",
     "extraction",
+    "problem",
 )
 _COUNTS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 

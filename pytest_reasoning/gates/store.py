@@ -48,6 +48,8 @@ RESULT_FIELDS = (
     "extraction",
     "error_kind",
     "cost_usd",
+    # Since issue 41: the problem up to renaming (samples of one problem are one cluster).
+    "problem",
 )
 
 

@@ -34,6 +34,9 @@ class LevelStats:
     cost_usd: float = 0.0  # what the calls made now cost (LiteLLM's price), when priced
     # Truncated samples by the token limit they were cut at: (parameter, value) → count.
     token_limits: dict[tuple[str, int], int] = field(default_factory=dict)
+    # Per item: the problem it asks up to renaming (Outcome.problem_cluster). Items of one
+    # problem are one cluster of the interval, as an item's repeats are (issue 41).
+    problems: dict[str, str] = field(default_factory=dict)
 
     def add(self, o: Outcome) -> None:
         if o.error_kind == "not_asked":  # no call was made: not an error, not an answer
@@ -61,6 +64,7 @@ class LevelStats:
                 if isinstance(name, str) and isinstance(value, int):
                     self.token_limits[(name, value)] = self.token_limits.get((name, value), 0) + 1
         self.clusters.setdefault(o.cluster, []).append((o.extracted, bool(o.correct), value))
+        self.problems.setdefault(o.cluster, o.problem_cluster)
 
     @property
     def repeats(self) -> int:
@@ -70,6 +74,12 @@ class LevelStats:
     @property
     def items(self) -> int:
         return len(self.clusters)
+
+    @property
+    def distinct(self) -> int:
+        """Distinct problems among the items (up to renaming): fewer than ``items`` where
+        the level repeats a problem."""
+        return len(set(self.problems.values()))
 
     def pass_at(self, k: int | None = None) -> float | None:
         """pass@k averaged over items (k defaults to the repeats; items with fewer answered
@@ -105,14 +115,15 @@ class LevelStats:
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
         """Wilson interval of the measure. For cell accuracy (a mean of values in [0, 1]) the
         same formula is conservative: such a mean has variance at most mu(1-mu)/n, the
-        binomial variance Wilson assumes. With repeats, clustered by item (Rao-Scott: see
-        ``gates.clustered``)."""
-        if self.repeats > 1:
+        binomial variance Wilson assumes. With repeats, or items that ask the same problem,
+        clustered by problem (Rao-Scott: see ``gates.clustered``)."""
+        if self.repeats > 1 or self.distinct < self.items:
             partial = self.spec.rule.partial
-            clusters = [
-                [v if partial else float(ok) for _, ok, v in c] for c in self.clusters.values()
-            ]
-            return clustered_interval(clusters, confidence)
+            clusters: dict[str, list[float]] = {}
+            for item, c in self.clusters.items():
+                mine = clusters.setdefault(self.problems.get(item, item), [])
+                mine += [v if partial else float(ok) for _, ok, v in c]
+            return clustered_interval(list(clusters.values()), confidence)
         hits = self.score_sum if self.spec.rule.partial else self.correct
         return wilson_interval(hits, self.n, confidence)
 
@@ -155,7 +166,11 @@ def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
         if s.spec.rule.confidence is not None:
             lo, _ = s.interval(s.spec.rule.confidence)
             ok = lo >= thr
-            how = "Wilson" if s.repeats == 1 else f"Wilson, clustered by {s.items} items,"
+            how = (
+                f"Wilson, clustered by {s.distinct} problems,"
+                if s.distinct < s.items
+                else "Wilson" if s.repeats == 1 else f"Wilson, clustered by {s.items} items,"
+            )
             reason = (
                 f"{what} {acc:.3f} ({count}), {s.spec.rule.confidence:.0%} {how} "
                 f"lower bound {lo:.3f} {'>=' if ok else '<'} min_accuracy {thr:g}"

@@ -64,7 +64,6 @@ class Controller:
             max_errors=o.max_errors,
         )
         self.session: pytest.Session | None = None
-        self.repeats: dict[tuple[str, str, str], int] = {}  # (entry, level, model) → count
         self.gate_samples: dict[str, list[str]] = {}  # gate id → its samples' node ids
         self.ready: list[Verdict] = []  # decided by a report, shown after it (logfinish)
         self.partial: list[str] = []  # selected gates reported as not decided (partial)
@@ -159,9 +158,6 @@ class Controller:
             )
         for kind, text in (data.get("notices") or {}).items():
             self._notice(str(kind), str(text))
-        if data.get("repeated_problem"):
-            key = (spec.entry, spec.level, str(data["model"]))
-            self.repeats[key] = self.repeats.get(key, 0) + 1
         if outcome.error is not None or not outcome.correct:
             self.soft_failures.append(report.nodeid)
         self.spend.add(outcome)
@@ -294,7 +290,6 @@ class Controller:
             answered=store.written if store.path else store.count,
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             saved_to=str(store.path) if store.path else None,
-            repeats=self.repeats,
             partial=ledger.partial(),
             stopped=self.stopped,
             undecided=ledger.undecided(),
