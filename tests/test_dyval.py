@@ -520,7 +520,7 @@ def test_fewshot_never_shows_the_item_itself(
         assert len(shown) == 3  # another class stands in: still three examples
 
 
-@pytest.mark.parametrize(  # the error comes after 1,000 shapes; D2's are bigger (1.4x): CI
+@pytest.mark.parametrize(  # the error comes after 3 x 1,000 shapes; D2's are bigger (1.4x): CI
     "level", ["D1", pytest.param("D2", marks=pytest.mark.e2e)]
 )
 def test_a_class_whose_only_problem_is_in_the_other_split_is_one_line(level: str) -> None:

@@ -466,6 +466,7 @@ class Task(ABC):
     ) -> tuple[Generated, bool]:
         """:meth:`draw_in`, and whether the generator avoided repeats itself (so a repeat it
         returns means it found nothing new: the batch takes the level as exhausted at once)."""
+        gave_up = 0
         for attempt in range(_SPLIT_PATIENCE):
             number = _raw(raw, attempt, split)
             with _drawing_for(split, repeats) as state:
@@ -473,7 +474,14 @@ class Task(ABC):
                     gen = self.draw(level, seed, number, params, index)
                 except InvalidArgument:
                     if state.refusals == _REFUSALS:
-                        raise  # not for want of new problems: the knobs cannot
+                        # Not for want of new problems: the knobs cannot, or (a split with
+                        # few problems up to renaming: abduction D2's train split holds
+                        # three) the generator's bounded search missed them this once; the
+                        # next raw draws try again before the error stands.
+                        gave_up += 1
+                        if gave_up == _GIVE_UPS:
+                            raise
+                        continue
                     # Only repeats were left for what was wanted: the level is exhausted.
                     state.refusals = 0
                     gen = self.draw(level, seed, number, params, index)
@@ -653,6 +661,7 @@ _MAX_BATCHES = 64
 # Draws tried for a problem of the wanted split: a half-and-half split fails them all with
 # probability 2**-200, so only an answer class with no problem in the split ever runs out.
 _SPLIT_PATIENCE = 200
+_GIVE_UPS = 3  # raw draws whose generator gave up before its error stands
 # Raw draw ``raw``'s k-th redraw for its split is raw draw ``raw + k * REDRAW_STRIDE``: no
 # stream reaches 2**40 items, so redraws never meet another item's own draw.
 REDRAW_STRIDE = 1 << 40
