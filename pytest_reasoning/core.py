@@ -199,6 +199,9 @@ class Outcome:
     # Paid for, never counted: asked ahead for a sequential level that settled before it
     # (issue 39). Its row says so; every reader leaves it out of verdicts and figures.
     not_needed: bool = False
+    # Added by issue 41: a digest of the problem up to renaming (Task.problem_key), so that
+    # samples of the same problem, whatever their item, are one cluster in a gate.
+    problem: str | None = None
 
     def to_dict(self) -> dict[str, JSON]:
         data = asdict(self)
@@ -210,6 +213,12 @@ class Outcome:
     def cluster(self) -> str:
         """The item this sample answers: repeats of one item share it."""
         return cluster_id(self.item_id, self.repeat, self.repeats)
+
+    @property
+    def problem_cluster(self) -> str:
+        """The problem this sample answers: items of the same problem up to renaming share
+        it (rows without ``problem``, from older files, cluster by item)."""
+        return f"problem:{self.problem}" if self.problem else self.cluster
 
     @classmethod
     def from_dict(cls, data: dict[str, JSON]) -> Outcome:

@@ -36,7 +36,7 @@ from .models.litellm_client import (
 )
 from .models.router import RouterGroup
 from .models.shared_cache import LayeredStore, RedisStore
-from .registry import get_task
+from .registry import get_task, problem_key
 
 __all__ = ["EvalConfig", "Evaluator", "score_reply"]
 
@@ -128,6 +128,7 @@ def score_reply(
         finish_reason=reply.finish_reason,
         reasoning_tokens=reply.reasoning_tokens,
         cost_usd=reply.cost_usd,
+        problem=problem_key(item),  # issue 41: samples of one problem are one cluster
     )
     # Every row carries its item's address, whatever the outcome: enough to rebuild the prompt
     # later (report drill-downs) and the item's knobs for every table (FLenQA's lengths).

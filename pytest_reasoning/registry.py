@@ -16,6 +16,7 @@ from functools import cache
 from importlib.metadata import EntryPoint
 from typing import Any
 
+from .core import Item
 from .errors import ReasoningError, UnknownTask, did_you_mean, quote
 from .tasks.base import Task
 
@@ -25,6 +26,7 @@ __all__ = [
     "expected_tasks",
     "get_task",
     "load_tasks",
+    "problem_key",
     "task_for_prompt",
     "task_ids",
 ]
@@ -116,6 +118,16 @@ def expected_tasks() -> str:
         else:
             parts.extend(ids)
     return ", ".join(parts)
+
+
+def problem_key(item: Item) -> str | None:
+    """The item's problem up to renaming (``Task.problem_key``), or None where its task is
+    not installed or its problem (a user's dataset row) is not one the task can read: such a
+    sample is its own cluster."""
+    try:
+        return get_task(item.task).problem_key(item.problem)
+    except (ReasoningError, LookupError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def task_for_prompt(prompt: str) -> Task | None:

@@ -100,11 +100,12 @@ def test_a_task_that_declares_nothing_is_audited_with_the_generic_battery() -> N
 
 
 def test_each_problem_counts_once_and_no_test_problem_trains() -> None:
-    """Issue 29.7: boolean logic D1 has ten problems, five in each split. Six items of each
-    split are five distinct problems each, none shared, so a memorising learner has nothing
-    to recall and the interval is not narrowed by repeats."""
+    """Issue 29.7: boolean logic D1 has eight problems up to renaming (issue 41), five in the
+    test split and three in the train split. Six items of each split are five and three
+    distinct problems, none shared, so a memorising learner has nothing to recall and the
+    interval is not narrowed by repeats."""
     result = audit_level("dyval.boolean_logic", "D1", count=6, seed=4)
-    assert result.count == 5 and result.train_count == 5
+    assert result.count == 5 and result.train_count == 3
     for b in result.baselines:
         assert b.n == 5
 
@@ -205,6 +206,11 @@ EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
         "as start_location: where the asked person last put the item is what they believe",
     ),
     ("musr.object_placement", "previous_location"): (0.36, "as start_location"),
+    ("musr.object_placement", "surface features (per choice)"): (
+        0.39,
+        "as start_location, learnt per choice: 23 of 40 at L1 seed 1 of issue 41's split (by "
+        "the problem up to renaming), 9-19 of 40 at seeds 2-11",
+    ),
     ("musr.team_allocation", "praise_words"): (
         0.985,
         "the paper's own design: skill and teamwork evidence is worded for or against, and the "
@@ -258,7 +264,9 @@ def test_the_generic_learners_keep_the_bound_where_they_did_not(task_id: str, le
     (majority 0.055) by recalling problems of its training seed."""
     result = audit_level(task_id, level, count=60, seed=1)
     learners = [b for b in result.baselines if b.kind in ("bow", "surface")]
-    assert learners and result.count == result.train_count == 60
+    # Deductive D3's test split holds 39 problems up to renaming (issue 41), each counted once.
+    least = 39 if task_id == "dyval.deductive_logic" else 60
+    assert learners and least <= result.count <= 60 and least <= result.train_count <= 60
     if task_id == "dyval.deductive_logic":
         assert {b.kind for b in learners} == {"bow", "surface"}
     for b in learners:
@@ -284,16 +292,17 @@ def test_a_file_of_items_is_audited_as_it_is(
     from pytest_reasoning.audit import audit_dataset
 
     path = tmp_path / "items.jsonl"
-    # Boolean logic's D3 and D4 (True/False, balanced by index, 120 distinct problems each):
-    # 0.5 s to export, where reachability's balanced graphs took 2.6 s (D1 and D2).
-    for level in ("D3", "D4"):
-        assert main(["export", "dyval.boolean_logic", "--level", level, "--count", "120",
+    # Boolean logic's D3 and D4 (True/False, balanced by index; 40 distinct problems of D3's
+    # 47 up to renaming, 120 of D4): 0.5 s to export, where reachability's balanced graphs
+    # took 2.6 s (D1 and D2).
+    for level, count in (("D3", "40"), ("D4", "120")):
+        assert main(["export", "dyval.boolean_logic", "--level", level, "--count", count,
                      "-q", "-o", str(tmp_path / f"{level}.jsonl")]) == 0  # fmt: skip
     path.write_text((tmp_path / "D3.jsonl").read_text() + (tmp_path / "D4.jsonl").read_text())
     got = audit_dataset(str(path))
     assert [(a.task, a.level) for a in got] == [("dyval.boolean_logic", lv) for lv in ("D3", "D4")]
     for a in got:
-        assert 30 < a.count < 90 and a.chance == 0.5
+        assert 10 < a.count < 90 and a.chance == 0.5
         prior = next(b for b in a.baselines if b.name == "answer prior")
         assert 0.3 < prior.accuracy < 0.7  # both answers in each half
     # The command: JSON, seed -1 (the items name their own); a TASK beside --dataset is refused.

@@ -395,3 +395,56 @@ def test_long_contexts_are_re_solved_from_the_text(task_id: str, padding: str) -
 def test_128k_items_are_re_solved_from_the_text(task_id: str) -> None:
     for padding in ("different", "similar"):
         _check_long(task_id, 128_000, padding, 34, 0)
+
+
+# -- the same problem up to renaming (issue 41) ------------------------------------------------
+def _renamed(problem: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """``problem`` with these people (and rooms) renamed everywhere."""
+    text = json.dumps(problem)
+    for old, new in names.items():
+        text = re.sub(rf"\b{re.escape(old)}\b", new, text)
+    return dict(json.loads(text))
+
+
+@pytest.mark.parametrize("task_id", [t.id for t in TASKS])
+def test_a_base_instance_renamed_is_the_same_problem(task_id: str) -> None:
+    """The template: people (and rooms) renamed, the key paragraphs in the other order, the
+    same problem in the same split; another relation, property or rule is another."""
+    task = get_task(task_id)
+    items = [task.make_item("250", 4, i) for i in range(12)]
+    for item in items:
+        p = item.problem
+        logic = p["logic"]
+        people = {w for s in p["key_sentences"] for w in re.findall(r"[A-Z][a-z]+ [A-Z][a-z]+", s)}
+        names = {person: f"Zed Q{k}" for k, person in enumerate(sorted(people))}
+        if "room" in logic:
+            names[logic["room"]] = "vestibule"
+        renamed = _renamed(p, names)
+        renamed["key_sentences"].reverse()
+        assert renamed["logic"] != logic
+        assert task.identity(renamed) == task.identity(p)
+        assert task.split_of(renamed) == task.split_of(p) == "test"
+    assert len({json.dumps(task.identity(i.problem)) for i in items}) > 1
+
+
+@pytest.mark.parametrize("task_id", [t.id for t in TASKS])
+def test_both_answers_of_a_topic_are_in_one_split(task_id: str) -> None:
+    """The split hashes the part of the template drawn before the answer (a relation, a
+    property group, a rule), so the other answer's problem is in the same split: within a
+    split, the topic does not tell the answer."""
+    task = get_task(task_id)
+    for index in range(8):
+        logic = task.make_item("250", 5, index).problem["logic"]
+        flipped = dict(logic)
+        if "query" in logic and isinstance(logic["query"], list):  # monorel
+            flipped["query"] = logic["query"][::-1]
+        elif "query_property" in logic:  # people in rooms: the other property of the group
+            group = next(g for g in PROPERTY_GROUPS if logic["room_property"] in g)
+            flipped["query_property"] = next(q for q in group if q != logic["query_property"])
+        else:  # ruletaker: a needed fact swapped for another (or back)
+            name = logic["query"].rsplit(" is ", 1)[0]
+            flipped["facts"] = [f"{name} is {c}" for c in logic["rule"]["if"]][::-1]
+            if sorted(flipped["facts"]) == sorted(logic["facts"]):
+                flipped["facts"] = [flipped["facts"][0], f"{name} is rich"]
+        assert task.identity({"logic": flipped}) != task.identity({"logic": logic})
+        assert task.split_of({"logic": flipped}) == task.split_of({"logic": logic})

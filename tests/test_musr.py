@@ -629,3 +629,26 @@ def test_the_hand_written_examples_are_valid_and_share_no_template() -> None:
         assert not [c for c in chunks if c.lower() in ex.story.lower()]
     scores = [int(re.search(r"= (\d+)$", s.conclusion)[1]) for s in solved("teams").steps[-4:-1]]  # type: ignore[index]
     assert scores.index(max(scores)) + 1 == solved("teams").answer
+
+
+# -- the same problem up to renaming (issue 41) ------------------------------------------------
+@pytest.mark.parametrize("task_id", ["musr.murder_mystery", "musr.object_placement",
+                                     "musr.team_allocation"])  # fmt: skip
+def test_a_story_about_other_people_is_the_same_problem(task_id: str) -> None:
+    """People renamed everywhere (their facts, trees, choices, the story) is the same problem
+    in the same split; the narration and its chapter offsets are not part of it."""
+    import json
+
+    task = get_task(task_id)
+    assert isinstance(task, MusrTask)
+    items = [task.make_item("L1", 2, i) for i in range(3)]
+    for item in items:
+        text = json.dumps(item.problem)
+        for k, name in enumerate(task.people(item.problem)):
+            text = re.sub(rf"\b{re.escape(name)}\b", f"Quill{'x' * k}", text)
+        renamed = json.loads(text)
+        renamed["chapters"] = {}
+        assert renamed != item.problem
+        assert task.identity(renamed) == task.identity(item.problem)
+        assert task.split_of(renamed) == task.split_of(item.problem) == "test"
+    assert len({task.problem_key(i.problem) for i in items}) == len(items)

@@ -291,3 +291,32 @@ def test_comparisons_over_repeats_keep_alpha_between_equal_models(
             sequential += seq.p_value() < 0.05
     assert fixed / runs <= 0.05 + 0.015
     assert sequential / (runs / 4) <= 0.05 + 0.03
+
+
+def test_items_of_one_problem_are_one_pair() -> None:
+    """Issue 41: items that ask the same problem up to renaming are not independent pairs:
+    each side's majority over them is one pair of McNemar's table."""
+    from pytest_reasoning.core import Outcome
+    from pytest_reasoning.gates import GateRule, GateSpec, baseline_answers, compare
+
+    spec = GateSpec("s", "e", "D1", GateRule())
+
+    def sample(model: str, item: int, correct: bool, problem: str | None) -> Outcome:
+        return Outcome(
+            f"e[D1-s1-{item:03d}]", model, "t", "D1", 1, f"p{item}", "", str(correct), "True",
+            correct, None, None, None, None, 0.0, problem=problem,
+        )  # fmt: skip
+
+    # Items 0-5 are one problem (the candidate misses it, the baseline does not), 6-9 four
+    # others both get right: 5 pairs, 1 discordant, not 10 pairs with 6 discordant.
+    def problem(i: int) -> str:
+        return "shared" if i < 6 else f"own{i}"
+
+    cand = [sample("c", i, i >= 6, problem(i)) for i in range(10)]
+    base = baseline_answers([sample("b", i, True, problem(i)) for i in range(10)])
+    (c,) = compare([(o, spec) for o in cand], base, "b")
+    assert (c.table.n, c.table.both, c.table.only_baseline) == (5, 4, 1)
+    # Rows without the field (older results files) pair item by item, as before.
+    old = [sample("c", i, i >= 6, None) for i in range(10)]
+    (c,) = compare([(o, spec) for o in old], base, "b")
+    assert (c.table.n, c.table.only_baseline) == (10, 6)

@@ -352,4 +352,4 @@ def test_every_dyval_task_and_style_over_http(
     for task in ("arithmetic", "linear_equation", "deductive_logic", "max_sum_path"):
         result.stdout.fnmatch_lines([f"*openai/oracle*dyval.{task}*4*4*1.000*"])
     # D1 boolean logic has five test problems (ten in all): the summary says so.
-    result.stdout.fnmatch_lines(["*tiny D1 (openai/oracle): 9 sample(s) repeat an earlier*"])
+    result.stdout.fnmatch_lines(["*tiny D1 (openai/oracle): 9 of 14 items repeat an earlier*"])

@@ -138,16 +138,13 @@ def test_summary_lines_without_pytest() -> None:
                     10,
                     2,
                     0.5,
+                    # D1's four items ask two problems (up to renaming): two repeat
+                    problem=f"p{i % 2}" if level == "D1" else None,
                 ),
                 spec,
             )
     gates = decide_gates(ledger.levels.values())
-    run = RunSummary(
-        levels=list(ledger.levels.values()),
-        gates=gates,
-        errors=1,
-        repeats={("dyval.arithmetic", "D1", "m"): 2},
-    )
+    run = RunSummary(levels=list(ledger.levels.values()), gates=gates, errors=1)
     lines = summary_lines(run)
     text = [line.text for line in lines]
     assert text[0].split() == ["model", "task", "level", "n", "correct", "accuracy", "95%", "CI",
@@ -161,7 +158,7 @@ def test_summary_lines_without_pytest() -> None:
         "3 of 4 failed as wrong_value" in text
     )
     closing = [line.text for line in closing_lines(run)]
-    assert closing[0].startswith("reasoning: dyval.arithmetic D1 (m): 2 sample(s) repeat")
+    assert closing[0].startswith("reasoning: dyval.arithmetic D1 (m): 2 of 4 items repeat")
     assert closing[1] == "reasoning: 1 infrastructure error(s) (not counted as wrong answers)"
     md = markdown_summary(run)
     assert md.startswith("## pytest-reasoning\n\n**1 gate(s) failed.**")

@@ -85,7 +85,7 @@ sequential: true
 tasks:
   - task: dyval.boolean_logic
     levels:
-      D1: {min_accuracy: 0.5}
+      D3: {min_accuracy: 0.5}  # D1: five test problems, too few to settle on
 """
 
 
@@ -120,7 +120,7 @@ def test_sequential_shards_under_xdist_merge_to_the_run_s_verdicts(
     gate = pytester.run(
         "pytest-reasoning", "gate", "seq.yaml", "--results", "two.jsonl", "--reasoning-sequential"
     )
-    gate.stdout.fnmatch_lines(["*seq.yaml::dyval.boolean_logic[[]D1-gate[]] PASSED*"])
+    gate.stdout.fnmatch_lines(["*seq.yaml::dyval.boolean_logic[[]D3-gate[]] PASSED*"])
     assert gate.ret == 0
 
 
@@ -319,3 +319,27 @@ def test_answers_a_settled_comparison_did_not_need_are_marked_and_paid(
     )  # fmt: skip
     gate.stdout.fnmatch_lines(["*D2-gate-openai/oracle] PASSED*", "*D2-vs-baseline] PASSED*"])
     assert gate.ret == 0
+
+
+def test_an_item_of_a_problem_already_fed_is_counted_but_not_fed() -> None:
+    """Issue 41: 40 items of 4 problems (up to renaming), all right. Only each problem's first
+    item is fed to the test (the others are not independent evidence) and curtailment is off
+    from the first repeat on: four answers settle nothing, so the level runs to its end and
+    the fixed-n rule decides; 40 items of 40 problems pass early at the 8th."""
+    spec = GateSpec("s.yaml", "t", "D1", GateRule(min_accuracy=0.6, sequential=True))
+    messages = []
+    for problems in (4, 40):
+        ledger = Ledger(hint="-")
+        ledger.plan("m", spec, "t", 40, gate_id="s.yaml::t[D1-gate]")
+        verdicts = []
+        for i, o in enumerate(_outcomes("m", 1.0, 40, 3)):
+            o = Outcome.from_dict({**o.to_dict(), "problem": f"p{i % problems}"})
+            verdicts += ledger.add(o, spec, i)[0]
+        verdicts += ledger.finish()
+        assert [v.outcome for v in verdicts] == ["passed"]
+        messages.append(verdicts[0].message)
+        (stats,) = ledger.levels.values()
+        if problems == 4:
+            assert (stats.n, stats.distinct) == (40, 4)
+    assert messages[0].endswith("accuracy 1.000 (40/40) >= min_accuracy 0.6")
+    assert "passed early at 8 of 40 samples" in messages[1]

@@ -25,9 +25,11 @@ from pytest_reasoning.evaluate import score_reply
 from pytest_reasoning.gates import RESULT_FIELDS, GateRule, GateSpec, Ledger, load_results
 from pytest_reasoning.gates.verdicts import Verdict, comparison_name, gate_name
 from pytest_reasoning.merge import merge
-from pytest_reasoning.registry import get_task
+from pytest_reasoning.registry import get_task, problem_key
 from pytest_reasoning.report import RunSummary, summary_lines
+from pytest_reasoning.report.summary import closing_lines
 from pytest_reasoning.report.tables import breakdowns, levels_table
+from pytest_reasoning.stats import wilson_interval
 
 SUITE = """\
 name: prop
@@ -765,3 +767,57 @@ def test_a_run_and_its_merge_mark_a_pass_that_is_not_significant(
         "reaches below min_accuracy)"
     ) in out.splitlines()
     assert "PASS*" in out and "* PASS*: the measure reaches min_accuracy" in out
+
+
+# -- issue 41: samples of one problem (up to renaming) are one cluster -------------------------
+ISO_SUITE = """\
+name: iso
+seed: 1
+samples: 60
+tasks:
+  - task: dyval.deductive_logic
+    levels:
+      D3: {min_accuracy: 0.3, confidence: 0.95, params: {unique: false}}
+"""
+
+
+def test_deductive_d3_intervals_count_problems_live_and_merged(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """60 raw draws of deductive D3 ask far fewer problems up to renaming; a model that gets
+    a problem right or wrong whatever its names is as informative as one answer per problem:
+    the gate's interval is clustered by problem (its n_eff the number of problems), the same
+    live and from the results file, and the summary says the level repeats."""
+    (suite_dir / "iso.yaml").write_text(ISO_SUITE)
+    spec_rows = []
+    for a in addresses(load_suite(suite_dir / "iso.yaml", display="iso.yaml")):
+        item = a.make_item()
+        key = problem_key(item)
+        assert key is not None
+        right = int(key, 16) % 3 != 0  # by problem, whatever its names
+        reply = Reply(content=f"<<<{item.answer if right else 'False'}>>>")
+        outcome = score_reply(item, "m", reply)
+        spec_rows.append((Outcome.from_dict({**outcome.to_dict(), "suite": "iso.yaml",
+                                             "entry": a.entry.id}), a.gate))  # fmt: skip
+    ledger = Ledger(hint="-")
+    spec = spec_rows[0][1]
+    ledger.plan("m", spec, "dyval.deductive_logic", 60, gate_id="iso.yaml::gate")
+    live = [v for o, s in spec_rows for v in ledger.add(o, s)[0]]
+    (stats,) = ledger.levels.values()
+    assert stats.items == 60 and stats.distinct < 40
+    lo, _ = stats.interval(0.95)
+    assert lo < wilson_interval(stats.correct, 60, 0.95)[0]  # wider than 60 independent ones
+    assert lo <= wilson_interval(round(stats.distinct * stats.correct / 60), stats.distinct)[0] + 0.05
+    (verdict,) = live
+    assert f"Wilson, clustered by {stats.distinct} problems," in verdict.message, verdict.message
+    results = suite_dir / "rows.jsonl"
+    _write(results, [{k: o.to_dict()[k] for k in RESULT_FIELDS} for o, _ in spec_rows])
+    merged = merge(["iso.yaml"], [str(results)])
+    (gate,) = [v for v in merged.verdicts if v.kind == "gate"]
+    assert gate.message.split(": ", 1)[1] == verdict.message.split(": ", 1)[1]
+    closing = [line.text for line in closing_lines(RunSummary(levels=[stats]))]
+    assert closing == [
+        f"reasoning: dyval.deductive_logic D3 (m): {60 - stats.distinct} of 60 items repeat an "
+        "earlier problem (up to renaming); the level's test split has fewer distinct problems "
+        f"than items (docs/tasks/splits.md), so its interval counts its {stats.distinct} problems"
+    ]

@@ -625,3 +625,86 @@ def test_frontier_over_houses(fake_server: Any, tmp_path: Any) -> None:
 def test_export_is_byte_identical_across_hash_seeds() -> None:
     params = {"clue_weights": {"left_of": 2}}
     assert len(export_digests([("zebra.grid", "5x4", 6, 3, params, "oneshot", True)])) == 1
+
+
+# -- the same puzzle up to renaming (issue 41) ---------------------------------------------------
+_MIRROR = {"direct_left": "direct_right", "direct_right": "direct_left",
+           "left_of": "right_of", "right_of": "left_of"}  # fmt: skip
+_SYMMETRIC = {"same_house", "side_by_side", "one_between", "two_between"}
+
+
+def _renamed(problem: Mapping[str, Any], rnd: random.Random) -> dict[str, Any]:
+    """The puzzle with every feature and every value renamed (a value to another of its
+    feature), the features listed in another order, the clues shuffled and each stated
+    another way where it has one (``a left of b`` as ``b right of a``, a symmetric clue's
+    values swapped)."""
+    feats = list(problem["features"])
+    keys = [f"Trait{k}" for k in range(len(feats))]
+    rnd.shuffle(keys)
+    fname = dict(zip(feats, keys, strict=True))
+    vname: dict[tuple[str, str], str] = {}
+    for f, values in problem["features"].items():
+        new = [f"{fname[f]}-{k}" for k in range(len(values))]
+        rnd.shuffle(new)
+        vname.update({(f, v): w for v, w in zip(values, new, strict=True)})
+
+    def ref(r: Any) -> Any:
+        return None if r is None else [fname[r[0]], vname[(r[0], r[1])]]
+
+    clues = []
+    for c in problem["clues"]:
+        kind, a, b = c["kind"], ref(c["a"]), ref(c["b"])
+        if kind in _MIRROR and rnd.random() < 0.5:
+            kind, a, b = _MIRROR[kind], b, a
+        elif kind in _SYMMETRIC and rnd.random() < 0.5:
+            a, b = b, a
+        clues.append({**c, "kind": kind, "a": a, "b": b, "text": "reworded"})
+    rnd.shuffle(clues)
+    order = list(problem["features"].items())
+    rnd.shuffle(order)
+    features = {fname[f]: sorted(vname[(f, v)] for v in vs) for f, vs in order}
+    return {**problem, "features": features, "clues": clues}
+
+
+@settings(max_examples=20, deadline=None)
+@given(item=zebra_problems(level=st.sampled_from(["2x2", "2x3", "3x3", "4x3"])),
+       shuffle=st.integers(0, 2**32))  # fmt: skip
+def test_renaming_values_and_features_keeps_the_puzzle(item: Item, shuffle: int) -> None:
+    renamed = _renamed(item.problem, random.Random(shuffle))
+    assert renamed["features"] != item.problem["features"]
+    assert ZEBRA.identity(renamed) == ZEBRA.identity(item.problem)
+    assert ZEBRA.split_of(renamed) == ZEBRA.split_of(item.problem)
+
+
+def _mirrored(problem: Mapping[str, Any]) -> dict[str, Any]:
+    """The puzzle read right to left: another puzzle (its solution is reversed)."""
+    n = problem["houses"]
+    clues = [
+        {**c, "kind": _MIRROR.get(c["kind"], c["kind"]),
+         "house": None if c["house"] is None else n + 1 - c["house"]}
+        for c in problem["clues"]
+    ]  # fmt: skip
+    return {**problem, "clues": clues}
+
+
+def test_a_different_puzzle_is_a_different_problem() -> None:
+    """Houses are not renamed (left and right mean something): the mirror image of a puzzle
+    is another problem, and so is a puzzle with one clue taken away."""
+    item = ZEBRA.make_item("4x4", 3, 0)
+    mirror = _mirrored(item.problem)
+    assert solver.count_solutions(zebra_puzzle(mirror))[0] == json.loads(item.answer)[::-1]
+    assert ZEBRA.identity(mirror) != ZEBRA.identity(item.problem)
+    clues = item.problem["clues"]
+    fewer = {**item.problem, "clues": [*clues[:-2], clues[-1]]}
+    if solver.count_solutions(zebra_puzzle(fewer), limit=2)[1:]:  # no longer unique
+        fewer = {**item.problem, "clues": [*clues, clues[0]]}
+    assert ZEBRA.identity(fewer) != ZEBRA.identity(item.problem)
+
+
+def zebra_puzzle(problem: Mapping[str, Any]) -> solver.Puzzle:
+    return solver.Puzzle(
+        houses=problem["houses"],
+        features={f: list(vs) for f, vs in problem["features"].items()},
+        clues=[(c["kind"], tuple(c["a"]), tuple(c["b"]) if c["b"] else None, c["house"])
+               for c in problem["clues"]],
+    )  # fmt: skip

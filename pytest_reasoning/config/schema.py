@@ -199,15 +199,6 @@ class Address:
             lv.level, self.seed, self.index, lv.params, lv.style, id=self.sample_id
         )
 
-    @property
-    def repeated_problem(self) -> bool:
-        """Whether this generated item repeats an earlier one's problem (an exhausted level);
-        a dataset's items are what they are."""
-        if self.entry.dataset is not None:
-            return False
-        lv = self.level
-        return get_task(self.entry.task).is_repeat(lv.level, self.seed, self.index, lv.params)
-
 
 def addresses(suite: SuiteSpec) -> Iterator[Address]:
     """Every sample of a suite, in file order: entry, level, seed, index, repeat."""

@@ -25,6 +25,7 @@ __all__ = [
     "majority_correct",
     "pass_at_k",
     "pass_hat_k",
+    "problem_pairs",
 ]
 
 
@@ -91,3 +92,22 @@ def majority_correct(votes: Sequence[tuple[str | None, bool]]) -> bool:
     counts = Counter(answer for answer, _ in votes)
     best = max(counts.values())
     return next(correct for answer, correct in votes if counts[answer] == best)
+
+
+def problem_pairs(pairs: Sequence[tuple[str, bool, bool]]) -> list[tuple[bool, bool]]:
+    """One (candidate, baseline) pair per problem from ``(problem, candidate right, baseline
+    right)`` per item: each side's majority over the problem's items (a tie goes to the first
+    item), as an item's repeats are one vote. Items of the same problem up to renaming are
+    not independent pairs, so McNemar counts the problem once (issue 41)."""
+    by_problem: dict[str, list[tuple[bool, bool]]] = {}
+    for problem, mine, theirs in pairs:
+        by_problem.setdefault(problem, []).append((mine, theirs))
+    out = []
+    for found in by_problem.values():
+        out.append(
+            (
+                majority_correct([(str(m), m) for m, _ in found]),
+                majority_correct([(str(t), t) for _, t in found]),
+            )
+        )
+    return out

@@ -13,6 +13,10 @@ mean over the item's samples and the test is the exact sign-flip test on the per
 differences (``gates.signflip``; clustered by item: items are independent, samples of one item
 are not). A majority vote per item would hide lost consistency: a candidate right on 2 of 3
 repeats of every item has the baseline's majority votes (issue 39).
+
+Items that ask the same problem up to renaming (rows' ``problem``, issue 41) are one unit
+likewise: each side's answer to a problem pools its items' samples, so isomorphic items are
+one pair (one sample each: McNemar on the pooled votes; several: the mean test).
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ class Answer(Protocol):
     def correct(self) -> bool | None: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def problem_cluster(self) -> str: ...
 
 
 class PairAnswer(NamedTuple):
@@ -81,12 +87,14 @@ class PairAnswer(NamedTuple):
     correct: bool | None
     error: str | None
     model_id: str | None = None  # the model precisely (a drift check names a change of it)
+    problem_cluster: str = ""  # the problem up to renaming (issue 41): one pair per problem
 
     @classmethod
     def of(cls, o: Outcome) -> PairAnswer:
         return cls(
-            o.model, o.task, o.cluster, o.prompt_sha256, o.extracted, o.correct, o.error, o.model_id
-        )
+            o.model, o.task, o.cluster, o.prompt_sha256, o.extracted, o.correct, o.error,
+            o.model_id, o.problem_cluster,
+        )  # fmt: skip
 
 
 class ItemScore(NamedTuple):
@@ -331,6 +339,8 @@ def compare(
         means: list[tuple[Fraction, Fraction]] = []
         missing = errors = 0
         repeated, matched = False, True
+        problem = {(o.cluster, o.prompt_sha256): o.problem_cluster or o.cluster for o, _ in rows}
+        problems: dict[str, tuple[list[ItemScore], list[ItemScore]]] = {}
         for key, mine in item_scores(o for o, _ in rows).items():
             if key not in baseline:
                 missing += 1
@@ -339,7 +349,12 @@ def compare(
             if mine.vote is None or theirs.vote is None:
                 errors += 1
                 continue
-            pairs.append((mine.vote, theirs.vote))
+            sides = problems.setdefault(problem[key], ([], []))
+            sides[0].append(mine)
+            sides[1].append(theirs)
+        for mine_items, theirs_items in problems.values():
+            mine, theirs = _pooled(mine_items), _pooled(theirs_items)
+            pairs.append((bool(mine.vote), bool(theirs.vote)))
             means.append((mine.mean, theirs.mean))
             repeated = repeated or mine.samples > 1 or theirs.samples > 1
             matched = matched and mine.answered == theirs.answered
@@ -365,6 +380,17 @@ def compare(
         results.append(comparison)
     adjust(results)
     return results
+
+
+def _pooled(items: list[ItemScore]) -> ItemScore:
+    """The items of one problem up to renaming as one: their samples pooled, the vote their
+    answered samples' majority (a tie: the first item's vote)."""
+    if len(items) == 1:
+        return items[0]
+    right = sum(i.right for i in items)
+    answered = sum(i.answered for i in items)
+    vote = items[0].vote if 2 * right == answered else 2 * right > answered
+    return ItemScore(vote, right, answered, sum(i.samples for i in items))
 
 
 def _by_means(c: Comparison, means: list[tuple[Fraction, Fraction]], matched: bool) -> None:

@@ -93,6 +93,11 @@ class _Level:
     verdicts: list[bool | None] = field(default_factory=list)  # per taken item (majority)
     counts: list[tuple[int, int]] = field(default_factory=list)  # per taken item: right, answered
     keys: list[PairKey] = field(default_factory=list)  # per taken item: its pairing key
+    # Per taken item: whether its problem (up to renaming) is new in the level. Only new
+    # problems are fed to the sequential tests: another item of a problem already fed is not
+    # independent evidence (issue 41); it is counted in the tallies, clustered with it.
+    fresh: list[bool] = field(default_factory=list)
+    asked: set[str] = field(default_factory=set)  # problems taken so far
     counted_items: int = 0
     stop: int | None = None  # items counted when it settled
     late: int = 0  # answers past the stop (paid, counted nowhere else)
@@ -382,6 +387,20 @@ class Ledger:
                 level.verdicts.append(majority_correct(votes) if votes else None)
                 level.counts.append((sum(ok for _, ok in votes), len(votes)))
                 level.keys.append((item[0].cluster, item[0].prompt_sha256))
+                self._note_problem(level, item[0].problem_cluster)
+
+    @staticmethod
+    def _note_problem(level: _Level, problem: str) -> None:
+        """Whether a taken item's problem is new in its level. From the first repeated one
+        on, curtailment is off: the fixed-n rule a curtailed verdict equals is then the
+        clustered one, which no running count decides (as with ``repeats``)."""
+        fresh = problem not in level.asked
+        level.asked.add(problem)
+        level.fresh.append(fresh)
+        if not fresh:
+            for test in (level.seq, level.pair):
+                if test is not None:
+                    test.curtail = False
 
     def _count_ready(self, where: Where) -> list[Verdict]:
         """Count every taken item of ``where``'s sequential levels that can be counted now —
@@ -404,7 +423,12 @@ class Ledger:
                         if not known:
                             break  # the baseline has not answered this item yet
                         mine = level.verdicts[i]
-                        if mine is not None and theirs is not None and theirs.vote is not None:
+                        if (
+                            mine is not None
+                            and theirs is not None
+                            and theirs.vote is not None
+                            and level.fresh[i]
+                        ):
                             if level.pair.graded:
                                 right, answered = level.counts[i]
                                 level.pair.update(
@@ -462,13 +486,19 @@ class Ledger:
         level.counted_items += 1
         answered = [o for o in item if o.error is None and o.correct is not None]
         seq = level.seq
-        if seq is not None and seq.decision is Decision.CONTINUE and answered:
+        if seq is not None and seq.decision is Decision.CONTINUE and answered and level.fresh[i]:
             values = [
                 (bool(o.correct), o.score if o.score is not None else float(bool(o.correct)))
                 for o in answered
             ]
             seq.update(item_value(level.spec.rule, values, level.repeats))
         complete = level.counted_items >= level.total_items
+        pair = level.pair
+        if complete and pair is not None and pair.decision is Decision.CONTINUE:
+            # Every item is in, but repeated problems were not fed: the test has all the
+            # pairs it will get, so it ends as at its n (today's fixed-n p-value decides).
+            pair.n = max(pair.t, 1)
+            pair.decision, pair.how = Decision.FIXED, "fixed-n"
         gate = level.gate_id
         settled = seq is not None and (seq.decision is not Decision.CONTINUE or complete)
         if gate is not None and settled and self._open(gate):

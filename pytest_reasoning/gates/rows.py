@@ -74,6 +74,7 @@ _OPTIONAL_TEXT = (
     "finish_reason",
     "reasoning",
     "extraction",
+    "problem",
 )
 _COUNTS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 # The largest item index a suite asks for (config.MAX_SAMPLES - 1; config sits above gates).

@@ -51,6 +51,8 @@ RESULT_FIELDS = (
     # Since issue 39: whether the answer came from the cache (or an identical request in
     # flight), so that the rows not cached sum to the run's spend.
     "cached",
+    # Since issue 41: the problem up to renaming (samples of one problem are one cluster).
+    "problem",
 )
 # Written after those, and only on the rows it marks (issue 39): a paid answer a sequential
 # level did not need.

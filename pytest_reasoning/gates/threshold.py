@@ -59,6 +59,9 @@ class LevelStats:
     # that were repeating themselves (a higher limit would not help them).
     default_limits: int = 0
     repeating: int = 0
+    # Per item: the problem it asks up to renaming (Outcome.problem_cluster). Items of one
+    # problem are one cluster of the interval, as an item's repeats are (issue 41).
+    problems: dict[str, str] = field(default_factory=dict)
 
     def add(self, o: Outcome) -> None:
         if o.error_kind == "not_asked":  # no call was made: not an error, not an answer
@@ -89,6 +92,7 @@ class LevelStats:
                 self.default_limits += o.extra.get("token_limit_default") is True
                 self.repeating += o.extra.get("repeating") is True
         self.clusters.setdefault(o.cluster, []).append((o.extracted, bool(o.correct), value))
+        self.problems.setdefault(o.cluster, o.problem_cluster)
 
     @property
     def repeats(self) -> int:
@@ -98,6 +102,12 @@ class LevelStats:
     @property
     def items(self) -> int:
         return len(self.clusters)
+
+    @property
+    def distinct(self) -> int:
+        """Distinct problems among the items (up to renaming): fewer than ``items`` where
+        the level repeats a problem."""
+        return len(set(self.problems.values()))
 
     def pass_at(self, k: int | None = None) -> float | None:
         """pass@k averaged over items (k defaults to the repeats; items with fewer answered
@@ -153,18 +163,20 @@ class LevelStats:
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
         """Wilson interval of the measure. For cell accuracy (a mean of values in [0, 1]) the
         same formula is conservative: such a mean has variance at most mu(1-mu)/n, the
-        binomial variance Wilson assumes. With repeats, clustered by item (Rao-Scott: see
-        ``gates.clustered``). Under pass@K / pass^K, Wilson's over items (one value in [0, 1]
-        per item, items independent: conservative, as for cell accuracy)."""
+        binomial variance Wilson assumes. With repeats, or items that ask the same problem,
+        clustered by problem (Rao-Scott: see ``gates.clustered``). Under pass@K / pass^K,
+        Wilson's over items (one value in [0, 1] per item, items independent: conservative, as
+        for cell accuracy)."""
         if self.spec.rule.passes and self.n:
             values = self.item_values()
             return wilson_interval(sum(values), len(values), confidence)
-        if self.repeats > 1:
+        if self.repeats > 1 or self.distinct < self.items:
             partial = self.spec.rule.partial
-            clusters = [
-                [v if partial else float(ok) for _, ok, v in c] for c in self.clusters.values()
-            ]
-            return clustered_interval(clusters, confidence)
+            clusters: dict[str, list[float]] = {}
+            for item, c in self.clusters.items():
+                mine = clusters.setdefault(self.problems.get(item, item), [])
+                mine += [v if partial else float(ok) for _, ok, v in c]
+            return clustered_interval(list(clusters.values()), confidence)
         hits = self.score_sum if self.spec.rule.partial else self.correct
         return wilson_interval(hits, self.n, confidence)
 
@@ -229,7 +241,11 @@ def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
         if s.spec.rule.confidence is not None:
             lo, _ = s.interval(s.spec.rule.confidence)
             ok = lo >= thr
-            how = "Wilson" if s.repeats == 1 else f"Wilson, clustered by {s.items} items,"
+            how = (
+                f"Wilson, clustered by {s.distinct} problems,"
+                if s.distinct < s.items
+                else "Wilson" if s.repeats == 1 else f"Wilson, clustered by {s.items} items,"
+            )
             if s.spec.rule.passes:
                 how = f"Wilson over {s.items} items"
             reason = (

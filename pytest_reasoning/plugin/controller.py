@@ -66,7 +66,6 @@ class Controller:
             lookahead=lookahead(o.concurrency),
         )
         self.session: pytest.Session | None = None
-        self.repeats: dict[tuple[str, str, str], int] = {}  # (entry, level, model) → count
         self.gate_samples: dict[str, list[str]] = {}  # gate id → its samples' node ids
         self.ready: list[Verdict] = []  # decided by a report, shown after it (logfinish)
         self.partial: list[str] = []  # selected gates reported as not decided (partial)
@@ -175,9 +174,6 @@ class Controller:
         if outcome.not_needed:  # paid for, counted in the spend, never in a verdict
             self.ledger.not_needed(outcome, spec)
             return
-        if data.get("repeated_problem"):
-            key = (spec.entry, spec.level, str(data["model"]))
-            self.repeats[key] = self.repeats.get(key, 0) + 1
         if outcome.error is not None or not outcome.correct:
             self.soft_failures.append(report.nodeid)
         decided, stopped = self.ledger.add(outcome, spec, position)
@@ -343,7 +339,6 @@ class Controller:
             answered=store.written if store.path else store.count,
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             saved_to=str(store.path) if store.path else None,
-            repeats=self.repeats,
             partial=ledger.partial(),
             stopped=self.stopped,
             undecided=ledger.undecided(),

@@ -283,8 +283,6 @@ class ReasoningItem(pytest.Item):
             data["storage_error"] = evaluator.storage_error
         if evaluator.notices:
             data["notices"] = evaluator.notices
-        if a.repeated_problem:
-            data["repeated_problem"] = True
         data["gate"] = a.gate.to_dict()
         data["gate_id"] = self.gate_id
         data["comparison_id"] = self.comparison_id

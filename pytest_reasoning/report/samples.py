@@ -218,6 +218,8 @@ class _Answer:
         self.extracted = row.get("extracted")
         self.correct = row.get("correct")
         self.error = row.get("error")
+        problem = row.get("problem")
+        self.problem_cluster = f"problem:{problem}" if problem else self.cluster
 
 
 def sample_data(

@@ -61,7 +61,6 @@ class RunSummary:
     answered: int = 0
     interrupted: bool = False
     saved_to: str | None = None
-    repeats: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     # Per model: distinct error messages (redacted) with counts, in the order they came,
     # and how many samples were not asked after an error stopped the model.
     error_messages: Mapping[str, Sequence[tuple[str, int]]] = field(default_factory=dict)
@@ -223,12 +222,14 @@ def summary_lines(run: RunSummary) -> list[Line]:
 def closing_lines(run: RunSummary) -> list[Line]:
     """Warnings that close the summary (after the robustness analysis and the report)."""
     lines = []
-    for (entry, level, model), count in sorted(run.repeats.items()):
+    repeating = [s for s in run.levels if s.distinct < s.items]
+    for s in sorted(repeating, key=lambda s: (s.spec.entry, s.spec.level, s.model)):
         lines.append(
             Line(
-                f"reasoning: {entry} {level} ({model}): {count} sample(s) repeat an earlier "
-                "problem; the level's test split has fewer distinct problems than samples "
-                "(docs/tasks/splits.md), so its interval is optimistic",
+                f"reasoning: {s.spec.entry} {s.spec.level} ({s.model}): "
+                f"{s.items - s.distinct} of {s.items} items repeat an earlier problem (up to "
+                "renaming); the level's test split has fewer distinct problems than items "
+                f"(docs/tasks/splits.md), so its interval counts its {s.distinct} problems",
                 "yellow",
             )
         )

@@ -332,9 +332,25 @@ class Task(ABC):
 
     def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
         """What makes two problems the same: for the worked-example rule, de-duplication
-        (``unique``) and the train/test split (the whole problem unless a task says
-        otherwise; DyVal leaves out its distractors, FLenQA its padding)."""
+        (``unique``), the train/test split (:meth:`split_of`) and the clustering of samples
+        in a gate (:meth:`problem_key`). The whole problem unless a task says otherwise; the
+        built-in families give a canonical form, the problem up to renaming (DyVal's nodes,
+        ZebraLogic's values and features, FLenQA's and MuSR's people), without what does
+        not change it (distractors, padding): docs/tasks/splits.md."""
         return problem
+
+    def split_key(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What the train/test split hashes: :meth:`identity`, or something coarser that is
+        a function of it (problems that are the same are then still always in one split).
+        FLenQA splits by the part of its template drawn apart from the answer (a relation,
+        a property group, a rule), so that both answers of each are in the same split."""
+        return self.identity(problem)
+
+    def problem_key(self, problem: Mapping[str, Any]) -> str:
+        """A short digest of :meth:`identity`: the cluster a sample's results row names
+        (``problem``), so samples of the same problem are one cluster in a gate."""
+        text = canonical_json(dict(self.identity(problem)))
+        return hashlib.sha256(f"{self.id}\x1f{text}".encode()).hexdigest()[:16]
 
     def fits_draw(self, problem: Mapping[str, Any]) -> bool:
         """Whether ``problem`` may be the one being drawn (always, outside a draw): it is in
@@ -352,22 +368,28 @@ class Task(ABC):
         state: _State | None = getattr(_DRAWING, "state", None)
         if state is None:
             return True
-        if self.split_of(problem) != state.split:
+        key = self.split_key(problem)  # once: canonical forms cost more than a lookup
+        if self._split_of_key(key) != state.split:
             return False
         state.consulted = True
         if state.repeats is None or state.refusals <= 0:
             return True  # an exhausted level: the batch accepts and counts the repeat
-        if state.repeats(_fingerprint(self.identity(problem))):
+        same = type(self).split_key is Task.split_key
+        if state.repeats(_fingerprint(key if same else self.identity(problem))):
             state.refusals -= 1
             return False
         return True
 
     def split_of(self, problem: Mapping[str, Any]) -> str:
         """``test`` or ``train``: a SHA-256 of the task id and the canonical JSON of the
-        problem's :meth:`identity`, read as a number in [0, 1), below ``TEST_SHARE`` is test.
-        The level is not hashed: a problem two levels share (FLenQA's base instance at every
-        length) is in the same split at both."""
-        text = canonical_json(dict(self.identity(problem)))
+        problem's :meth:`split_key` (its :meth:`identity` unless a task splits coarser),
+        read as a number in [0, 1), below ``TEST_SHARE`` is test. The level is not hashed: a
+        problem two levels share (FLenQA's base instance at every length) is in the same
+        split at both."""
+        return self._split_of_key(self.split_key(problem))
+
+    def _split_of_key(self, key: Mapping[str, Any]) -> str:
+        text = canonical_json(dict(key))
         digest = hashlib.sha256(f"{self.split_salt}\x1f{self.id}\x1f{text}".encode()).digest()
         return "test" if int.from_bytes(digest[:8], "big") < TEST_SHARE * 2**64 else "train"
 
@@ -444,6 +466,7 @@ class Task(ABC):
     ) -> tuple[Generated, bool]:
         """:meth:`draw_in`, and whether the generator avoided repeats itself (so a repeat it
         returns means it found nothing new: the batch takes the level as exhausted at once)."""
+        gave_up = 0
         for attempt in range(_SPLIT_PATIENCE):
             number = _raw(raw, attempt, split)
             with _drawing_for(split, repeats) as state:
@@ -451,7 +474,14 @@ class Task(ABC):
                     gen = self.draw(level, seed, number, params, index)
                 except InvalidArgument:
                     if state.refusals == _REFUSALS:
-                        raise  # not for want of new problems: the knobs cannot
+                        # Not for want of new problems: the knobs cannot, or (a split with
+                        # few problems up to renaming: abduction D2's train split holds
+                        # three) the generator's bounded search missed them this once; the
+                        # next raw draws try again before the error stands.
+                        gave_up += 1
+                        if gave_up == _GIVE_UPS:
+                            raise
+                        continue
                     # Only repeats were left for what was wanted: the level is exhausted.
                     state.refusals = 0
                     gen = self.draw(level, seed, number, params, index)
@@ -631,6 +661,7 @@ _MAX_BATCHES = 64
 # Draws tried for a problem of the wanted split: a half-and-half split fails them all with
 # probability 2**-200, so only an answer class with no problem in the split ever runs out.
 _SPLIT_PATIENCE = 200
+_GIVE_UPS = 3  # raw draws whose generator gave up before its error stands
 # Raw draw ``raw``'s k-th redraw for its split is raw draw ``raw + k * REDRAW_STRIDE``: no
 # stream reaches 2**40 items, so redraws never meet another item's own draw.
 REDRAW_STRIDE = 1 << 40

@@ -11,6 +11,7 @@ from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob, Task
+from .canon import tree_form
 from .tdag import UNARY, Node, TreeDag, mix_lines, order_lines
 
 __all__ = [
@@ -194,12 +195,23 @@ class DyvalTask(Task):
         return list(self.labels) if self.labels else None
 
     def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The problem without its distractors: a worked example that differs from the item
-        only in unrelated lines is still the item's own problem."""
-        out = {k: v for k, v in problem.items() if not k.startswith("distractor")}
-        if "nodes" in out:
-            out["nodes"] = [n for n in out["nodes"] if not n.get("distractor")]
-        return out
+        """The problem up to renaming its nodes and reordering commutative children, without
+        its distractors (:meth:`form`): isomorphic problems are one problem for the split,
+        ``unique`` batches, worked examples and the clustering of samples."""
+        return {"form": self.form(problem)}
+
+    def form(self, problem: Mapping[str, Any]) -> str:
+        """The canonical form of a T-DAG problem (:mod:`.canon`): the tree read from its root
+        (the node that is no node's child), the asked node and a given value marked; G-DAG
+        and linear tasks override."""
+        nodes = [n for n in problem["nodes"] if not n.get("distractor")]
+        below = {c for n in nodes for c in n["children"]}
+        root = next(n["name"] for n in reversed(nodes) if n["name"] not in below)
+        marks = {problem["target"]: "@"}
+        given = problem.get("given")
+        if given:
+            marks[given["node"]] = marks.get(given["node"], "") + "=" + str(given["value"])
+        return tree_form(nodes, root, marks)
 
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
         return index % len(self.labels) if params.get("balanced") and self.labels else 0

@@ -18,6 +18,7 @@ from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut
 from . import shortcuts, solver
+from .canon import graph_form
 from .common import GDAG_PRESETS, DyvalTask, gdag_knobs, label_score, read_value
 from .tdag import mix_lines, node_names, order_lines
 
@@ -99,6 +100,9 @@ class _GraphTask(DyvalTask):
         return build_graph(chooser, nodes, min(params["min_links"], links), links, names, values)
 
     QUESTION: ClassVar[str]
+
+    def form(self, problem: Mapping[str, Any]) -> str:
+        return graph_form(problem)
 
     def finish(
         self,

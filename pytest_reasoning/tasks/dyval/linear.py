@@ -30,6 +30,7 @@ from .arithmetic import (
     describe,
     to_json,
 )
+from .canon import linear_form
 from .common import LINEAR_PRESETS, DyvalTask, export_nodes, read_value, tdag_knobs
 from .tdag import TreeDag, mix_lines, node_names, order_lines
 
@@ -182,6 +183,9 @@ class LinearEquationTask(DyvalTask):
 
     def locate(self, prompt: str) -> int:
         return prompt.rfind("linear equation system with two variables")
+
+    def form(self, problem: Mapping[str, Any]) -> str:
+        return linear_form(problem)
 
     def solve_text(self, prompt: str) -> str:
         x, y = solver.solve_linear(prompt)

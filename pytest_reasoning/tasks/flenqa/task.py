@@ -195,9 +195,25 @@ class FlenqaTask(Task):
         return index % 2  # labels alternate: exactly balanced in every batch of even size
 
     def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The base instance (key facts, question): the padding does not change the problem,
-        so a base instance is in the same train/test split at every length."""
-        return {k: problem[k] for k in ("key_sentences", "question", "logic") if k in problem}
+        """The logic of the base instance with its people (and rooms) renamed by their
+        role (:meth:`template`): the padding, the key paragraphs' order and wording and the
+        names do not change the problem, so a base instance is the same problem, in the same
+        train/test split, at every length (docs/tasks/splits.md)."""
+        return {"template": self.template(problem["logic"])}
+
+    def split_key(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The part of the template drawn apart from the answer (:meth:`topic`): both answers
+        of each relation, property group or rule are in the same split, so within a split
+        the topic never tells the answer."""
+        return {"topic": self.topic(problem["logic"])}
+
+    @abstractmethod
+    def template(self, logic: Mapping[str, Any]) -> Any:
+        """The instance's logic with its people (and rooms) renamed by role."""
+
+    @abstractmethod
+    def topic(self, logic: Mapping[str, Any]) -> Any:
+        """What of the template is drawn before the answer (a function of the template)."""
 
     # -- the base instance -------------------------------------------------------------------
     @abstractmethod
@@ -544,6 +560,14 @@ class MonoRelTask(FlenqaTask):
             templates=frozenset(own),
         )
 
+    def template(self, logic: Mapping[str, Any]) -> Any:
+        (a, b), (_, c) = logic["facts"]
+        role = {a: 0, b: 1, c: 2}
+        return {"relation": logic["relation"], "query": [role[p] for p in logic["query"]]}
+
+    def topic(self, logic: Mapping[str, Any]) -> Any:
+        return logic["relation"]
+
     def reasoning(self, problem: Mapping[str, Any]) -> str:
         (a, b), (_, c) = problem["logic"]["facts"]
         rel = problem["logic"]["relation"]
@@ -579,6 +603,13 @@ class PeopleInRoomsTask(FlenqaTask):
             entities=frozenset([*person, *room.split()]),
             templates=frozenset(own),
         )
+
+    def template(self, logic: Mapping[str, Any]) -> Any:
+        return {"room_property": logic["room_property"], "query_property": logic["query_property"]}
+
+    def topic(self, logic: Mapping[str, Any]) -> Any:
+        prop = logic["room_property"]
+        return next((sorted(g) for g in PROPERTY_GROUPS if prop in g), [prop])
 
     def reasoning(self, problem: Mapping[str, Any]) -> str:
         g = problem["logic"]
@@ -629,6 +660,14 @@ class RuleTakerTask(FlenqaTask):
             head=f"{INTRO}\nQuestion: {question}",
             templates=frozenset(own),
         )
+
+    def template(self, logic: Mapping[str, Any]) -> Any:
+        # "If a person is c1 and c2": the conditions, like the two facts, are a set.
+        have = sorted(f.rsplit(" is ", 1)[1] for f in logic["facts"])
+        return {**self.topic(logic), "facts": have}
+
+    def topic(self, logic: Mapping[str, Any]) -> Any:
+        return {"if": sorted(logic["rule"]["if"]), "then": logic["rule"]["then"]}
 
     def reasoning(self, problem: Mapping[str, Any]) -> str:
         g = problem["logic"]

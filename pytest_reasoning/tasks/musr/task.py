@@ -95,6 +95,19 @@ class MusrTask(Task):
     ) -> tuple[dict[str, Any], Story, list[Any], int]:
         raise NotImplementedError
 
+    # -- what makes two problems the same ----------------------------------------------------
+    def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The problem with its people renamed by role (:meth:`people`, in that order) and
+        without its narration (the story and its chapter offsets, which move with the names'
+        lengths): the facts, their reasoning trees and the choices are the problem, whoever
+        they are about (docs/tasks/splits.md)."""
+        kept = {k: v for k, v in problem.items() if k not in ("story", "chapters")}
+        return {"template": _renamed(kept, self.people(problem))}
+
+    def people(self, problem: Mapping[str, Any]) -> list[str]:
+        """The people of a problem, in the order their roles are renamed."""
+        return [str(p) for p in problem.get("people", ())]
+
     def export(self, facts: Mapping[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -160,6 +173,29 @@ class MusrTask(Task):
 
 _ELEMENTS = ("means", "motive", "opportunity")
 _AGAIN = {2: " the second time", 3: " the third time", 4: " the fourth time"}
+
+
+def _renamed(value: Any, people: Sequence[str]) -> Any:
+    """``value`` (JSON) with every whole-word mention of a person, in text and in keys,
+    replaced by ``<P{k}>``, k the person's place in ``people``."""
+    role: dict[str, str] = {}
+    for name in people:
+        role.setdefault(name, f"<P{len(role)}>")
+    if not role:
+        return value
+    names = sorted(role, key=len, reverse=True)  # "Ann Lee" before "Ann"
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return pattern.sub(lambda m: role[m.group(0)], v)
+        if isinstance(v, Mapping):
+            return {walk(str(k)): walk(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [walk(x) for x in v]
+        return v
+
+    return walk(value)
 
 
 def _and(words: Sequence[str]) -> str:
@@ -234,6 +270,10 @@ class MurderMysteryTask(MusrTask):
 
     def shortcuts(self) -> Sequence[Shortcut]:
         return shortcuts.MURDER_SHORTCUTS
+
+    def people(self, problem: Mapping[str, Any]) -> list[str]:
+        suspects = [str(x["name"]) for x in problem.get("suspects", ())]
+        return [str(problem.get("victim", "")), str(problem.get("detective", "")), *suspects]
 
     def choice_texts(self, item: Item) -> Mapping[str, str]:
         return shortcuts.murder_texts(item)

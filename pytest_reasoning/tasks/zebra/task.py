@@ -15,6 +15,7 @@ from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut, Task
 from . import herrings, shortcuts, solver
 from .breakdown import size_breakdown
+from .canon import puzzle_form
 from .clues import KINDS, Clue, holds, names, render, true_clues
 from .grid import extract_grid, norm
 from .pools import FEATURES, NAME, feature, phrase
@@ -53,9 +54,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 
 _LEVEL = re.compile(r"(\d+)x(\d+)")
 _ATTEMPTS = 20  # fresh grids tried when max_clues rejects one
-# Value draws tried for one in the split being drawn (half are): 2^-64 to run out, and then
-# the whole draw is redone by Task.draw_in as for any task.
-_SPLIT_TRIES = 64
+_SPLIT_TRIES = 64  # puzzles tried for one in the split being drawn (half are)
 MAX_HERRINGS = 8
 
 # The ZebraLogic leaderboard's size buckets (search space (N!)^M below 10^3, below 10^6,
@@ -178,11 +177,15 @@ class ZebraGridTask(Task):
 
     # -- generation --------------------------------------------------------------------------
     def identity(self, problem: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The houses and every feature's values: puzzles over the same values are one
-        problem for the train/test split and de-duplication (stricter than the clues: a
-        training puzzle never even uses a test puzzle's set of values), and the split is
-        known before the clues are drawn and proved."""
-        return {"houses": problem["houses"], "features": problem["features"]}
+        """The puzzle up to renaming the values within each feature and the features
+        (:mod:`.canon`: values named by their house in the solution, found by the reference
+        solver in well under a millisecond at 6x6), without its red herrings (distractors, as
+        DyVal's are): puzzles that are the same up to renaming are one problem for the
+        train/test split and the clustering of samples."""
+        solutions = solver.count_solutions(_puzzle(problem), limit=1)
+        if not solutions:
+            raise InvalidArgument(f"{self.id}: a puzzle whose clues allow no grid")
+        return {"form": puzzle_form(problem, solutions[0])}
 
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
         return index % len(_sizes(params))  # a bucket's sizes exhaust apart
@@ -191,18 +194,24 @@ class ZebraGridTask(Task):
         sizes = _sizes(params)
         n, m = sizes[index % len(sizes)]
         weights = params["clue_weights"]
+        tries = 0
         for _ in range(_ATTEMPTS):
-            for _ in range(_SPLIT_TRIES):
+            while True:
                 feats = [NAME, *chooser.sample(FEATURES[1:], m - 1)]
                 columns = {
                     f.key: chooser.sample(names() if f is NAME else f.values, n) for f in feats
                 }
-                # The split is decided by the values alone (identity): before the clues, so
-                # a draw in the other split costs microseconds, not a puzzle's SAT proofs.
-                if self.fits_draw({"houses": n, "features": _listing(columns)}):
+                grid = [{f: columns[f][h] for f in columns} for h in range(n)]
+                seed = chooser.randint(0, 2**32 - 1)
+                kept = self._clues(grid, weights, params["min_clues"], seed)
+                # The split is the puzzle's (up to renaming), known once its clues are: a
+                # draw in the other split is redrawn here, before its difficulty is measured,
+                # red herrings proved and clues worded (and past _SPLIT_TRIES by draw_in).
+                tries += 1
+                skeleton = {"houses": n, "features": _listing(columns),
+                            "clues": [c.to_dict() for c in kept]}  # fmt: skip
+                if tries >= _SPLIT_TRIES or self.fits_draw(skeleton):
                     break
-            grid = [{f: columns[f][h] for f in columns} for h in range(n)]
-            kept = self._clues(grid, weights, params["min_clues"], chooser.randint(0, 2**32 - 1))
             if len(kept) <= params.get("max_clues", len(kept)):
                 break
         else:
