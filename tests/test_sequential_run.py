@@ -240,7 +240,8 @@ def test_sequential_rows_merged_without_the_flag_say_so(
         "--reasoning-sequential, or the suite's `sequential: true`)"
     ) in out
     assert main(["gate", "seq.yaml", "--results", "r.jsonl", "--reasoning-sequential"]) == 0
-    assert "seq.yaml::dyval.boolean_logic[D1-gate] PASSED" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "seq.yaml::dyval.boolean_logic[D3-gate] PASSED" in out, out
 
 
 FLENQA_SUITE = Path(__file__).parents[1] / "example_suites" / "flenqa.yaml"
@@ -341,5 +342,6 @@ def test_an_item_of_a_problem_already_fed_is_counted_but_not_fed() -> None:
         (stats,) = ledger.levels.values()
         if problems == 4:
             assert (stats.n, stats.distinct) == (40, 4)
-    assert messages[0].endswith("accuracy 1.000 (40/40) >= min_accuracy 0.6")
+    # 40 right answers on 4 problems: the interval counts 4 clusters, so the pass is marked
+    assert "accuracy 1.000 (40/40) >= min_accuracy 0.6, but its 95% interval" in messages[0]
     assert "passed early at 8 of 40 samples" in messages[1]
