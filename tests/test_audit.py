@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_reasoning.audit import NaiveBayes, audit, audit_level, features
+from pytest_reasoning.audit.learners import mask_options
 from pytest_reasoning.cli import main
 from pytest_reasoning.core import Item, Score
 from pytest_reasoning.registry import get_task, task_ids
@@ -76,8 +77,10 @@ def test_the_battery_finds_a_planted_artefact_and_counts_abstentions() -> None:
     assert rows["answer prior"].accuracy == pytest.approx(0.5, abs=0.1)
     # The classifiers learn the planted word from the OTHER seed's items.
     assert rows["bag of words (naive Bayes)"].accuracy > 0.85
-    # ... and so does gradient boosting on surface features (counts and places of words).
+    # ... and so does gradient boosting on surface features (counts and places of words),
+    # and on the counts alone of the words most prompts share ('odd' is in every question).
     assert rows["surface features"].accuracy > 0.85
+    assert rows["surface counts"].accuracy > 0.85
     # The tell also makes odd prompts longer: the length baseline sees it too.
     assert rows["prompt length"].accuracy > 0.85
     assert result.best is not None and result.best.accuracy == max(
@@ -87,12 +90,14 @@ def test_the_battery_finds_a_planted_artefact_and_counts_abstentions() -> None:
     data = json.loads(json.dumps(result.to_dict()))
     assert data["best"] == result.best.name and data["train_seed"] == 1
     assert data["bound"] == pytest.approx(max(result.chance, result.majority) + 0.10, abs=1e-6)
-    # Training problems come from the train split: the same seed is no overlap.
-    assert result.count == 200 and result.train_count == 200
+    # Training problems come from the train split: the same seed is no overlap; 600 of them
+    # by default (issue 41: at 200 the boosted learners missed what they find at 600), a
+    # problem drawn twice counted once.
+    assert result.count == 200 and 590 <= result.train_count <= 600
 
 
 def test_a_task_that_declares_nothing_is_audited_with_the_generic_battery() -> None:
-    result = audit_level(_Silent(), "L1", count=50, seed=3)
+    result = audit_level(_Silent(), "L1", count=50, seed=3, train_count=50)
     assert {b.kind for b in result.baselines} == {"prior", "length", "bow", "surface"}
     # No guess space: chance is the best constant answer's share of the test items.
     assert result.chance_basis.startswith("best constant answer")
@@ -103,10 +108,62 @@ def test_each_problem_counts_once_and_no_test_problem_trains() -> None:
     """Issue 29.7: boolean logic D1 has ten problems, five in each split. Six items of each
     split are five distinct problems each, none shared, so a memorising learner has nothing
     to recall and the interval is not narrowed by repeats."""
-    result = audit_level("dyval.boolean_logic", "D1", count=6, seed=4)
+    result = audit_level("dyval.boolean_logic", "D1", count=6, seed=4, train_count=6)
     assert result.count == 5 and result.train_count == 5
     for b in result.baselines:
         assert b.n == 5
+
+
+class _Product(_Silent):
+    """An open numeric answer: the product of the two stated numbers for 70% of items, their
+    sum for the rest; the prompt names the operation, the numbers rule does not read it."""
+
+    id = "toy.product"
+
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        a, b = chooser.randint(2, 40), chooser.randint(2, 40)
+        times = chooser.random() < 0.7
+        body = f"a is {a}.\nb is {b}.\n\n{'Multiply' if times else 'Add'} a and b (1 answer)."
+        return Generated({"a": a, "b": b, "times": times}, str(a * b if times else a + b), body)
+
+
+def test_a_numbers_rule_is_learned_on_the_train_split_and_read_numerically() -> None:
+    """Issue 41: open answers get the rule over the description's numbers most often right
+    in training (the question's own numbers, "1 answer", are not read); a guess is right
+    within DyVal's relative 1e-4 ("12.0" for "12")."""
+    result = audit_level(_Product(), "L1", count=200, seed=2, train_count=200)
+    (rule,) = [b for b in result.baselines if b.kind == "numbers"]
+    assert rule.name == "numbers rule (product)" and "product: " in rule.doc
+    assert 0.6 < rule.accuracy < 0.8 and rule.abstained == 0
+    assert result.best is rule and rule.accuracy > result.bound
+
+
+def test_zebra_reports_cells_and_whole_grids_and_the_unary_clue_reading() -> None:
+    """Issue 41: zebra's baselines are scored on whole grids (next to the paper's chance)
+    and on cells (next to one over the houses); reading the found_at / not_at clues alone
+    solves most 2x2 grids: the task itself at that size (docs/tasks/zebra.md)."""
+    result = audit_level("zebra.grid", "2x2", count=30, seed=1, train_count=30)
+    rows = {b.name: b for b in result.baselines}
+    assert result.partial_chance == 0.5 and result.partial_bound == pytest.approx(0.6)
+    assert all(b.partial is not None for b in result.baselines)
+    unary = rows["unary clues"]
+    assert unary.accuracy > 0.5 and unary.partial is not None and unary.partial > 0.7
+    assert rows["answer prior"].accuracy == 0 and (rows["answer prior"].partial or 0) < 0.2
+    data = result.to_dict()
+    assert data["partial_chance"] == 0.5 and data["partial_bound"] == pytest.approx(0.6)
+    assert {b["name"]: b["partial"] for b in data["baselines"]}["unary clues"] == round(
+        unary.partial, 4
+    )
+
+
+def test_each_options_text_is_read_with_the_options_names_masked() -> None:
+    """Issue 41: names drawn afresh per story hide the words around them from a bag of
+    words; masked, "<the option> punched a wall" is one feature across stories."""
+    got = mask_options({"Ann": "Ann met Bob. ANN and bob's Annie", "Bob": "Bob saw Ann Lee"})
+    assert got == {
+        "Ann": "optionself met optionother. optionself and optionother's Annie",
+        "Bob": "optionself saw optionother Lee",
+    }
 
 
 def test_naive_bayes_is_deterministic_and_learns_words() -> None:
@@ -118,18 +175,20 @@ def test_naive_bayes_is_deterministic_and_learns_words() -> None:
 
 
 def test_multiple_choice_baselines_use_the_problem_choices() -> None:
-    result = audit_level("musr.murder_mystery", "L1", count=20, seed=1)
+    result = audit_level("musr.murder_mystery", "L1", count=20, seed=1, train_count=20)
     names = {b.name for b in result.baselines}
     assert {"position prior", "most mentioned choice"} <= names
     assert result.chance == 0.5
 
 
 def test_cli_prints_every_baseline_and_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["audit", "dyval.reachability", "--level", "D1", "--count", "20"]) == 0
+    assert main(["audit", "dyval.reachability", "--level", "D1", "--count", "20",
+                 "--train-count", "20"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "dyval.reachability D1: n=20, chance 0.500 (uniform over 2 answers)" in out
     assert "description order" in out and "95% Wilson" in out
-    assert main(["audit", "flenqa.ruletaker", "--level", "250", "--count", "10", "--json"]) == 0
+    assert main(["audit", "flenqa.ruletaker", "--level", "250", "--count", "10",
+                 "--train-count", "10", "--json"]) == 0  # fmt: skip
     data = json.loads(capsys.readouterr().out)
     assert [(d["task"], d["level"]) for d in data] == [("flenqa.ruletaker", "250")]
     assert {"rule traits occur", "answer prior"} <= {b["name"] for b in data[0]["baselines"]}
@@ -143,7 +202,7 @@ def test_the_default_audit_is_the_built_in_families(capsys: pytest.CaptureFixtur
         "pytest-reasoning: error: --level: no built-in task has a level 'L0' (a pack's tasks, "
         "gym.<name>, are audited only when named)"
     )
-    got = audit(["gym.basic_arithmetic"], levels=["L0"], count=10)
+    got = audit(["gym.basic_arithmetic"], levels=["L0"], count=10, train_count=10)
     assert [(a.task, a.level) for a in got] == [("gym.basic_arithmetic", "L0")]
 
 
@@ -155,6 +214,7 @@ def test_parallel_audit_keeps_task_and_level_order() -> None:
         ["dyval.boolean_logic", "dyval.reachability"],
         levels=["D1", "D2"],
         count=10,
+        train_count=10,
         jobs=2,
         progress=lambda a: seen.append((a.task, a.level)),
     )
@@ -236,7 +296,8 @@ def test_no_learner_or_rule_beats_the_bound(task_id: str, level: str) -> None:
     """Issue 33.4: every baseline (rules, bag of words, surface features) at most
     max(chance, majority) + 0.10, judged by its 99% Wilson lower bound, or at most its
     documented exception."""
-    result = audit_level(task_id, level, count=_count(task_id), seed=1, confidence=CONFIDENCE)
+    n = _count(task_id)
+    result = audit_level(task_id, level, count=n, train_count=n, seed=1, confidence=CONFIDENCE)
     assert result.baselines
     for b in result.baselines:
         allowed, why = EXCEPTIONS.get((task_id, b.name), (result.bound, ""))
@@ -256,7 +317,7 @@ def test_the_generic_learners_keep_the_bound_where_they_did_not(task_id: str, le
     """Issue 29.7's two cases, in the inner loop: gradient boosting on surface features
     scored 0.63 at deductive D3 (chance 0.50), and a bag of words 0.16 at arithmetic D1
     (majority 0.055) by recalling problems of its training seed."""
-    result = audit_level(task_id, level, count=60, seed=1)
+    result = audit_level(task_id, level, count=60, seed=1, train_count=60)
     learners = [b for b in result.baselines if b.kind in ("bow", "surface")]
     assert learners and result.count == result.train_count == 60
     if task_id == "dyval.deductive_logic":
