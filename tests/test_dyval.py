@@ -813,6 +813,50 @@ def test_balanced_leaves_are_drawn_apart_from_the_answer(
         assert sum(yes[1]) == sum(no[1])  # the same number of True leaves
 
 
+def test_leaf_counts_are_kept_only_where_the_other_answer_fits_too() -> None:
+    """Issue 41: a split (or a unique batch) holds different shares of one shape's True and
+    False problems at each count of True leaves; keeping a count where only the wanted
+    answer's problem fits let the count tell the answer (deductive D3: 0.61 from the count
+    alone). The other answer is drawn at the same counts and must fit as well."""
+    asked: list[tuple[bool, bool]] = []  # (kept, the root's value) per call
+
+    def build() -> tdag.TreeDag:
+        return tdag.build_tree(random.Random(1), depth=3, width=3, ops=["and", "or"],
+                               leaf=lambda c: c.randint(0, 1) == 1, evaluate=boolean.evaluate)  # fmt: skip
+
+    def fits(answer_fits: bool, other_fits: bool) -> tdag.Fits:
+        def check(*, kept: bool = True) -> bool:
+            asked.append((kept, dag.root.value))
+            return answer_fits if kept else other_fits
+
+        return check
+
+    dag = build()
+    assert boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True, match=True,
+                                     fits=fits(True, True))  # fmt: skip
+    # The other answer first, then the wanted one, at the same counts of True leaves.
+    assert asked == [(False, False), (True, True)] and dag.root.value is True
+    asked.clear()
+    dag = build()
+    # Wherever the other answer has no problem to fit, the shape is given up for both.
+    assert not boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True,
+                                         match=True, fits=fits(True, False))  # fmt: skip
+    assert {kept for kept, _ in asked} == {False} and len(asked) == tdag.SPLIT_LEAVES
+    asked.clear()
+    dag = build()
+    # Unmatched draws, and trees of four leaves or fewer (D2: a level of a handful of
+    # problems), check the wanted answer alone, as before.
+    assert boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True, match=False,
+                                     fits=fits(True, False))  # fmt: skip
+    assert asked == [(True, True)]
+    asked.clear()
+    dag = tdag.build_tree(random.Random(1), depth=3, width=2, ops=["and", "or"],
+                          leaf=lambda c: c.randint(0, 1) == 1, evaluate=boolean.evaluate)  # fmt: skip
+    assert boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True, match=True,
+                                     fits=fits(True, False))  # fmt: skip
+    assert asked == [(True, True)]
+
+
 # A sweep (many generated items): CI runs it, the inner loop does not.
 @pytest.mark.e2e
 def test_true_reachability_pairs_are_mostly_multi_hop() -> None:

@@ -336,7 +336,7 @@ class Task(ABC):
         otherwise; DyVal leaves out its distractors, FLenQA its padding)."""
         return problem
 
-    def fits_draw(self, problem: Mapping[str, Any]) -> bool:
+    def fits_draw(self, problem: Mapping[str, Any], *, kept: bool = True) -> bool:
         """Whether ``problem`` may be the one being drawn (always, outside a draw): it is in
         the split being drawn and, in a ``unique`` batch (or among worked examples), no
         earlier one's problem (up to ``_REFUSALS`` repeats refused per draw: past that the
@@ -348,17 +348,23 @@ class Task(ABC):
         batch uses up one shape's few True problems before its False ones, so the shape would
         tell the answer. A generator that draws the answer apart from a shape calls this to
         redraw only the answer-bearing part (the leaves, the pair) and keep the shape (DyVal's
-        logic and reachability tasks do)."""
+        logic and reachability tasks do). ``kept=False``: a problem of the other answer
+        drawn only to check that it could be drawn too (:class:`LeafBalancer`); its repeats
+        are refused from a budget of their own, ``_SPARES``."""
         state: _State | None = getattr(_DRAWING, "state", None)
         if state is None:
             return True
         if self.split_of(problem) != state.split:
             return False
-        state.consulted = True
-        if state.repeats is None or state.refusals <= 0:
+        if kept:
+            state.consulted = True
+        if state.repeats is None or state.refusals <= 0 or (not kept and state.spares <= 0):
             return True  # an exhausted level: the batch accepts and counts the repeat
         if state.repeats(_fingerprint(self.identity(problem))):
-            state.refusals -= 1
+            if kept:
+                state.refusals -= 1
+            else:
+                state.spares -= 1
             return False
         return True
 
@@ -450,7 +456,7 @@ class Task(ABC):
                 try:
                     gen = self.draw(level, seed, number, params, index)
                 except InvalidArgument:
-                    if state.refusals == _REFUSALS:
+                    if state.refusals == _REFUSALS and state.spares == _SPARES:
                         raise  # not for want of new problems: the knobs cannot
                     # Only repeats were left for what was wanted: the level is exhausted.
                     state.refusals = 0
@@ -648,6 +654,7 @@ _DRAWING = threading.local()
 
 
 _REFUSALS = 16
+_SPARES = 64  # repeats refused per draw among problems checked and not kept (fits_draw)
 
 
 @dataclass
@@ -655,6 +662,7 @@ class _State:
     split: str
     repeats: Repeats | None
     refusals: int = _REFUSALS
+    spares: int = _SPARES
     consulted: bool = False  # whether the generator avoided repeats itself (fits_draw)
 
 
