@@ -857,6 +857,25 @@ def test_leaf_counts_are_kept_only_where_the_other_answer_fits_too() -> None:
     assert asked == [(True, True)]
 
 
+def test_max_sum_path_d1_asks_pairs_that_three_paths_join() -> None:
+    """Issue 41: D1's seven nodes join most pairs by one or two paths, and the asked ends
+    plus the largest other value answered up to 0.21 of D1 (bound about 0.17): D1 asks
+    pairs that at least three paths join. D2-D4 are as they were; a user's own graph knobs
+    drop the rule unless ``min_paths`` is set."""
+    for index in range(12):
+        p = MAXSUM.make_item("D1", 4, index).problem
+        g = nx.DiGraph([(a, b) for a, kids in p["edges"].items() for b in kids])
+        paths = list(nx.all_simple_paths(g, p["source"], p["target"]))
+        assert len(paths) >= 3 and max(len(path) for path in paths) >= 3
+        assert int(MAXSUM.make_item("D1", 4, index).answer) == max(
+            sum(p["values"][n] for n in path) for path in paths
+        )
+    assert MAXSUM.resolve_params("D1")["min_paths"] == 3
+    assert "min_paths" not in MAXSUM.resolve_params("D2")
+    assert "min_paths" not in MAXSUM.resolve_params("D1", {"nodes": 5})
+    assert MAXSUM.resolve_params("D1", {"nodes": 5, "min_paths": 2})["min_paths"] == 2
+
+
 # A sweep (many generated items): CI runs it, the inner loop does not.
 @pytest.mark.e2e
 def test_true_reachability_pairs_are_mostly_multi_hop() -> None:
