@@ -15,6 +15,7 @@ from pytest_reasoning.cli import main
 from pytest_reasoning.core import Item, Score
 from pytest_reasoning.registry import get_task, task_ids
 from pytest_reasoning.rng import Chooser
+from pytest_reasoning.stats import wilson_interval
 from pytest_reasoning.tasks.base import Generated, Knob, Shortcut, Task
 
 
@@ -276,7 +277,40 @@ EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
     ),
     ("musr.team_allocation", "bag of words (logistic) (per choice)"): (1.0, "as praise_words"),
     ("musr.team_allocation", "surface features (per choice)"): (0.995, "as praise_words"),
+    # Issue 41: where the signal is the task itself (docs/tasks/*.md, beside the level).
+    ("dyval.arithmetic", "numbers rule"): (
+        0.322,
+        "D1 is one operation over one or two values: a rule that applies one operation "
+        "without reading it scores that operation's share of the level's problems (x 0.322, "
+        "+ 0.262 of D1's 183 test problems; docs/tasks/dyval.md)",
+    ),
+    ("musr.murder_mystery", "bag of words (logistic) (per choice)"): (
+        0.66,
+        "who wronged whom is stated in every motive sentence (the name next to the grudge): "
+        "the innocent lacking a motive is found 0.96 of the time, the others at chance "
+        "(docs/tasks/musr.md)",
+    ),
+    ("musr.murder_mystery", "bag of words (naive Bayes) (per choice)"): (0.66, "as logistic"),
+    ("musr.murder_mystery", "surface features (per choice)"): (0.60, "as logistic"),
+    ("zebra.grid", "unary clues"): (
+        0.72,
+        "a 2x2 grid is mostly placed by its found_at / not_at clues: reading them is the task "
+        "(docs/tasks/zebra.md; 3x3 0.12, 4x4 and up 0)",
+    ),
 }
+# The same for zebra's cells (the share of right cells; bound: one over the houses + 0.10).
+CELL_EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
+    ("zebra.grid", "unary clues"): (
+        0.85,
+        "the positional clues place 0.80 of a 2x2 grid's cells and 0.35 of a 6x6's (chance "
+        "0.50 / 0.17; docs/tasks/zebra.md)",
+    ),
+}
+
+
+def _rule(name: str) -> str:
+    """A baseline's name as the exceptions know it: the numbers rule without its pick."""
+    return "numbers rule" if name.startswith("numbers rule (") else name
 
 
 def _count(task_id: str) -> int:
@@ -300,13 +334,23 @@ def test_no_learner_or_rule_beats_the_bound(task_id: str, level: str) -> None:
     result = audit_level(task_id, level, count=n, train_count=n, seed=1, confidence=CONFIDENCE)
     assert result.baselines
     for b in result.baselines:
-        allowed, why = EXCEPTIONS.get((task_id, b.name), (result.bound, ""))
+        allowed, why = EXCEPTIONS.get((task_id, _rule(b.name)), (result.bound, ""))
         allowed = max(allowed, result.bound)
         assert b.low <= allowed, (
             f"{task_id} {level}: '{b.name}' answers {b.correct}/{b.n} (Wilson 99% lower bound "
             f"{b.low:.3f}) against max(chance {result.chance:.3f}, majority "
             f"{result.majority:.3f}) + {BOUND}"
             + (f" and the documented {allowed:.3f} ({why})" if why else "")
+        )
+        if b.partial is None or result.partial_bound is None:
+            continue
+        # Cells, judged as a share of items (cells of one grid are not independent).
+        low = wilson_interval(round(b.partial * b.n), b.n, CONFIDENCE)[0]
+        cells, why = CELL_EXCEPTIONS.get((task_id, b.name), (result.partial_bound, ""))
+        assert low <= max(cells, result.partial_bound), (
+            f"{task_id} {level}: '{b.name}' gets {b.partial:.3f} of the cells (Wilson 99% "
+            f"lower bound {low:.3f}) against {result.partial_bound:.3f}"
+            + (f" and the documented {cells:.3f} ({why})" if why else "")
         )
 
 
@@ -326,12 +370,29 @@ def test_the_generic_learners_keep_the_bound_where_they_did_not(task_id: str, le
         assert b.accuracy <= result.bound, (b.name, b.accuracy, result.bound)
 
 
+@pytest.mark.e2e  # 1,000 generated problems and every learner per level: a minute of CPU
+@pytest.mark.parametrize(
+    ("task_id", "level"),
+    [("dyval.deductive_logic", "D3"), ("dyval.boolean_logic", "D3"), ("dyval.max_sum_path", "D1")],
+)
+def test_issue_41_levels_keep_the_bound_at_600_training_problems(task_id: str, level: str) -> None:
+    """Issue 41: trained on 600 problems, gradient boosting on the prompt's counts scored
+    0.705 at deductive D3 and 0.66 at boolean D3 (the leaf counts told the answer within a
+    split), and "the asked values plus the largest other" up to 0.21 at max-sum path D1 (bound
+    about 0.17). Every rule and learner now keeps the bound on 400 test problems."""
+    result = audit_level(task_id, level, count=400, train_count=600, seed=1)
+    assert result.count == 400 and result.train_count == 600
+    for b in result.baselines:
+        assert b.accuracy <= result.bound, (b.name, b.accuracy, result.bound)
+
+
 def test_every_exception_names_a_task_and_a_baseline_it_has() -> None:
-    for (task_id, name), (accuracy, why) in EXCEPTIONS.items():
+    for (task_id, name), (accuracy, why) in [*EXCEPTIONS.items(), *CELL_EXCEPTIONS.items()]:
         task = get_task(task_id)
         declared = {r.name for r in task.shortcuts()}
-        generic = {"prompt length", "most mentioned choice", "position prior", "answer prior"}
-        learner = name.startswith(("bag of words", "surface features"))
+        generic = {"prompt length", "most mentioned choice", "position prior", "answer prior",
+                   "numbers rule"}  # fmt: skip
+        learner = name.startswith(("bag of words", "surface features", "surface counts"))
         assert name in declared | generic or learner, name
         assert 0 < accuracy <= 1 and why
 

@@ -816,7 +816,7 @@ def test_balanced_leaves_are_drawn_apart_from_the_answer(
 def test_leaf_counts_are_kept_only_where_the_other_answer_fits_too() -> None:
     """Issue 41: a split (or a unique batch) holds different shares of one shape's True and
     False problems at each count of True leaves; keeping a count where only the wanted
-    answer's problem fits let the count tell the answer (deductive D3: 0.61 from the count
+    answer's problem fits let the count tell the answer (deductive D3: 0.65 from the count
     alone). The other answer is drawn at the same counts and must fit as well."""
     asked: list[tuple[bool, bool]] = []  # (kept, the root's value) per call
 

@@ -336,7 +336,7 @@ class LeafBalancer:
         problems of each answer at each count, and a ``unique`` batch uses up the rarer
         answer's first, so keeping the counts where the wanted answer alone fits let the
         counts tell the answer (issue 41: at deductive D3 "N/A iff at least 4 leaves are
-        True" answered 0.61, gradient boosting on the counts 0.70). With both required,
+        True" answered 0.65, gradient boosting on the counts 0.705). With both required,
         counts and shape are kept with the same probability whichever answer is wanted.
         Only with ``match`` (the counts drawn apart from the answer; depth >= 3) and more
         than ``FEW_LEAVES`` leaves: a level of smaller trees (D2's four leaves) is a handful
