@@ -825,7 +825,7 @@ def test_leaf_counts_are_kept_only_where_the_other_answer_fits_too() -> None:
                                leaf=lambda c: c.randint(0, 1) == 1, evaluate=boolean.evaluate)  # fmt: skip
 
     def fits(answer_fits: bool, other_fits: bool) -> tdag.Fits:
-        def check(*, kept: bool = True) -> bool:
+        def check(*, kept: bool = True, paired: bool = False) -> bool:
             asked.append((kept, dag.root.value))
             return answer_fits if kept else other_fits
 
@@ -834,14 +834,16 @@ def test_leaf_counts_are_kept_only_where_the_other_answer_fits_too() -> None:
     dag = build()
     assert boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True, match=True,
                                      fits=fits(True, True))  # fmt: skip
-    # The other answer first, then the wanted one, at the same counts of True leaves.
-    assert asked == [(False, False), (True, True)] and dag.root.value is True
+    # The wanted answer, then the other one at the same counts of True leaves (drawn,
+    # checked and dropped: the wanted leaves stay).
+    assert asked == [(True, True), (False, False)] and dag.root.value is True
+    assert dag.root.value == boolean.evaluate(dag.root.op or "", [c.value for c in dag.root.children])
     asked.clear()
     dag = build()
     # Wherever the other answer has no problem to fit, the shape is given up for both.
     assert not boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True,
                                          match=True, fits=fits(True, False))  # fmt: skip
-    assert {kept for kept, _ in asked} == {False} and len(asked) == tdag.SPLIT_LEAVES
+    assert asked == [(True, True), (False, False)] * tdag.SPLIT_LEAVES
     asked.clear()
     dag = build()
     # Unmatched draws, and trees of four leaves or fewer (D2: a level of a handful of

@@ -336,7 +336,9 @@ class Task(ABC):
         otherwise; DyVal leaves out its distractors, FLenQA its padding)."""
         return problem
 
-    def fits_draw(self, problem: Mapping[str, Any], *, kept: bool = True) -> bool:
+    def fits_draw(
+        self, problem: Mapping[str, Any], *, kept: bool = True, paired: bool = False
+    ) -> bool:
         """Whether ``problem`` may be the one being drawn (always, outside a draw): it is in
         the split being drawn and, in a ``unique`` batch (or among worked examples), no
         earlier one's problem (up to ``_REFUSALS`` repeats refused per draw: past that the
@@ -348,9 +350,9 @@ class Task(ABC):
         batch uses up one shape's few True problems before its False ones, so the shape would
         tell the answer. A generator that draws the answer apart from a shape calls this to
         redraw only the answer-bearing part (the leaves, the pair) and keep the shape (DyVal's
-        logic and reachability tasks do). ``kept=False``: a problem of the other answer
-        drawn only to check that it could be drawn too (:class:`LeafBalancer`); its repeats
-        are refused from a budget of their own, ``_SPARES``."""
+        logic and reachability tasks do). ``paired``: the problem is drawn with one of the
+        other answer (``kept=False``: that one, only checked; :class:`LeafBalancer`), whose
+        repeats are refused from ``_SPARES`` first, so both answers are refused alike."""
         state: _State | None = getattr(_DRAWING, "state", None)
         if state is None:
             return True
@@ -361,10 +363,10 @@ class Task(ABC):
         if state.repeats is None or state.refusals <= 0 or (not kept and state.spares <= 0):
             return True  # an exhausted level: the batch accepts and counts the repeat
         if state.repeats(_fingerprint(self.identity(problem))):
-            if kept:
-                state.refusals -= 1
-            else:
+            if (paired or not kept) and state.spares > 0:
                 state.spares -= 1
+            else:
+                state.refusals -= 1
             return False
         return True
 

@@ -299,14 +299,22 @@ class LeafBalancer:
                 return None
             key = keys.draw(chooser)
             spot = (root, True, match)
-            if fits is not None and both:
-                # The other answer at the same counts, then the wanted one: both must fit.
-                others = self._planned(root, match, tuple(v for v in values_here if not want(v)))
-                self._place(dag.root, spot, others[1][key].draw(chooser), key, chooser)
-                if not fits(kept=False):
-                    return False
             self._place(dag.root, spot, values[key].draw(chooser), key, chooser)
-        return fits is None or fits()
+            unwanted = tuple(v for v in values_here if not want(v))
+            others = self._planned(root, match, unwanted)[1][key] if both else None
+        if fits is None or not fits(paired=others is not None):
+            return fits is None
+        if others is None:
+            return True
+        # The other answer at the same counts must fit too: drawn, checked and dropped (only
+        # once the wanted one fits, so a batch that is running out pays little for it).
+        drawn = [n.value for n in dag.nodes]
+        with self._lock:
+            self._place(dag.root, spot, others.draw(chooser), key, chooser)
+        fine = fits(kept=False, paired=True)
+        for node, value in zip(dag.nodes, drawn, strict=True):
+            node.value = value
+        return fine
 
     def _planned(
         self, root: int, match: bool, wanted: tuple[Any, ...]
@@ -462,9 +470,10 @@ class LeafBalancer:
 
 class Fits(Protocol):
     """Whether the leaves as drawn make a problem the draw may give (``Task.fits_draw``);
-    ``kept=False`` for the other answer's problem, drawn only to be checked."""
+    ``paired`` when a problem of the other answer is drawn with it, ``kept=False`` for that
+    one, drawn only to be checked."""
 
-    def __call__(self, *, kept: bool = True) -> bool: ...
+    def __call__(self, *, kept: bool = True, paired: bool = False) -> bool: ...
 
 
 Spot = tuple[int, bool, bool]  # a subtree's shape, its polarity, whether counts are matched
