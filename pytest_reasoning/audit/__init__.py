@@ -80,7 +80,7 @@ __all__ = [
 
 DEFAULT_COUNT = 200  # test problems
 # Training problems (at least): at 200 a gradient-boosted learner missed what it finds at
-# 600 (deductive D3's True-leaf counts: 0.575 at 200, 0.66 at 600; issue 41).
+# 600 (deductive D3's True-leaf counts: 0.575 trained on 200, 0.705 on 600; issue 41).
 DEFAULT_TRAIN_COUNT = 600
 BOUND = 0.10  # no baseline may beat max(chance, majority) by more (docs/audit.md)
 _WORD = WORD
@@ -315,7 +315,7 @@ def _batteries(
         # Each option's own text with the options' names masked: a name is drawn afresh
         # for every story, so left as it is it only hides the words around it (issue 41:
         # "<the option> punched a wall after a call with <another>" told murder L3's
-        # innocent at 0.62 once the suspects' names were masked, at 0.53 before).
+        # innocent at 0.655 once the suspects' names were masked, 0.535 before).
         texts = {k: mask_options(t) if t else t for k, t in texts.items()}
         docs, labels = [], []
         for i in train:
@@ -364,8 +364,8 @@ def _batteries(
             lambda i: chosen[i.id],
         )
     prompts, answers = [i.prompt for i in train], [i.answer for i in train]
-    if not any(choices[i.id] for i in train) and all(gold_number(a) is not None
-                                                      for a in answers):  # fmt: skip
+    numeric = all(gold_number(a) is not None for a in answers)
+    if numeric and not any(choices[i.id] for i in train):
         numbers = NumbersRule(prompts, answers)
         add(
             f"numbers rule ({numbers.label})",

@@ -263,8 +263,9 @@ SHARED = 0.5  # surface counts: the words and word pairs in at least this share 
 class CountFeatures:
     """The counts of the words and word pairs at least ``SHARED`` of the training prompts
     use (up to ``VOCABULARY`` of them: a DyVal prompt's operators, 'is true', 'is false'),
-    and the prompt's lines and words: the template's counts alone, where a learner on a
-    hundred features finds fewer of the few that matter in 600 rows."""
+    and the prompt's lines and words: the template's counts alone, without the rarer words
+    and the places of :class:`SurfaceFeatures` (issue 41's learner on a DyVal prompt's
+    counts of stated True and False leaves and of each operator)."""
 
     def __init__(self, texts: Sequence[str]) -> None:
         from sklearn.feature_extraction.text import CountVectorizer

@@ -19,6 +19,7 @@ from ...rng import Chooser, weighted_choice
 __all__ = [
     "MATCH_SHAPES",
     "UNARY",
+    "Fits",
     "LeafBalancer",
     "Node",
     "TreeDag",
