@@ -33,7 +33,7 @@ def check(args: tuple[str, int, int]) -> dict[str, Any]:
     first, last = task.levels[0], task.levels[-1]
     row: dict[str, Any] = {"task": tid, "levels": len(task.levels)}
     try:
-        a = audit_level(tid, first, count=count, seed=1)
+        a = audit_level(tid, first, count=count, seed=1, train_count=count)
         best = a.best
         row["audit"] = {
             "level": first,

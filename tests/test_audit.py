@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from pytest_reasoning.audit import NaiveBayes, audit, audit_level, features
+from pytest_reasoning.audit.learners import mask_options
 from pytest_reasoning.cli import main
 from pytest_reasoning.core import Item, Score
 from pytest_reasoning.registry import get_task, task_ids
 from pytest_reasoning.rng import Chooser
+from pytest_reasoning.stats import wilson_interval
 from pytest_reasoning.tasks.base import Generated, Knob, Shortcut, Task
 
 
@@ -76,8 +78,10 @@ def test_the_battery_finds_a_planted_artefact_and_counts_abstentions() -> None:
     assert rows["answer prior"].accuracy == pytest.approx(0.5, abs=0.1)
     # The classifiers learn the planted word from the OTHER seed's items.
     assert rows["bag of words (naive Bayes)"].accuracy > 0.85
-    # ... and so does gradient boosting on surface features (counts and places of words).
+    # ... and so does gradient boosting on surface features (counts and places of words),
+    # and on the counts alone of the words most prompts share ('odd' is in every question).
     assert rows["surface features"].accuracy > 0.85
+    assert rows["surface counts"].accuracy > 0.85
     # The tell also makes odd prompts longer: the length baseline sees it too.
     assert rows["prompt length"].accuracy > 0.85
     assert result.best is not None and result.best.accuracy == max(
@@ -87,12 +91,14 @@ def test_the_battery_finds_a_planted_artefact_and_counts_abstentions() -> None:
     data = json.loads(json.dumps(result.to_dict()))
     assert data["best"] == result.best.name and data["train_seed"] == 1
     assert data["bound"] == pytest.approx(max(result.chance, result.majority) + 0.10, abs=1e-6)
-    # Training problems come from the train split: the same seed is no overlap.
-    assert result.count == 200 and result.train_count == 200
+    # Training problems come from the train split: the same seed is no overlap; 600 of them
+    # by default (issue 41: at 200 the boosted learners missed what they find at 600), a
+    # problem drawn twice counted once.
+    assert result.count == 200 and 590 <= result.train_count <= 600
 
 
 def test_a_task_that_declares_nothing_is_audited_with_the_generic_battery() -> None:
-    result = audit_level(_Silent(), "L1", count=50, seed=3)
+    result = audit_level(_Silent(), "L1", count=50, seed=3, train_count=50)
     assert {b.kind for b in result.baselines} == {"prior", "length", "bow", "surface"}
     # No guess space: chance is the best constant answer's share of the test items.
     assert result.chance_basis.startswith("best constant answer")
@@ -104,10 +110,62 @@ def test_each_problem_counts_once_and_no_test_problem_trains() -> None:
     test split and three in the train split. Six items of each split are five and three
     distinct problems, none shared, so a memorising learner has nothing to recall and the
     interval is not narrowed by repeats."""
-    result = audit_level("dyval.boolean_logic", "D1", count=6, seed=4)
+    result = audit_level("dyval.boolean_logic", "D1", count=6, seed=4, train_count=6)
     assert result.count == 5 and result.train_count == 3
     for b in result.baselines:
         assert b.n == 5
+
+
+class _Product(_Silent):
+    """An open numeric answer: the product of the two stated numbers for 70% of items, their
+    sum for the rest; the prompt names the operation, the numbers rule does not read it."""
+
+    id = "toy.product"
+
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        a, b = chooser.randint(2, 40), chooser.randint(2, 40)
+        times = chooser.random() < 0.7
+        body = f"a is {a}.\nb is {b}.\n\n{'Multiply' if times else 'Add'} a and b (1 answer)."
+        return Generated({"a": a, "b": b, "times": times}, str(a * b if times else a + b), body)
+
+
+def test_a_numbers_rule_is_learned_on_the_train_split_and_read_numerically() -> None:
+    """Issue 41: open answers get the rule over the description's numbers most often right
+    in training (the question's own numbers, "1 answer", are not read); a guess is right
+    within DyVal's relative 1e-4 ("12.0" for "12")."""
+    result = audit_level(_Product(), "L1", count=200, seed=2, train_count=200)
+    (rule,) = [b for b in result.baselines if b.kind == "numbers"]
+    assert rule.name == "numbers rule (product)" and "product: " in rule.doc
+    assert 0.6 < rule.accuracy < 0.8 and rule.abstained == 0
+    assert result.best is rule and rule.accuracy > result.bound
+
+
+def test_zebra_reports_cells_and_whole_grids_and_the_unary_clue_reading() -> None:
+    """Issue 41: zebra's baselines are scored on whole grids (next to the paper's chance)
+    and on cells (next to one over the houses); reading the found_at / not_at clues alone
+    solves most 2x2 grids: the task itself at that size (docs/tasks/zebra.md)."""
+    result = audit_level("zebra.grid", "2x2", count=30, seed=1, train_count=30)
+    rows = {b.name: b for b in result.baselines}
+    assert result.partial_chance == 0.5 and result.partial_bound == pytest.approx(0.6)
+    assert all(b.partial is not None for b in result.baselines)
+    unary = rows["unary clues"]
+    assert unary.accuracy > 0.5 and unary.partial is not None and unary.partial > 0.7
+    assert rows["answer prior"].accuracy == 0 and (rows["answer prior"].partial or 0) < 0.2
+    data = result.to_dict()
+    assert data["partial_chance"] == 0.5 and data["partial_bound"] == pytest.approx(0.6)
+    assert {b["name"]: b["partial"] for b in data["baselines"]}["unary clues"] == round(
+        unary.partial, 4
+    )
+
+
+def test_each_options_text_is_read_with_the_options_names_masked() -> None:
+    """Issue 41: names drawn afresh per story hide the words around them from a bag of
+    words; masked, "<the option> punched a wall" is one feature across stories."""
+    got = mask_options({"Ann": "Ann met Bob. ANN and bob's Annie", "Bob": "Bob saw Ann Lee"})
+    assert got == {
+        "Ann": "optionself met optionother. optionself and optionother's Annie",
+        "Bob": "optionself saw optionother Lee",
+    }
 
 
 def test_naive_bayes_is_deterministic_and_learns_words() -> None:
@@ -119,18 +177,20 @@ def test_naive_bayes_is_deterministic_and_learns_words() -> None:
 
 
 def test_multiple_choice_baselines_use_the_problem_choices() -> None:
-    result = audit_level("musr.murder_mystery", "L1", count=20, seed=1)
+    result = audit_level("musr.murder_mystery", "L1", count=20, seed=1, train_count=20)
     names = {b.name for b in result.baselines}
     assert {"position prior", "most mentioned choice"} <= names
     assert result.chance == 0.5
 
 
 def test_cli_prints_every_baseline_and_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["audit", "dyval.reachability", "--level", "D1", "--count", "20"]) == 0
+    assert main(["audit", "dyval.reachability", "--level", "D1", "--count", "20",
+                 "--train-count", "20"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "dyval.reachability D1: n=20, chance 0.500 (uniform over 2 answers)" in out
     assert "description order" in out and "95% Wilson" in out
-    assert main(["audit", "flenqa.ruletaker", "--level", "250", "--count", "10", "--json"]) == 0
+    assert main(["audit", "flenqa.ruletaker", "--level", "250", "--count", "10",
+                 "--train-count", "10", "--json"]) == 0  # fmt: skip
     data = json.loads(capsys.readouterr().out)
     assert [(d["task"], d["level"]) for d in data] == [("flenqa.ruletaker", "250")]
     assert {"rule traits occur", "answer prior"} <= {b["name"] for b in data[0]["baselines"]}
@@ -144,7 +204,7 @@ def test_the_default_audit_is_the_built_in_families(capsys: pytest.CaptureFixtur
         "pytest-reasoning: error: --level: no built-in task has a level 'L0' (a pack's tasks, "
         "gym.<name>, are audited only when named)"
     )
-    got = audit(["gym.basic_arithmetic"], levels=["L0"], count=10)
+    got = audit(["gym.basic_arithmetic"], levels=["L0"], count=10, train_count=10)
     assert [(a.task, a.level) for a in got] == [("gym.basic_arithmetic", "L0")]
 
 
@@ -156,6 +216,7 @@ def test_parallel_audit_keeps_task_and_level_order() -> None:
         ["dyval.boolean_logic", "dyval.reachability"],
         levels=["D1", "D2"],
         count=10,
+        train_count=10,
         jobs=2,
         progress=lambda a: seen.append((a.task, a.level)),
     )
@@ -222,7 +283,40 @@ EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
     ),
     ("musr.team_allocation", "bag of words (logistic) (per choice)"): (1.0, "as praise_words"),
     ("musr.team_allocation", "surface features (per choice)"): (0.995, "as praise_words"),
+    # Issue 41: where the signal is the task itself (docs/tasks/*.md, beside the level).
+    ("dyval.arithmetic", "numbers rule"): (
+        0.322,
+        "D1 is one operation over one or two values: a rule that applies one operation "
+        "without reading it scores that operation's share of the level's problems (x 0.322, "
+        "+ 0.262 of D1's 183 test problems; docs/tasks/dyval.md)",
+    ),
+    ("musr.murder_mystery", "bag of words (logistic) (per choice)"): (
+        0.66,
+        "who wronged whom is stated in every motive sentence (the name next to the grudge): "
+        "the innocent lacking a motive is found 0.96 of the time, the others at chance "
+        "(docs/tasks/musr.md)",
+    ),
+    ("musr.murder_mystery", "bag of words (naive Bayes) (per choice)"): (0.66, "as logistic"),
+    ("musr.murder_mystery", "surface features (per choice)"): (0.60, "as logistic"),
+    ("zebra.grid", "unary clues"): (
+        0.72,
+        "a 2x2 grid is mostly placed by its found_at / not_at clues: reading them is the task "
+        "(docs/tasks/zebra.md; 3x3 0.12, 4x4 and up 0)",
+    ),
 }
+# The same for zebra's cells (the share of right cells; bound: one over the houses + 0.10).
+CELL_EXCEPTIONS: dict[tuple[str, str], tuple[float, str]] = {
+    ("zebra.grid", "unary clues"): (
+        0.85,
+        "the positional clues place 0.80 of a 2x2 grid's cells and 0.35 of a 6x6's (chance "
+        "0.50 / 0.17; docs/tasks/zebra.md)",
+    ),
+}
+
+
+def _rule(name: str) -> str:
+    """A baseline's name as the exceptions know it: the numbers rule without its pick."""
+    return "numbers rule" if name.startswith("numbers rule (") else name
 
 
 def _count(task_id: str) -> int:
@@ -242,16 +336,27 @@ def test_no_learner_or_rule_beats_the_bound(task_id: str, level: str) -> None:
     """Issue 33.4: every baseline (rules, bag of words, surface features) at most
     max(chance, majority) + 0.10, judged by its 99% Wilson lower bound, or at most its
     documented exception."""
-    result = audit_level(task_id, level, count=_count(task_id), seed=1, confidence=CONFIDENCE)
+    n = _count(task_id)
+    result = audit_level(task_id, level, count=n, train_count=n, seed=1, confidence=CONFIDENCE)
     assert result.baselines
     for b in result.baselines:
-        allowed, why = EXCEPTIONS.get((task_id, b.name), (result.bound, ""))
+        allowed, why = EXCEPTIONS.get((task_id, _rule(b.name)), (result.bound, ""))
         allowed = max(allowed, result.bound)
         assert b.low <= allowed, (
             f"{task_id} {level}: '{b.name}' answers {b.correct}/{b.n} (Wilson 99% lower bound "
             f"{b.low:.3f}) against max(chance {result.chance:.3f}, majority "
             f"{result.majority:.3f}) + {BOUND}"
             + (f" and the documented {allowed:.3f} ({why})" if why else "")
+        )
+        if b.partial is None or result.partial_bound is None:
+            continue
+        # Cells, judged as a share of items (cells of one grid are not independent).
+        low = wilson_interval(round(b.partial * b.n), b.n, CONFIDENCE)[0]
+        cells, why = CELL_EXCEPTIONS.get((task_id, b.name), (result.partial_bound, ""))
+        assert low <= max(cells, result.partial_bound), (
+            f"{task_id} {level}: '{b.name}' gets {b.partial:.3f} of the cells (Wilson 99% "
+            f"lower bound {low:.3f}) against {result.partial_bound:.3f}"
+            + (f" and the documented {cells:.3f} ({why})" if why else "")
         )
 
 
@@ -262,7 +367,7 @@ def test_the_generic_learners_keep_the_bound_where_they_did_not(task_id: str, le
     """Issue 29.7's two cases, in the inner loop: gradient boosting on surface features
     scored 0.63 at deductive D3 (chance 0.50), and a bag of words 0.16 at arithmetic D1
     (majority 0.055) by recalling problems of its training seed."""
-    result = audit_level(task_id, level, count=60, seed=1)
+    result = audit_level(task_id, level, count=60, seed=1, train_count=60)
     learners = [b for b in result.baselines if b.kind in ("bow", "surface")]
     # Deductive D3's test split holds 39 problems up to renaming (issue 41), each counted once.
     least = 39 if task_id == "dyval.deductive_logic" else 60
@@ -273,12 +378,29 @@ def test_the_generic_learners_keep_the_bound_where_they_did_not(task_id: str, le
         assert b.accuracy <= result.bound, (b.name, b.accuracy, result.bound)
 
 
+@pytest.mark.e2e  # 1,000 generated problems and every learner per level: a minute of CPU
+@pytest.mark.parametrize(
+    ("task_id", "level"),
+    [("dyval.deductive_logic", "D3"), ("dyval.boolean_logic", "D3"), ("dyval.max_sum_path", "D1")],
+)
+def test_issue_41_levels_keep_the_bound_at_600_training_problems(task_id: str, level: str) -> None:
+    """Issue 41: trained on 600 problems, gradient boosting on the prompt's counts scored
+    0.705 at deductive D3 and 0.66 at boolean D3 (the leaf counts told the answer within a
+    split), and "the asked values plus the largest other" up to 0.21 at max-sum path D1 (bound
+    about 0.17). Every rule and learner now keeps the bound on 400 test problems."""
+    result = audit_level(task_id, level, count=400, train_count=600, seed=1)
+    assert result.count == 400 and result.train_count == 600
+    for b in result.baselines:
+        assert b.accuracy <= result.bound, (b.name, b.accuracy, result.bound)
+
+
 def test_every_exception_names_a_task_and_a_baseline_it_has() -> None:
-    for (task_id, name), (accuracy, why) in EXCEPTIONS.items():
+    for (task_id, name), (accuracy, why) in [*EXCEPTIONS.items(), *CELL_EXCEPTIONS.items()]:
         task = get_task(task_id)
         declared = {r.name for r in task.shortcuts()}
-        generic = {"prompt length", "most mentioned choice", "position prior", "answer prior"}
-        learner = name.startswith(("bag of words", "surface features"))
+        generic = {"prompt length", "most mentioned choice", "position prior", "answer prior",
+                   "numbers rule"}  # fmt: skip
+        learner = name.startswith(("bag of words", "surface features", "surface counts"))
         assert name in declared | generic or learner, name
         assert 0 < accuracy <= 1 and why
 

@@ -816,6 +816,71 @@ def test_balanced_leaves_are_drawn_apart_from_the_answer(
         assert sum(yes[1]) == sum(no[1])  # the same number of True leaves
 
 
+def test_leaf_counts_are_kept_only_where_the_other_answer_fits_too() -> None:
+    """Issue 41: a split (or a unique batch) holds different shares of one shape's True and
+    False problems at each count of True leaves; keeping a count where only the wanted
+    answer's problem fits let the count tell the answer (deductive D3: 0.65 from the count
+    alone). The other answer is drawn at the same counts and must fit as well."""
+    asked: list[tuple[bool, bool]] = []  # (kept, the root's value) per call
+
+    def build() -> tdag.TreeDag:
+        return tdag.build_tree(random.Random(1), depth=3, width=3, ops=["and", "or"],
+                               leaf=lambda c: c.randint(0, 1) == 1, evaluate=boolean.evaluate)  # fmt: skip
+
+    def fits(answer_fits: bool, other_fits: bool) -> tdag.Fits:
+        def check(*, kept: bool = True, paired: bool = False) -> bool:
+            asked.append((kept, dag.root.value))
+            return answer_fits if kept else other_fits
+
+        return check
+
+    dag = build()
+    assert boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True, match=True,
+                                     fits=fits(True, True))  # fmt: skip
+    # The wanted answer, then the other one at the same counts of True leaves (drawn,
+    # checked and dropped: the wanted leaves stay).
+    assert asked == [(True, True), (False, False)] and dag.root.value is True
+    assert dag.root.value == boolean.evaluate(dag.root.op or "", [c.value for c in dag.root.children])
+    asked.clear()
+    dag = build()
+    # Wherever the other answer has no problem to fit, the shape is given up for both.
+    assert not boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True,
+                                         match=True, fits=fits(True, False))  # fmt: skip
+    assert asked == [(True, True), (False, False)] * tdag.SPLIT_LEAVES
+    asked.clear()
+    dag = build()
+    # Unmatched draws, and trees of four leaves or fewer (D2: a level of a handful of
+    # problems), check the wanted answer alone, as before.
+    assert boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True, match=False,
+                                     fits=fits(True, False))  # fmt: skip
+    assert asked == [(True, True)]
+    asked.clear()
+    dag = tdag.build_tree(random.Random(1), depth=3, width=2, ops=["and", "or"],
+                          leaf=lambda c: c.randint(0, 1) == 1, evaluate=boolean.evaluate)  # fmt: skip
+    assert boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True, match=True,
+                                     fits=fits(True, False))  # fmt: skip
+    assert asked == [(True, True)]
+
+
+def test_max_sum_path_d1_asks_pairs_that_three_paths_join() -> None:
+    """Issue 41: D1's seven nodes join most pairs by one or two paths, and the asked ends
+    plus the largest other value answered up to 0.21 of D1 (bound about 0.17): D1 asks
+    pairs that at least three paths join. D2-D4 are as they were; a user's own graph knobs
+    drop the rule unless ``min_paths`` is set."""
+    for index in range(12):
+        p = MAXSUM.make_item("D1", 4, index).problem
+        g = nx.DiGraph([(a, b) for a, kids in p["edges"].items() for b in kids])
+        paths = list(nx.all_simple_paths(g, p["source"], p["target"]))
+        assert len(paths) >= 3 and max(len(path) for path in paths) >= 3
+        assert int(MAXSUM.make_item("D1", 4, index).answer) == max(
+            sum(p["values"][n] for n in path) for path in paths
+        )
+    assert MAXSUM.resolve_params("D1")["min_paths"] == 3
+    assert "min_paths" not in MAXSUM.resolve_params("D2")
+    assert "min_paths" not in MAXSUM.resolve_params("D1", {"nodes": 5})
+    assert MAXSUM.resolve_params("D1", {"nodes": 5, "min_paths": 2})["min_paths"] == 2
+
+
 # A sweep (many generated items): CI runs it, the inner loop does not.
 @pytest.mark.e2e
 def test_true_reachability_pairs_are_mostly_multi_hop() -> None:

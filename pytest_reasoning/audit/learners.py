@@ -14,17 +14,19 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = [
     "MAX_LOGISTIC_CLASSES",
     "ChoiceSurface",
     "Classifier",
+    "CountFeatures",
     "NaiveBayes",
     "SurfaceFeatures",
     "classifiers",
     "features",
     "logistic_available",
+    "mask_options",
     "option_features",
     "surface",
 ]
@@ -153,6 +155,27 @@ def classifiers(texts: Sequence[str], labels: Sequence[str]) -> list[tuple[str, 
     return out
 
 
+OWN, OTHER = "optionself", "optionother"  # what the options' names become in their texts
+
+
+def mask_options(texts: Mapping[str, str]) -> dict[str, str]:
+    """Each option's text with its own name as ``OWN`` and the other options' as ``OTHER``."""
+    keys = sorted(texts, key=len, reverse=True)  # "Ann Lee" before "Ann"
+    pattern = re.compile(
+        "|".join(rf"(?<!\w){re.escape(k)}(?!\w)" for k in keys if k.strip()) or r"(?!)",
+        re.IGNORECASE,
+    )
+    folded = {k.casefold(): k for k in keys}
+
+    def mask(key: str, text: str) -> str:
+        def name(m: re.Match[str]) -> str:
+            return OWN if folded.get(m.group(0).casefold()) == key else OTHER
+
+        return pattern.sub(name, text)
+
+    return {key: mask(key, text) for key, text in texts.items()}
+
+
 # -- surface features and gradient boosting ----------------------------------------------------
 VOCABULARY = 100  # the most frequent words and word pairs of the training prompts, counted
 ENTITIES = 3  # the question's own words whose places are features
@@ -234,6 +257,37 @@ class SurfaceFeatures:
         return shape
 
 
+SHARED = 0.5  # surface counts: the words and word pairs in at least this share of prompts
+
+
+class CountFeatures:
+    """The counts of the words and word pairs at least ``SHARED`` of the training prompts
+    use (up to ``VOCABULARY`` of them: a DyVal prompt's operators, 'is true', 'is false'),
+    and the prompt's lines and words: the template's counts alone, without the rarer words
+    and the places of :class:`SurfaceFeatures` (issue 41's learner on a DyVal prompt's
+    counts of stated True and False leaves and of each operator)."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        self.vec = CountVectorizer(
+            ngram_range=(1, 2), token_pattern=WORD.pattern, max_features=VOCABULARY,
+            min_df=SHARED,
+        )  # fmt: skip
+        try:
+            self.vec.fit(texts)
+        except ValueError:  # no word is that common
+            self.vec = None
+
+    def matrix(self, texts: Sequence[str]) -> list[list[float]]:
+        vocab = self.vec.transform(texts).toarray().tolist() if self.vec is not None else None
+        return [
+            [*(vocab[i] if vocab is not None else []), float(len(t.splitlines())),
+             float(len(WORD.findall(t.lower())))]
+            for i, t in enumerate(texts)
+        ]  # fmt: skip
+
+
 def _booster() -> object:
     from sklearn.ensemble import GradientBoostingClassifier
 
@@ -248,8 +302,12 @@ class _Surface(Classifier):
     linear bag of words cannot express (e.g. how many leaves are True AND how many rules are
     ORs)."""
 
-    def __init__(self, texts: Sequence[str], labels: Sequence[str]) -> None:
-        self.features = SurfaceFeatures(texts)
+    def __init__(
+        self, texts: Sequence[str], labels: Sequence[str], counts_only: bool = False
+    ) -> None:
+        self.features: SurfaceFeatures | CountFeatures = (
+            CountFeatures(texts) if counts_only else SurfaceFeatures(texts)
+        )
         self.model = _booster()
         self.model.fit(self.features.matrix(texts), list(labels))  # type: ignore[attr-defined]
 
@@ -352,9 +410,11 @@ class ChoiceSurface:
         return out
 
 
-def surface(texts: Sequence[str], labels: Sequence[str]) -> Classifier | None:
-    """The whole-prompt surface learner, for 2..``MAX_LOGISTIC_CLASSES`` answers, when
-    scikit-learn is installed."""
+def surface(
+    texts: Sequence[str], labels: Sequence[str], *, counts_only: bool = False
+) -> Classifier | None:
+    """The whole-prompt surface learner (``counts_only``: on :class:`CountFeatures`), for
+    2..``MAX_LOGISTIC_CLASSES`` answers, when scikit-learn is installed."""
     if not 2 <= len(set(labels)) <= MAX_LOGISTIC_CLASSES or not logistic_available():
         return None
-    return _Surface(texts, labels)
+    return _Surface(texts, labels, counts_only)

@@ -36,6 +36,8 @@ def audit_command(args: argparse.Namespace) -> int:
 
     if args.count < 1:
         raise ReasoningError("--count: must be >= 1")
+    if args.train_count is not None and args.train_count < 1:
+        raise ReasoningError("--train-count: must be >= 1")
     if args.jobs < 0:
         raise ReasoningError("--jobs: must be >= 0 (0: one per CPU)")
     for tid in args.tasks:
@@ -53,6 +55,7 @@ def audit_command(args: argparse.Namespace) -> int:
     def show(a: Any) -> None:
         if args.json:
             return
+        cells = a.partial_chance is not None
         rows = [
             [
                 b.name + (" *" if b is a.best else ""),
@@ -60,6 +63,7 @@ def audit_command(args: argparse.Namespace) -> int:
                 f"[{b.low:.3f}, {b.high:.3f}]",
                 f"{b.accuracy - a.chance:+.3f}",
                 "over" if b.accuracy > a.bound else "",
+                *(_cells(b.partial, a.partial_bound) if cells else ()),
                 b.abstained or "",
             ]
             for b in a.baselines
@@ -68,11 +72,20 @@ def audit_command(args: argparse.Namespace) -> int:
             f"{a.task} {a.level}: n={a.count}, chance {a.chance:.3f} ({a.chance_basis}), "
             f"majority {a.majority:.3f}, bound {a.bound:.3f}; trained on {a.train_count} "
             "train-split problems"
+            + (
+                f"; cells: chance {a.partial_chance:.3f}, bound {a.partial_bound:.3f}"
+                if cells
+                else ""
+            )
         )
         print(
             tabulate(
                 rows,
-                headers=["baseline", "accuracy", "95% Wilson", "vs chance", "bound", "abstained"],
+                headers=[
+                    *("baseline", "accuracy", "95% Wilson", "vs chance", "bound"),
+                    *(("cells", "cell bound") if cells else ()),
+                    "abstained",
+                ],
                 disable_numparse=True,
             )
         )
@@ -97,6 +110,13 @@ def audit_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cells(partial: float | None, bound: float | None) -> tuple[str, str]:
+    """A baseline's partial score (zebra: right cells) and whether it beats its bound."""
+    if partial is None or bound is None:
+        return "", ""
+    return f"{partial:.3f}", "over" if partial > bound else ""
+
+
 def _generated(args: argparse.Namespace, levels: list[str] | None, show: Any) -> list[Any]:
     from ..audit import audit
 
@@ -107,6 +127,7 @@ def _generated(args: argparse.Namespace, levels: list[str] | None, show: Any) ->
             count=args.count,
             seed=args.seed,
             jobs=args.jobs or os.cpu_count() or 1,
+            train_count=args.train_count,
             progress=show,
         )
     except ValueError as exc:

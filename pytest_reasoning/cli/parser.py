@@ -229,7 +229,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--count",
         type=int,
         default=200,
-        help="items of each split (default 200; a repeat counts once)",
+        help="test items (default 200; a repeat counts once)",
+    )
+    au.add_argument(
+        "--train-count",
+        type=int,
+        default=None,
+        help="training items (default: 600, or --count if more)",
     )
     au.add_argument(
         "--seed",

@@ -352,7 +352,9 @@ class Task(ABC):
         text = canonical_json(dict(self.identity(problem)))
         return hashlib.sha256(f"{self.id}\x1f{text}".encode()).hexdigest()[:16]
 
-    def fits_draw(self, problem: Mapping[str, Any]) -> bool:
+    def fits_draw(
+        self, problem: Mapping[str, Any], *, kept: bool = True, paired: bool = False
+    ) -> bool:
         """Whether ``problem`` may be the one being drawn (always, outside a draw): it is in
         the split being drawn and, in a ``unique`` batch (or among worked examples), no
         earlier one's problem (up to ``_REFUSALS`` repeats refused per draw: past that the
@@ -364,19 +366,25 @@ class Task(ABC):
         batch uses up one shape's few True problems before its False ones, so the shape would
         tell the answer. A generator that draws the answer apart from a shape calls this to
         redraw only the answer-bearing part (the leaves, the pair) and keep the shape (DyVal's
-        logic and reachability tasks do)."""
+        logic and reachability tasks do). ``paired``: the problem is drawn with one of the
+        other answer (``kept=False``: that one, only checked; :class:`LeafBalancer`), whose
+        repeats are refused from ``_SPARES`` first, so both answers are refused alike."""
         state: _State | None = getattr(_DRAWING, "state", None)
         if state is None:
             return True
         key = self.split_key(problem)  # once: canonical forms cost more than a lookup
         if self._split_of_key(key) != state.split:
             return False
-        state.consulted = True
-        if state.repeats is None or state.refusals <= 0:
+        if kept:
+            state.consulted = True
+        if state.repeats is None or state.refusals <= 0 or (not kept and state.spares <= 0):
             return True  # an exhausted level: the batch accepts and counts the repeat
         same = type(self).split_key is Task.split_key
         if state.repeats(_fingerprint(key if same else self.identity(problem))):
-            state.refusals -= 1
+            if (paired or not kept) and state.spares > 0:
+                state.spares -= 1
+            else:
+                state.refusals -= 1
             return False
         return True
 
@@ -473,7 +481,7 @@ class Task(ABC):
                 try:
                     gen = self.draw(level, seed, number, params, index)
                 except InvalidArgument:
-                    if state.refusals == _REFUSALS:
+                    if state.refusals == _REFUSALS and state.spares == _SPARES:
                         # Not for want of new problems: the knobs cannot, or (a split with
                         # few problems up to renaming: abduction D2's train split holds
                         # three) the generator's bounded search missed them this once; the
@@ -679,6 +687,7 @@ _DRAWING = threading.local()
 
 
 _REFUSALS = 16
+_SPARES = 64  # repeats refused per draw among problems checked and not kept (fits_draw)
 
 
 @dataclass
@@ -686,6 +695,7 @@ class _State:
     split: str
     repeats: Repeats | None
     refusals: int = _REFUSALS
+    spares: int = _SPARES
     consulted: bool = False  # whether the generator avoided repeats itself (fits_draw)
 
 

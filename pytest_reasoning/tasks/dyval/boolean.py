@@ -135,9 +135,10 @@ class BooleanLogicTask(DyvalTask):
         problem = {"nodes": export_nodes(dag, extra), "target": target}
         return Generated(problem=problem, answer=str(dag.root.value), body=body)
 
-    def _fits(self, dag: TreeDag) -> bool:
+    def _fits(self, dag: TreeDag, *, kept: bool = True, paired: bool = False) -> bool:
         """Whether ``dag`` with its leaves as drawn is a problem this draw may give."""
-        return self.fits_draw({"nodes": export_nodes(dag, []), "target": dag.root.name})
+        problem = {"nodes": export_nodes(dag, []), "target": dag.root.name}
+        return self.fits_draw(problem, kept=kept, paired=paired)
 
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, ECHO_MARKER)

@@ -11,7 +11,7 @@ import string
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ...errors import InvalidArgument
 from ...rng import Chooser, weighted_choice
@@ -19,6 +19,7 @@ from ...rng import Chooser, weighted_choice
 __all__ = [
     "MATCH_SHAPES",
     "UNARY",
+    "Fits",
     "LeafBalancer",
     "Node",
     "TreeDag",
@@ -202,6 +203,7 @@ Counts = dict[tuple[int, ...], int]
 
 MATCH_LEAVES = 16  # larger trees are balanced on the answer alone (the tables grow as n²)
 MATCH_SHAPES = 100  # shapes tried for a matched draw before settling for the answer alone
+FEW_LEAVES = 4  # at most this many leaves: the other answer's problem is not drawn too
 SPLIT_LEAVES = 32  # leaf draws tried for one shape's problem in the wanted split
 
 
@@ -255,7 +257,23 @@ class LeafBalancer:
         ``match``: both at the same counts), so the caller draws another shape."""
         if not _is_tree(dag):
             return _redraw(dag, chooser, want, self.evaluate)
-        match = match and [n.op for n in dag.nodes].count(None) <= MATCH_LEAVES
+        return self._balance(dag, chooser, want, match, None, both=False) is not None
+
+    def _balance(
+        self,
+        dag: TreeDag,
+        chooser: Chooser,
+        want: Callable[[Any], bool],
+        match: bool,
+        fits: Fits | None,
+        *,
+        both: bool,
+    ) -> bool | None:
+        """:meth:`balance` of a tree: None when the shape cannot; with ``fits``, whether the
+        drawn leaves fit, and with ``both`` a draw of the other answer at the same counts."""
+        leaves = [n.op for n in dag.nodes].count(None)
+        match = match and leaves <= MATCH_LEAVES
+        both = both and leaves > FEW_LEAVES
         with self._lock:
             if len(self._ids) > _MAX_SHAPES:  # pure caches: dropping them changes nothing
                 self._clear()
@@ -277,16 +295,36 @@ class LeafBalancer:
                 table = self._table(root, True, match)
                 values_here = self._values[(root, match)] = sorted(table, key=repr)
             wanted = tuple(v for v in values_here if want(v))
-            plan = self._roots.get((root, match, wanted))
-            if plan is None:
-                table = self._table(root, True, match)
-                plan = self._roots[(root, match, wanted)] = self._plan(table, wanted)
-            keys, values = plan
+            keys, values = self._planned(root, match, wanted)
             if not keys.options:
-                return False
+                return None
             key = keys.draw(chooser)
-            self._place(dag.root, (root, True, match), values[key].draw(chooser), key, chooser)
-        return True
+            spot = (root, True, match)
+            self._place(dag.root, spot, values[key].draw(chooser), key, chooser)
+            unwanted = tuple(v for v in values_here if not want(v))
+            others = self._planned(root, match, unwanted)[1][key] if both else None
+        if fits is None or not fits(paired=others is not None):
+            return fits is None
+        if others is None:
+            return True
+        # The other answer at the same counts must fit too: drawn, checked and dropped (only
+        # once the wanted one fits, so a batch that is running out pays little for it).
+        drawn = [n.value for n in dag.nodes]
+        with self._lock:
+            self._place(dag.root, spot, others.draw(chooser), key, chooser)
+        fine = fits(kept=False, paired=True)
+        for node, value in zip(dag.nodes, drawn, strict=True):
+            node.value = value
+        return fine
+
+    def _planned(
+        self, root: int, match: bool, wanted: tuple[Any, ...]
+    ) -> tuple[_Draw, dict[Key, _Draw]]:
+        plan = self._roots.get((root, match, wanted))
+        if plan is None:
+            table = self._table(root, True, match)
+            plan = self._roots[(root, match, wanted)] = self._plan(table, wanted)
+        return plan
 
     def balance_in(
         self,
@@ -295,16 +333,35 @@ class LeafBalancer:
         want: Callable[[Any], bool],
         *,
         match: bool,
-        fits: Callable[[], bool],
+        fits: Fits,
     ) -> bool:
         """:meth:`balance`, the leaves redrawn (the shape kept) until ``fits()`` says the
         problem is in the split being drawn (:meth:`Task.fits_draw`); False, for another
         shape, when ``SPLIT_LEAVES`` draws never fit (this shape has no problem of the
-        wanted answer in the split)."""
+        wanted answer in the split).
+
+        Counts are kept only where the OTHER answer has a problem that fits as well (one
+        drawn at the same counts, not kept): a split holds different shares of one shape's
+        problems of each answer at each count, and a ``unique`` batch uses up the rarer
+        answer's first, so keeping the counts where the wanted answer alone fits let the
+        counts tell the answer (issue 41: at deductive D3 "N/A iff at least 4 leaves are
+        True" answered 0.65, gradient boosting on the counts 0.705). With both required,
+        counts and shape are kept with the same probability whichever answer is wanted.
+        Only with ``match`` (the counts drawn apart from the answer; depth >= 3) and more
+        than ``FEW_LEAVES`` leaves: a level of smaller trees (D2's four leaves) is a handful
+        of problems that a batch uses up whatever the counts, drawn as it was."""
+        if not _is_tree(dag):
+            for _ in range(SPLIT_LEAVES):
+                if not _redraw(dag, chooser, want, self.evaluate):
+                    return False
+                if fits():
+                    return True
+            return False
         for _ in range(SPLIT_LEAVES):
-            if not self.balance(dag, chooser, want, match=match):
+            got = self._balance(dag, chooser, want, match, fits, both=match)
+            if got is None:
                 return False
-            if fits():
+            if got:
                 return True
         return False
 
@@ -410,6 +467,14 @@ class LeafBalancer:
                     out.append((tuple((v, k) for v, (k, _) in zip(combo, split, strict=True)),
                                 weight))  # fmt: skip
         return _Draw(out)
+
+
+class Fits(Protocol):
+    """Whether the leaves as drawn make a problem the draw may give (``Task.fits_draw``);
+    ``paired`` when a problem of the other answer is drawn with it, ``kept=False`` for that
+    one, drawn only to be checked."""
+
+    def __call__(self, *, kept: bool = True, paired: bool = False) -> bool: ...
 
 
 Spot = tuple[int, bool, bool]  # a subtree's shape, its polarity, whether counts are matched

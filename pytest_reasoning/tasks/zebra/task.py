@@ -353,6 +353,11 @@ class ZebraGridTask(Task):
         p = item.problem
         return float(math.factorial(p["houses"])) ** -len(p["features"])
 
+    def cell_chance(self, item: Item) -> float:
+        """A uniform guess's share of right cells: one over the houses (the audit's per-cell
+        chance)."""
+        return 1.0 / int(item.problem["houses"])
+
     # -- scoring -----------------------------------------------------------------------------
     def score(self, item: Item, response: str) -> Score:
         problem = item.problem
