@@ -75,7 +75,9 @@ def _summary(stdout: str) -> str:
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if "reasoning summary" in line)
     text = "\n".join(lines[start:]) + "\n"
-    text = re.sub(r"\b\d+(\.\d+)?s\b", "Ts", text)  # latencies, the run's duration
+    text = re.sub(r"\b\d+(\.\d+)?s( \(\d+:\d\d:\d\d\))?", "Ts", text)  # latencies, duration
+    # pytest centres a title between runs of = or - whose length follows the duration's digits
+    text = re.sub(r"^([=-])\1* ([^\s=-].*?) \1+$", r"\1\1 \2 \1\1", text, flags=re.MULTILINE)
     return re.sub(r" {2,}", "  ", text)  # column widths follow the latencies' digits
 
 
