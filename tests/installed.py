@@ -70,15 +70,23 @@ def requires(wheel: Path) -> list[str]:
 
 
 def closure(reqs: list[str]) -> list[importlib.metadata.Distribution]:
-    """The installed distributions that ``reqs`` (no extras) pull in, transitively."""
-    pending, found = list(reqs), {}
+    """The installed distributions that ``reqs`` pull in, transitively, extras they name
+    included (``httpx[http2]``)."""
+    pending = [(r, "") for r in reqs]  # (requirement, the extra whose list it is on)
+    found: dict[str, importlib.metadata.Distribution] = {}
+    done: set[tuple[str, str]] = set()
     while pending:
-        req = Requirement(pending.pop())
-        name = canonicalize_name(req.name)
-        if name in found or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
+        text, extra = pending.pop()
+        req = Requirement(text)
+        if req.marker is not None and not req.marker.evaluate({"extra": extra}):
             continue
-        found[name] = importlib.metadata.distribution(name)  # PackageNotFoundError: not here
-        pending += found[name].requires or []
+        name = canonicalize_name(req.name)
+        if name not in found:  # PackageNotFoundError: not installed here
+            found[name] = importlib.metadata.distribution(name)
+        for wanted in ("", *sorted(req.extras)):
+            if (name, wanted) not in done:
+                done.add((name, wanted))
+                pending += [(r, wanted) for r in found[name].requires or []]
     return list(found.values())
 
 
