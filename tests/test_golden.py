@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import forkrun
 import pytest
 
 from pytest_reasoning.cli import main
@@ -89,16 +89,16 @@ def _junit(path: Path) -> str:
     return text.replace("><", ">\n<") + "\n"
 
 
-@pytest.mark.e2e  # a pytest run in a fresh process
+@pytest.mark.e2e  # a pytest run in another process (tests/forkrun.py)
 def test_a_fixed_run(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", golden=SUITE)
     with FakeOpenAIServer() as server:
-        done = subprocess.run(
+        done = forkrun.run(
             [sys.executable, "-m", "pytest", "golden.yaml", "-p", "no:randomly", "-p",
              "no:cacheprovider", "--llm", "openai/oracle", "--llm", "openai/shallow:2",
              "--llm-api-base", server.url, "--reasoning-cache", "off",
              "--reasoning-results", "r.jsonl", "--junitxml", "j.xml"],
-            cwd=pytester.path, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200", **NOT_CI},
+            cwd=pytester.path, env={**os.environ, "COLUMNS": "200", **NOT_CI},
         )  # fmt: skip
     assert done.returncode == 1, done.stdout[-3000:]  # MuSR's gates fail: the oracle cannot
     _check("run-rows.jsonl", _rows(pytester.path / "r.jsonl"))
