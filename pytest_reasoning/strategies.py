@@ -28,10 +28,15 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from hypothesis import HealthCheck, reject, settings
-from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.strategies import SearchStrategy
+try:
+    from hypothesis import HealthCheck, reject, settings
+    from hypothesis import strategies as st
+    from hypothesis.database import DirectoryBasedExampleDatabase
+    from hypothesis.strategies import SearchStrategy
+except ImportError as exc:  # an extra: its pytest plugin costs every pytest run
+    raise ImportError(
+        "pytest_reasoning.strategies needs Hypothesis: pip install 'pytest-reasoning[fuzzing]'"
+    ) from exc
 
 from .core import Item
 from .errors import InvalidArgument, UnknownLevel, UnknownTask

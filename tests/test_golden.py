@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import forkrun
 import pytest
 
 from pytest_reasoning.cli import main
@@ -75,9 +75,9 @@ def _summary(stdout: str) -> str:
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if "reasoning summary" in line)
     text = "\n".join(lines[start:]) + "\n"
-    text = re.sub(r"\b\d+(\.\d+)?s\b", "Ts", text)  # latencies, the run's duration
-    # The last line's "=" padding follows the duration's digits (a loaded machine: 10 s).
-    text = re.sub(r"^=+ (.* in Ts) =+$", r"=== \1 ===", text, flags=re.M)
+    text = re.sub(r"\b\d+(\.\d+)?s( \(\d+:\d\d:\d\d\))?", "Ts", text)  # latencies, duration
+    # pytest centres a title between runs of = or - whose length follows the duration's digits
+    text = re.sub(r"^([=-])\1* ([^\s=-].*?) \1+$", r"\1\1 \2 \1\1", text, flags=re.MULTILINE)
     return re.sub(r" {2,}", "  ", text)  # column widths follow the latencies' digits
 
 
@@ -89,16 +89,16 @@ def _junit(path: Path) -> str:
     return text.replace("><", ">\n<") + "\n"
 
 
-@pytest.mark.e2e  # a pytest run in a fresh process
+@pytest.mark.e2e  # a pytest run in another process (tests/forkrun.py)
 def test_a_fixed_run(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", golden=SUITE)
     with FakeOpenAIServer() as server:
-        done = subprocess.run(
+        done = forkrun.run(
             [sys.executable, "-m", "pytest", "golden.yaml", "-p", "no:randomly", "-p",
              "no:cacheprovider", "--llm", "openai/oracle", "--llm", "openai/shallow:2",
              "--llm-api-base", server.url, "--reasoning-cache", "off",
              "--reasoning-results", "r.jsonl", "--junitxml", "j.xml"],
-            cwd=pytester.path, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200", **NOT_CI},
+            cwd=pytester.path, env={**os.environ, "COLUMNS": "200", **NOT_CI},
         )  # fmt: skip
     assert done.returncode == 1, done.stdout[-3000:]  # MuSR's gates fail: the oracle cannot
     _check("run-rows.jsonl", _rows(pytester.path / "r.jsonl"))

@@ -256,7 +256,9 @@ def test_the_count_drops_whole_parts_to_fit_and_its_estimate_is_smoothed() -> No
 @pytest.mark.e2e
 def test_live_count_on_a_terminal_but_not_under_q_or_a_pipe(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", s="samples: 1\ntasks:\n  - {task: dyval.arithmetic, levels: [D1]}\n")
-    with FakeOpenAIServer(latency_s=1.6) as slow:  # the count shows after 1 s of waiting
+    # The count shows after 1 s of waiting: 4 s leaves the progress thread 3 s to draw it, which
+    # a loaded machine also gives (the count in the quiet and piped runs must stay away, however long).
+    with FakeOpenAIServer(latency_s=4.0) as slow:
         base = [sys.executable, "-m", "pytest", "s.yaml", "-p", "no:randomly", "-p",
                 "no:cacheprovider", "--llm", "openai/oracle", "--llm-api-base", slow.url,
                 "--reasoning-cache", "off"]  # fmt: skip
@@ -377,7 +379,7 @@ def test_a_third_party_task_package_runs_through_the_plugin(tmp_path: Path) -> N
 def test_live_count_under_xdist(pytester: pytest.Pytester) -> None:
     """The workers have no terminal: the controller counts the wait since the last report."""
     pytester.makefile(".yaml", s="samples: 1\ntasks:\n  - {task: dyval.arithmetic, levels: [D1]}\n")
-    with FakeOpenAIServer(latency_s=1.6) as slow:
+    with FakeOpenAIServer(latency_s=4.0) as slow:  # as above: 3 s to draw the count
         base = [sys.executable, "-m", "pytest", "s.yaml", "-p", "no:randomly", "-p",
                 "no:cacheprovider", "--llm", "openai/oracle", "--llm-api-base", slow.url,
                 "--reasoning-cache", "off", "-n", "2"]  # fmt: skip

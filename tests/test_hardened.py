@@ -65,8 +65,9 @@ def _lines(text: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def within(seconds: float = 20.0) -> Iterator[None]:
-    """A hang fails the test after ``seconds`` (SIGALRM), instead of hanging the suite."""
+def within(seconds: float = 300.0) -> Iterator[None]:
+    """A hang fails the test after ``seconds`` (SIGALRM), instead of hanging the suite: a cap
+    for a loaded machine (what is guarded takes well under a second), not a speed claim."""
 
     def hung(*_: object) -> None:
         raise TimeoutError(f"still running after {seconds} s: a hang")
@@ -318,13 +319,14 @@ def test_an_export_killed_midway_leaves_the_old_file_whole(tmp_path: Path) -> No
     cmd = [sys.executable, "-m", "pytest_reasoning.cli", "export", "dyval.arithmetic",
            "--level", "D3", "--count", "1000000", "-o", str(out)]  # fmt: skip
     proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 600  # a cap against a hang, not a speed claim
     while time.monotonic() < deadline:  # until its temporary file holds rows
         temps = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
         if temps and temps[0].stat().st_size > 100_000:
             break
         time.sleep(0.05)
     proc.kill()
+    assert temps and proc.wait() == -9  # killed midway, not finished
     proc.wait()
     assert out.read_bytes() == old
     assert (
@@ -516,7 +518,8 @@ def test_a_claim_without_an_expiry_gets_one_and_its_holder_is_named(tmp_path: Pa
         db.execute("INSERT INTO claims VALUES (?, 'ci-7/4242/1/x', ?)", (key, expires))
         assert not cache.claim(key, me, 0.3)  # a live holder elsewhere: wait…
         holder = cache.holder(key)
-        assert holder is not None and holder[0] == "ci-7/4242/1/x" and 0 < holder[1] <= 0.3
+        # <= 0.3 s left: ours (on a loaded machine it may be over already, never longer)
+        assert holder is not None and holder[0] == "ci-7/4242/1/x" and holder[1] <= 0.3
     (text,) = cache.notices.values()
     assert "claimed by pid 4242 on ci-7" in text and "expiring in 0s" in text
     time.sleep(0.4)
@@ -531,12 +534,13 @@ def test_a_redis_claim_without_a_ttl_gets_one(url: str) -> None:
     store = RedisStore(url)
     me = new_owner()
     try:
-        assert not store.claim("k", me, 0.3)
-        assert 0 < raw.pttl(f"{PREFIX}claim:k") <= 300
+        assert not store.claim("k", me, 60)  # 60 s: still there to read on a loaded machine
+        assert 0 < raw.pttl(f"{PREFIX}claim:k") <= 60_000
         holder = store.holder("k")
         assert holder is not None and holder[0] == "ci-7/4242/1/x"
         assert "claimed by pid 4242 on ci-7" in store.notices["cache-claim"]
-        time.sleep(0.4)
+        raw.pexpire(f"{PREFIX}claim:k", 1)  # its end, without waiting a minute
+        time.sleep(0.01)
         assert store.claim("k", me, 600)
     finally:
         store.close()
@@ -661,14 +665,12 @@ def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _fuzzed_dataset_files_load_or_fail_in_one_line(fuzz_dir: Path, lines: list[str]) -> None:
     path = fuzz_dir / "d.jsonl"
     path.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
-    started = time.perf_counter()
-    with within(30):
+    with within():
         try:
             read_dataset(path, display="d.jsonl")
         except InvalidDataset as exc:
             (line,) = str(exc).splitlines()
             assert line.startswith("d.jsonl") and len(line) <= 2000, line
-    assert time.perf_counter() - started < 30
 
 
 # 10 examples each in the inner loop; the sweeps of 30, which CI runs, keep the old campaign.
@@ -710,7 +712,7 @@ def _fuzzed_cache_values_are_an_answer_or_a_miss(fuzz_dir: Path, value: str) -> 
     db = cache._connect()
     db.execute("INSERT OR REPLACE INTO responses VALUES (?, 'm', 0, ?)", (request.key, value))
     try:
-        with within(30):
+        with within():
             found = cache.get(request)
     finally:
         cache.close()

@@ -1,7 +1,8 @@
-"""People's names for generated problems: Faker's en_US name lists, read as data.
+"""People's names for generated problems: Faker's en_US name lists, kept as our own data
+(``name_lists.py``).
 
-The items' own seeded streams draw from these sorted tuples (Faker's random generator is never
-used), so the same seed gives the same names on every machine with the same Faker version.
+The items' own seeded streams draw from these sorted tuples, so the same seed gives the same
+names on every machine.
 """
 
 from __future__ import annotations
@@ -9,20 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-# Imported with the task modules (on the main thread, at collection), not lazily: Faker is a
-# pytest plugin, so pytest's assertion rewriter compiles its modules on import, and CPython
-# 3.11 can fail such a compile ("AST constructor recursion depth mismatch") when it runs on
-# the evaluator's prefetch thread while the main thread compiles too. It cost one item in a
-# loaded run of tests/test_reliability.py. Under pytest, faker itself is already loaded.
-from faker.providers.person.en_US import Provider
+from .name_lists import FIRST_NAMES_FEMALE, FIRST_NAMES_MALE, LAST_NAMES
 
 __all__ = ["first_names", "gendered_first_names", "last_names"]
 
 
 @cache
 def _lists() -> tuple[frozenset[str], frozenset[str]]:
-    first = set(Provider.first_names_male) | set(Provider.first_names_female)
-    return frozenset(first), frozenset(Provider.last_names)
+    return frozenset(FIRST_NAMES_MALE) | frozenset(FIRST_NAMES_FEMALE), frozenset(LAST_NAMES)
 
 
 def _keep(names: Iterable[str], banned: frozenset[str]) -> tuple[str, ...]:
@@ -41,9 +36,9 @@ def last_names(banned: frozenset[str] = frozenset()) -> tuple[str, ...]:
 
 @cache
 def gendered_first_names(banned: frozenset[str] = frozenset()) -> tuple[tuple[str, str], ...]:
-    """``(name, "f" | "m")`` for names on exactly one of Faker's lists, sorted: stories need
+    """``(name, "f" | "m")`` for names on exactly one of the lists, sorted: stories need
     pronouns, and a name on both lists would leave them to chance."""
-    female = {n for n in Provider.first_names_female if n.isalpha()}
-    male = {n for n in Provider.first_names_male if n.isalpha()}
+    female = {n for n in FIRST_NAMES_FEMALE if n.isalpha()}
+    male = {n for n in FIRST_NAMES_MALE if n.isalpha()}
     pairs = [(n, "f") for n in female - male] + [(n, "m") for n in male - female]
     return tuple(sorted(p for p in pairs if p[0].lower() not in banned))
