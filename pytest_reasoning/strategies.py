@@ -69,6 +69,9 @@ __all__ = ["DrawChooser", "problems", "reasoning_settings", "strategy_for", *NAM
 # Knobs that shape a batch of items, not one problem: a strategy draws single problems, so
 # the named strategies leave them out (every other knob of the task is a keyword).
 BATCH_KNOBS = frozenset({"unique"})
+# Knobs a strategy turns off unless given (``balanced`` draws the answer class, ``min_paths``
+# asks only pairs joined by that many paths: both by rejection): their value when off.
+REJECTION_KNOBS: dict[str, Any] = {"balanced": False, "min_paths": 1}
 
 _T = TypeVar("_T")
 
@@ -145,9 +148,16 @@ def problems(
             raise InvalidArgument(f"level: {exc}") from None
         if not any(isinstance(v, SearchStrategy) for v in knobs.values()):
             found.resolve_params(level, knobs)  # impossible combinations fail now, once
-    if "balanced" in found.knobs:
-        # Balancing is rejection sampling: wasteful under shrinking. Ask for it explicitly.
-        knobs.setdefault("balanced", False)
+    # Knobs that draw by rejection (redraw the whole problem until it qualifies) are off
+    # unless asked for: under shrinking the simplest draws never qualify, so the smallest
+    # example would be a thousand redraws (Hypothesis's large_base_example health check:
+    # max-sum path D1's pairs that three paths join, issue 41, are never in a chain graph).
+    for name, off in REJECTION_KNOBS.items():
+        if name in found.knobs and name not in knobs:
+            try:
+                knobs[name] = found.knobs[name].check(off)
+            except InvalidArgument:  # another task's knob of that name: its own meaning
+                continue
     return _items(found, level, style, knobs)
 
 

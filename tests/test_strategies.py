@@ -149,6 +149,23 @@ def test_strategy_items_match_the_suite_item_shape() -> None:
     assert item.id.startswith("dyval.arithmetic[D2-fuzz-")
 
 
+def test_a_level_drawn_by_rejection_passes_hypothesis_health_checks() -> None:
+    """Max-sum path D1 asks only pairs that three paths join (issue 41), by redrawing the
+    graph: Hypothesis's simplest draws (a chain) never have one, so a strategy of D1 failed
+    the large_base_example health check under default settings. Such knobs are off unless
+    given, like ``balanced``; given, they hold."""
+
+    @settings(database=None, max_examples=5, deadline=None)
+    @given(max_sum_path_problems(level="D1"))
+    def check(item: Item) -> None:
+        assert item.params["min_paths"] == 1
+
+    check()
+    asked = find(max_sum_path_problems(level="D1", min_paths=3), lambda i: True,
+                 settings=settings(SHRINK, phases=[Phase.generate]))  # fmt: skip
+    assert asked.params["min_paths"] == 3
+
+
 # -- bad arguments: one InvalidArgument naming the argument -----------------------------------
 @pytest.mark.parametrize(
     ("make", "message"),
