@@ -143,13 +143,15 @@ def test_a_numbers_rule_is_learned_on_the_train_split_and_read_numerically() -> 
 def test_zebra_reports_cells_and_whole_grids_and_the_unary_clue_reading() -> None:
     """Issue 41: zebra's baselines are scored on whole grids (next to the paper's chance)
     and on cells (next to one over the houses); reading the found_at / not_at clues alone
-    solves most 2x2 grids: the task itself at that size (docs/tasks/zebra.md)."""
+    places most of a 2x2 grid's cells and solves a third or more of its grids, far above
+    chance (0.25): the task itself at that size (docs/tasks/zebra.md). The test split holds
+    12 distinct 2x2 problems among 30 items, each counted once."""
     result = audit_level("zebra.grid", "2x2", count=30, seed=1, train_count=30)
     rows = {b.name: b for b in result.baselines}
     assert result.partial_chance == 0.5 and result.partial_bound == pytest.approx(0.6)
     assert all(b.partial is not None for b in result.baselines)
     unary = rows["unary clues"]
-    assert unary.accuracy > 0.5 and unary.partial is not None and unary.partial > 0.7
+    assert unary.accuracy > 0.3 and unary.partial is not None and unary.partial > 0.65
     assert rows["answer prior"].accuracy == 0 and (rows["answer prior"].partial or 0) < 0.2
     data = result.to_dict()
     assert data["partial_chance"] == 0.5 and data["partial_bound"] == pytest.approx(0.6)
@@ -369,8 +371,9 @@ def test_the_generic_learners_keep_the_bound_where_they_did_not(task_id: str, le
     (majority 0.055) by recalling problems of its training seed."""
     result = audit_level(task_id, level, count=60, seed=1, train_count=60)
     learners = [b for b in result.baselines if b.kind in ("bow", "surface")]
-    # Deductive D3's test split holds 39 problems up to renaming (issue 41), each counted once.
-    least = 39 if task_id == "dyval.deductive_logic" else 60
+    # Deductive D3's test split holds 21 problems up to renaming since its leaves are drawn
+    # paired with the other answer (issue 41; docs/tasks/splits.md), each counted once.
+    least = 21 if task_id == "dyval.deductive_logic" else 60
     assert learners and least <= result.count <= 60 and least <= result.train_count <= 60
     if task_id == "dyval.deductive_logic":
         assert {b.kind for b in learners} == {"bow", "surface"}
@@ -387,9 +390,12 @@ def test_issue_41_levels_keep_the_bound_at_600_training_problems(task_id: str, l
     """Issue 41: trained on 600 problems, gradient boosting on the prompt's counts scored
     0.705 at deductive D3 and 0.66 at boolean D3 (the leaf counts told the answer within a
     split), and "the asked values plus the largest other" up to 0.21 at max-sum path D1 (bound
-    about 0.17). Every rule and learner now keeps the bound on 400 test problems."""
+    about 0.17). Every rule and learner now keeps the bound on the level's test problems: 400
+    of max-sum path D1, and all that the logic D3 test splits hold up to renaming (21 and 33,
+    docs/tasks/splits.md), each counted once."""
     result = audit_level(task_id, level, count=400, train_count=600, seed=1)
-    assert result.count == 400 and result.train_count == 600
+    least = {"dyval.deductive_logic": 21, "dyval.boolean_logic": 33}.get(task_id, 400)
+    assert least <= result.count <= 400 and result.train_count >= least
     for b in result.baselines:
         assert b.accuracy <= result.bound, (b.name, b.accuracy, result.bound)
 
