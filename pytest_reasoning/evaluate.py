@@ -648,8 +648,7 @@ class Evaluator:
             for name in ("max_completion_tokens", "max_tokens"):
                 if isinstance(params.get(name), int):
                     extra = {**outcome.extra, "token_limit": [name, params[name]]}
-                    given = getattr(client, "given", None)  # the user's parameters
-                    if given is not None and name not in given:
+                    if not client.set_by_user(name):
                         extra["token_limit_default"] = True  # ours: the message says so
                     return dataclasses.replace(outcome, extra=extra)
         return outcome

@@ -18,7 +18,7 @@ from pytest_reasoning.gates import Comparison, GateResult
 from pytest_reasoning.harnesses import gate_logs, read_logs
 from pytest_reasoning.harnesses.samples import to_rows
 from pytest_reasoning.merge import Merge, merge
-from pytest_reasoning.testing.server import FakeOpenAIServer
+from pytest_reasoning.testing.server import FakeOpenAIServer, drifted
 
 LOGS = Path(__file__).parent / "fixtures" / "harnesses"
 ORACLE = str(LOGS / "inspect" / "oracle-deflate.eval")
@@ -28,14 +28,15 @@ EPOCHS = str(LOGS / "inspect" / "epochs.json")
 LM_ORACLE = str(LOGS / "lm-eval" / "oracle")
 LM_DRIFTED = str(LOGS / "lm-eval" / "drifted")
 
-# The items the logs asked: pytest-reasoning export dyval.reachability --level D2 --count 24
-# --seed 1, here as a suite of our own.
+# The items the logs asked (``pytest-reasoning export dyval.reachability --level D2 --count
+# 24 --seed 1`` when they were written), frozen in items.jsonl and run here as a suite of our
+# own: since issue 41 drew generated items up to renaming, seed 1 generates other problems,
+# and only the same prompts can give the same answers (the server's drift is per prompt).
+ITEMS = LOGS / "items.jsonl"
 SUITE = """\
 name: reach
-seed: 1
-samples: 24
 tasks:
-  - task: dyval.reachability
+  - dataset: items.jsonl
     levels:
       D2: {min_accuracy: 0.8}
 """
@@ -82,6 +83,9 @@ def test_inspect_and_lm_eval_logs_gate_as_our_own_run_of_the_same_answers(
     """Our own run of the logs' items against the same server (its answers to 7 of the 24
     prompts changed, as when the logs were written) gives the verdicts the logs give."""
     pytester.makefile(".yaml", reach=SUITE)
+    (pytester.path / "items.jsonl").write_bytes(ITEMS.read_bytes())
+    prompts = [json.loads(line)["prompt"] for line in ITEMS.read_text().splitlines()]
+    assert sum(drifted(p, 0.3) for p in prompts) == 7
     args = ["-p", "no:cacheprovider", "--llm", "openai/oracle", "--llm-api-base", fake_server.url]
     args += ["--reasoning-cache", "off"]
     assert pytester.runpytest_subprocess(*args, "--reasoning-results=base.jsonl").ret == 0

@@ -21,7 +21,7 @@ from pytest_reasoning.cli import main
 from pytest_reasoning.config import addresses, load_suite
 from pytest_reasoning.core import Outcome, Reply
 from pytest_reasoning.errors import ReasoningError
-from pytest_reasoning.evaluate import score_reply
+from pytest_reasoning.evaluate import EvalConfig, Evaluator, score_reply
 from pytest_reasoning.gates import RESULT_FIELDS, GateRule, GateSpec, Ledger, load_results
 from pytest_reasoning.gates.verdicts import Verdict, comparison_name, gate_name
 from pytest_reasoning.merge import merge
@@ -30,6 +30,7 @@ from pytest_reasoning.report import RunSummary, summary_lines
 from pytest_reasoning.report.summary import closing_lines
 from pytest_reasoning.report.tables import breakdowns, levels_table
 from pytest_reasoning.stats import wilson_interval
+from pytest_reasoning.testing.server import FakeOpenAIServer
 
 SUITE = """\
 name: prop
@@ -392,6 +393,27 @@ def test_a_failed_gate_says_when_the_token_limit_was_ours_and_when_the_model_loo
     )
     given = _gate_message("The answer is 1.\n\n" * 30, False)  # --llm-param max_tokens=256
     assert "(max_tokens 256), 5 of them repeating themselves" in given
+
+
+def test_a_truncated_reply_records_its_limit_as_ours_only_when_the_user_set_none(
+    tmp_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    """Over HTTP, a reply cut off at ``--llm-param max_tokens=64`` records that limit and not
+    as our default; the client, not the evaluator's look at its class, says whose a parameter
+    is (without the user's parameter, it is not theirs)."""
+    item = get_task("dyval.arithmetic").make_item("D1", 1, 0)
+    for params, default in (({"max_tokens": 64}, False), ({}, True)):
+        ev = Evaluator(EvalConfig(api_base=fake_server.url, cache_dir=None, params=params))
+        try:
+            assert ev.client("openai/loop").set_by_user("max_tokens") is not default
+            if default:
+                continue  # openai/loop is unknown to LiteLLM: we set it no limit to cut at
+            outcome = ev.answer(item, "openai/loop")
+        finally:
+            ev.close()
+        assert outcome.failure_mode == "truncated"
+        assert outcome.extra["token_limit"] == ["max_tokens", 64]
+        assert "token_limit_default" not in outcome.extra
 
 
 def test_flenqa_length_table_counts_truncated_samples_like_the_gate() -> None:

@@ -509,6 +509,9 @@ class LiteLLMClient:
         params.update(self.given)
         return params
 
+    def set_by_user(self, name: str) -> bool:
+        return name in self.given
+
     def _credentials(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
         if self._api_key_env:
