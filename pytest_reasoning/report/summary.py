@@ -164,10 +164,13 @@ def summary_lines(run: RunSummary) -> list[Line]:
     if run.spend:
         lines.append(Line(f"reasoning: {run.spend}"))
     if run.budget_reached:
+        # Only where a spend line is printed: a batch the budget kept from being submitted
+        # had no call in flight and spent nothing, and the note would point at no line.
+        flight = " (the calls then in flight were answered: they are in the spend above)"
         lines.append(
             Line(
-                f"reasoning: STOPPED: {run.budget_reached} (the calls then in flight were "
-                "answered: they are in the spend above); levels cut short are not decided "
+                f"reasoning: STOPPED: {run.budget_reached}{flight if run.spend else ''}; "
+                "levels cut short are not decided "
                 "(rerun with a larger budget: cached answers are not paid for again)",
                 "yellow bold",
             )
