@@ -163,9 +163,12 @@ def test_a_run_killed_halfway_loses_nothing_and_the_rerun_asks_only_for_the_rest
     pytester.makefile(".yaml", k=KILL_SUITE)
     res, cache = tmp_path / "r.jsonl", tmp_path / "cache"
     with FakeOpenAIServer(latency_s=0.05) as server:
+        # Paths as --opt=value: pytest takes a separate argument that names an existing path
+        # into its rootdir, so the rerun (the cache folder now exists) would have another
+        # rootdir, and rows another suite name (docs/running.md).
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "k.yaml",
                "--llm", "openai/oracle", "--llm-api-base", server.url, "-n", workers,
-               "--reasoning-cache", str(cache), f"--reasoning-results={res}",
+               f"--reasoning-cache={cache}", f"--reasoning-results={res}",
                "--reasoning-concurrency", "2"]  # fmt: skip
         proc = subprocess.Popen(cmd, cwd=pytester.path, start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -241,7 +244,7 @@ def test_a_full_disk_stops_the_run_in_one_line_and_keeps_what_was_saved(
     with FakeOpenAIServer() as server:
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "k.yaml",
                "--llm", "openai/oracle", "--llm-api-base", server.url, "-n", workers,
-               "--reasoning-cache", str(cache) if full == "cache" else "off",
+               f"--reasoning-cache={cache}" if full == "cache" else "--reasoning-cache=off",
                f"--reasoning-results={res}"]  # fmt: skip
         done = subprocess.run(cmd, cwd=pytester.path, capture_output=True, text=True,
                               preexec_fn=_limited(limit))  # fmt: skip
@@ -289,7 +292,7 @@ def test_a_cache_full_before_the_first_report_still_prints_the_summary(
     with FakeOpenAIServer() as server:
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "k.yaml",
                "--llm", "openai/oracle", "--llm-api-base", server.url, "-n", workers,
-               "--reasoning-cache", str(cache), f"--reasoning-results={res}"]  # fmt: skip
+               f"--reasoning-cache={cache}", f"--reasoning-results={res}"]  # fmt: skip
         # Room for the cache's first pages and an answer or two, no more.
         done = subprocess.run(cmd, cwd=pytester.path, capture_output=True, text=True,
                               preexec_fn=_limited(40_000))  # fmt: skip
@@ -334,7 +337,7 @@ def test_ctrl_c_stops_the_servers_flushes_results_and_exits_interrupted(
     with FakeOpenAIServer(latency_s=0.05) as server:
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "k.yaml",
                "--llm", "openai/oracle", "--llm", "local", "--llm-api-base", server.url,
-               "-n", workers, "--reasoning-cache", str(tmp_path / "c"),
+               "-n", workers, f"--reasoning-cache={tmp_path / 'c'}",
                f"--reasoning-results={res}", "--reasoning-concurrency", "2"]  # fmt: skip
         # SIGINT at its default in the child whatever this process inherited (a job started in
         # the background without job control ignores it, and Python then leaves it ignored).
