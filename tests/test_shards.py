@@ -296,16 +296,24 @@ def shard_and_gate(
     *,
     subprocess: bool = False,
     n: int = 3,
+    scheduler: tuple[pytest.MonkeyPatch, str] | None = None,
 ) -> tuple[int, str, dict[str, str]]:
     """Run the suite whole and in ``n`` shards, check that the shards' rows are the whole
     run's, then decide the shards' files with ``pytest-reasoning gate`` and check that its
     verdicts (JUnit) and exit status are the whole run's. Returns the gate's status, its
-    output and the verdicts."""
+    output and the verdicts. ``scheduler``: the shards take ``--reasoning-shard auto`` from
+    that scheduler's variables (``SCHEDULERS``, n = 3)."""
     runpytest = pytester.runpytest_subprocess if subprocess else pytester.runpytest
     common = ("-p", "no:cacheprovider", "-p", "no:randomly", PLAIN, *common)
     whole = runpytest(*common, "--reasoning-results=all.jsonl", "--junitxml=all.xml")
     for k in range(1, n + 1):
-        shard = runpytest(*common, f"--reasoning-shard={k}/{n}", f"--reasoning-results=s{k}.jsonl")
+        value = f"{k}/{n}"
+        if scheduler is not None:  # --reasoning-shard auto, job k-1 of that scheduler's
+            monkeypatch, name = scheduler
+            value, env = SCHEDULERS[name]
+            for key, text in env(k - 1).items():
+                monkeypatch.setenv(key, text)
+        shard = runpytest(*common, f"--reasoning-shard={value}", f"--reasoning-results=s{k}.jsonl")
         assert shard.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         shard.stdout.fnmatch_lines([f"reasoning: shard {k}/{n}: *"])
     files = [str(pytester.path / f"s{k}.jsonl") for k in range(1, n + 1)]
@@ -352,6 +360,20 @@ def test_gate_over_shards_decides_like_the_unsharded_run(
     assert len(found) == 11 and set(found.values()) == {"passed"}  # 5 gates, 6 comparisons
     assert "shards.yaml::dyval.arithmetic[D2-gate] PASSED" in out
     assert out.splitlines()[-1].startswith("11 passed in ")
+
+
+@pytest.mark.e2e
+def test_gate_over_auto_shards_of_a_slurm_array_decides_like_the_unsharded_run(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/ci.md's SLURM recipe: three array tasks with --reasoning-shard auto, then the
+    merge: the shards' rows are the whole run's and the merge's verdicts are its."""
+    pytester.makefile(".yaml", shards=SUITE)
+    _no_scheduler(monkeypatch)
+    status, _, found = shard_and_gate(
+        pytester, capsys, ("--llm", "reference"), (), scheduler=(monkeypatch, "slurm")
+    )
+    assert status == 0 and len(found) == 5 and set(found.values()) == {"passed"}
 
 
 @pytest.mark.e2e
