@@ -4,18 +4,24 @@ gate``), deferred gates, and calls made for exactly the selected items."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conftest import PLAIN
 from pytest_reasoning.cli import main
+from pytest_reasoning.core import Outcome
+from pytest_reasoning.files import TEMP_PREFIX
+from pytest_reasoning.gates import ResultStore, read_results
 from pytest_reasoning.gates.rows import row_key
 from pytest_reasoning.plugin.items import ReasoningItem, VerdictItem
+from pytest_reasoning.plugin.schedulers import ShardRefused, parse_shard
 from pytest_reasoning.plugin.shards import assign
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
@@ -92,8 +98,178 @@ def test_bad_shard_is_one_line(pytester: pytest.Pytester, value: str) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = [line for line in result.stderr.lines if line.strip()]
     assert err == [
-        f"ERROR: --reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {value!r}"
+        "ERROR: --reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4) or auto, got "
+        f"{value!r}"
     ]
+
+
+# --reasoning-shard auto: job j (0-based) of 3 as each scheduler numbers it, and the value the
+# job passes (a Kubernetes Job's completions are in no variable: auto/3).
+SCHEDULERS: dict[str, tuple[str, Callable[[int], dict[str, str]]]] = {
+    "kubernetes": ("auto/3", lambda j: {"JOB_COMPLETION_INDEX": str(j)}),
+    "slurm": ("auto", lambda j: {"SLURM_ARRAY_TASK_ID": str(4 + j), "SLURM_ARRAY_TASK_MIN": "4",
+                                 "SLURM_ARRAY_TASK_MAX": "6", "SLURM_ARRAY_TASK_COUNT": "3",
+                                 "SLURM_ARRAY_TASK_STEP": "1"}),
+    "slurm-count": ("auto", lambda j: {"SLURM_ARRAY_TASK_ID": str(j), "SLURM_ARRAY_TASK_COUNT": "3"}),
+    "gitlab": ("auto", lambda j: {"CI_NODE_INDEX": str(j + 1), "CI_NODE_TOTAL": "3"}),
+    "circleci": ("auto", lambda j: {"CIRCLE_NODE_INDEX": str(j), "CIRCLE_NODE_TOTAL": "3"}),
+    "buildkite": ("auto", lambda j: {"BUILDKITE_PARALLEL_JOB": str(j),
+                                     "BUILDKITE_PARALLEL_JOB_COUNT": "3"}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_auto_shard_reads_each_schedulers_job_as_k_of_n(scheduler: str) -> None:
+    value, env = SCHEDULERS[scheduler]
+    got = [parse_shard(value, env(j))[:2] for j in range(3)]
+    assert got == [(1, 3), (2, 3), (3, 3)]
+    assert parse_shard("1/3", {})[2] is None  # K/N reads no variable
+
+
+REFUSED = [
+    ("auto", {}, "--reasoning-shard auto: no scheduler's variables are set (read: "
+     "JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID, CI_NODE_INDEX, CIRCLE_NODE_INDEX, "
+     "BUILDKITE_PARALLEL_JOB); give K/N instead"),
+    ("auto", {"CI_NODE_INDEX": "", "CI_NODE_TOTAL": "3"}, "no scheduler's variables are set"),
+    ("auto", {"CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3", "CIRCLE_NODE_INDEX": "0",
+              "CIRCLE_NODE_TOTAL": "3"},
+     "--reasoning-shard auto: GitLab parallel (CI_NODE_INDEX=2, CI_NODE_TOTAL=3) says shard 2/3 "
+     "but CircleCI parallelism (CIRCLE_NODE_INDEX=0, CIRCLE_NODE_TOTAL=3) says 1/3: give K/N "
+     "instead"),
+    ("auto", {"JOB_COMPLETION_INDEX": "1"}, "use --reasoning-shard auto/N, N its completions"),
+    ("auto/4", {"CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "3"},
+     "--reasoning-shard auto/4: GitLab parallel (CI_NODE_INDEX=1, CI_NODE_TOTAL=3) counts 3 "
+     "jobs, not 4"),
+    ("auto", {"CI_NODE_INDEX": "0", "CI_NODE_TOTAL": "3"},
+     "--reasoning-shard auto: GitLab parallel (CI_NODE_INDEX=0, CI_NODE_TOTAL=3) names job 0 of "
+     "3: out of range (1 <= K <= N <= 1,000)"),
+    ("auto", {"BUILDKITE_PARALLEL_JOB": "3", "BUILDKITE_PARALLEL_JOB_COUNT": "3"}, "out of range"),
+    ("auto", {"CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "5000"}, "out of range"),
+    ("auto", {"CI_NODE_INDEX": "\x1b[2J", "CI_NODE_TOTAL": "3"},
+     "--reasoning-shard auto: CI_NODE_INDEX='\\x1b[2J' is not a non-negative integer"),
+    ("auto", {"CI_NODE_INDEX": "1.0", "CI_NODE_TOTAL": "3"}, "is not a non-negative integer"),
+    ("auto", {"CI_NODE_INDEX": "9" * 40, "CI_NODE_TOTAL": "3"}, "is not a non-negative integer"),
+    ("auto", {"CI_NODE_INDEX": "1"}, "--reasoning-shard auto: CI_NODE_INDEX is set without "
+     "CI_NODE_TOTAL"),
+    ("auto", {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "4",
+              "SLURM_ARRAY_TASK_COUNT": "3"},
+     "--reasoning-shard auto: the SLURM array is not one range of consecutive ids "
+     "(SLURM_ARRAY_TASK_MIN=0, SLURM_ARRAY_TASK_MAX=4, SLURM_ARRAY_TASK_COUNT=3): use "
+     "--array=0-(N-1)"),
+    ("auto", {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "4",
+              "SLURM_ARRAY_TASK_STEP": "2"}, "not one range of consecutive ids"),
+    ("auto", {"SLURM_ARRAY_TASK_ID": "2"}, "SLURM_ARRAY_TASK_ID is set without"),
+    ("auto/0", {"JOB_COMPLETION_INDEX": "0"}, "--reasoning-shard: expected auto or auto/N with "
+     "1 <= N <= 1,000 (N: a Kubernetes Indexed Job's completions), got 'auto/0'"),
+    ("auto/x", {"JOB_COMPLETION_INDEX": "0"}, "expected auto or auto/N"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("value", "env", "line"), REFUSED)
+def test_auto_shard_refuses_in_one_line(value: str, env: dict[str, str], line: str) -> None:
+    with pytest.raises(ShardRefused) as refused:
+        parse_shard(value, env)
+    text = str(refused.value)
+    assert "\n" not in text and "\x1b" not in text
+    assert text == line if line.startswith("--") else line in text
+
+
+def _no_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This machine's own CI must not choose the shard."""
+    for key in list(os.environ):
+        if key.startswith(("JOB_COMPLETION_", "SLURM_ARRAY_", "CI_NODE_", "CIRCLE_NODE_",
+                           "BUILDKITE_PARALLEL")):  # fmt: skip
+            monkeypatch.delenv(key)
+
+
+@pytest.mark.e2e
+def test_auto_shard_collects_what_k_of_n_collects_for_every_scheduler(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", shards=SUITE)
+    _no_scheduler(monkeypatch)
+    models = ("--llm", "reference", "--llm", "openai/other")
+    expected = [
+        [i.nodeid for i in collected(pytester, *models, "--reasoning-shard", f"{k}/3")]
+        for k in (1, 2, 3)
+    ]
+    assert all(expected) and sum(map(len, expected)) == len(collected(pytester, *models))
+    for scheduler, (value, env) in SCHEDULERS.items():
+        for j in range(3):
+            with monkeypatch.context() as job:
+                for key, text in env(j).items():
+                    job.setenv(key, text)
+                got = [i.nodeid for i in collected(pytester, *models, "--reasoning-shard", value)]
+            assert got == expected[j], (scheduler, j)
+
+
+@pytest.mark.e2e
+def test_auto_shard_says_what_it_read_and_refuses_in_one_line(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makefile(".yaml", shards=SUITE)
+    _no_scheduler(monkeypatch)
+    args = ("--llm", "reference", "-p", "no:cacheprovider", PLAIN)
+    refused = pytester.runpytest(*args, "--reasoning-shard=auto")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    err = [line for line in refused.stderr.lines if line.strip()]
+    assert len(err) == 1 and err[0].startswith("ERROR: --reasoning-shard auto: no scheduler's")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "1")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_COUNT", "3")
+    pytester.makeini("[pytest]\nreasoning_shard = auto\n")  # the ini key reads alike
+    # While the shard runs, its results file is not there for a merge to read.
+    pytester.makeconftest(
+        "import pathlib\n"
+        "def pytest_runtest_logfinish(nodeid, location):\n"
+        "    if pathlib.Path('out/s2.jsonl').exists():\n"
+        "        pathlib.Path('seen').write_text(nodeid)\n"
+    )
+    ran = pytester.runpytest(*args, "--reasoning-results=out/s2.jsonl")
+    assert ran.ret == pytest.ExitCode.OK
+    ran.stdout.fnmatch_lines([
+        "reasoning: shard 2/3 (--reasoning-shard auto) from SLURM array (SLURM_ARRAY_TASK_ID=1, "
+        "SLURM_ARRAY_TASK_COUNT=3)",
+        "reasoning: shard 2/3: *",
+    ])  # fmt: skip
+    # The results file was moved in place whole: nothing of the run's own is left beside it.
+    assert [p.name for p in (pytester.path / "out").iterdir()] == ["s2.jsonl"]
+    assert not (pytester.path / "seen").exists()
+    assert len(list(read_results(pytester.path / "out" / "s2.jsonl"))) > 0
+
+
+def _row(index: int) -> Outcome:
+    return Outcome(
+        f"dyval.arithmetic[D1-s1-{index:03d}]", "m", "dyval.arithmetic", "D1", 1, f"h{index}",
+        "<<<1>>>", "1", "1", True, None, None, 10, 2, 0.1,
+    )  # fmt: skip
+
+
+def test_a_shards_results_file_is_whole_or_absent(tmp_path: Path) -> None:
+    """A shard writes beside its results file and renames it in place at the end: while it
+    runs a merge reads the old file (or none); a killed shard leaves the old file as it was."""
+    path = tmp_path / "s1.jsonl"
+    store = ResultStore(path, aside=True)
+    store.open()
+    store.add(_row(1))
+    assert not path.exists()  # still running: no file for a merge to read
+    parts = [p for p in tmp_path.iterdir() if p.name.startswith(TEMP_PREFIX)]
+    assert len(parts) == 1 and parts[0].name.endswith("s1.jsonl.part")
+    store.add(_row(2))
+    store.close()
+    assert [r["item_id"] for r in read_results(path)] == [_row(1).item_id, _row(2).item_id]
+    assert [p.name for p in tmp_path.iterdir()] == ["s1.jsonl"]
+    # A rerun appends (readers keep the last row per sample), also aside: the old file is
+    # whole until the new one replaces it.
+    with path.open("a") as fh:
+        fh.write('{"item_id": "torn')  # a killed in-place writer's half row
+    old = path.read_bytes()
+    again = ResultStore(path, aside=True)
+    again.add(_row(3))
+    assert path.read_bytes() == old  # a killed shard would leave exactly this
+    again.close()
+    assert [r["item_id"] for r in read_results(path)] == [
+        _row(i).item_id for i in (1, 2, 3)
+    ]  # the torn row skipped, ours on a fresh line
 
 
 def verdicts(junit: Path) -> dict[str, str]:
@@ -120,16 +296,24 @@ def shard_and_gate(
     *,
     subprocess: bool = False,
     n: int = 3,
+    scheduler: tuple[pytest.MonkeyPatch, str] | None = None,
 ) -> tuple[int, str, dict[str, str]]:
     """Run the suite whole and in ``n`` shards, check that the shards' rows are the whole
     run's, then decide the shards' files with ``pytest-reasoning gate`` and check that its
     verdicts (JUnit) and exit status are the whole run's. Returns the gate's status, its
-    output and the verdicts."""
+    output and the verdicts. ``scheduler``: the shards take ``--reasoning-shard auto`` from
+    that scheduler's variables (``SCHEDULERS``, n = 3)."""
     runpytest = pytester.runpytest_subprocess if subprocess else pytester.runpytest
     common = ("-p", "no:cacheprovider", "-p", "no:randomly", PLAIN, *common)
     whole = runpytest(*common, "--reasoning-results=all.jsonl", "--junitxml=all.xml")
     for k in range(1, n + 1):
-        shard = runpytest(*common, f"--reasoning-shard={k}/{n}", f"--reasoning-results=s{k}.jsonl")
+        value = f"{k}/{n}"
+        if scheduler is not None:  # --reasoning-shard auto, job k-1 of that scheduler's
+            monkeypatch, name = scheduler
+            value, env = SCHEDULERS[name]
+            for key, text in env(k - 1).items():
+                monkeypatch.setenv(key, text)
+        shard = runpytest(*common, f"--reasoning-shard={value}", f"--reasoning-results=s{k}.jsonl")
         assert shard.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         shard.stdout.fnmatch_lines([f"reasoning: shard {k}/{n}: *"])
     files = [str(pytester.path / f"s{k}.jsonl") for k in range(1, n + 1)]
@@ -176,6 +360,20 @@ def test_gate_over_shards_decides_like_the_unsharded_run(
     assert len(found) == 11 and set(found.values()) == {"passed"}  # 5 gates, 6 comparisons
     assert "shards.yaml::dyval.arithmetic[D2-gate] PASSED" in out
     assert out.splitlines()[-1].startswith("11 passed in ")
+
+
+@pytest.mark.e2e
+def test_gate_over_auto_shards_of_a_slurm_array_decides_like_the_unsharded_run(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/ci.md's SLURM recipe: three array tasks with --reasoning-shard auto, then the
+    merge: the shards' rows are the whole run's and the merge's verdicts are its."""
+    pytester.makefile(".yaml", shards=SUITE)
+    _no_scheduler(monkeypatch)
+    status, _, found = shard_and_gate(
+        pytester, capsys, ("--llm", "reference"), (), scheduler=(monkeypatch, "slurm")
+    )
+    assert status == 0 and len(found) == 5 and set(found.values()) == {"passed"}
 
 
 @pytest.mark.e2e

@@ -7,12 +7,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
 from ..core import Outcome
 from ..errors import StorageFailed
+from ..files import remove_stale, temp_file
 
 __all__ = ["NOT_NEEDED", "RESULT_FIELDS", "ResultStore"]
 
@@ -69,6 +71,12 @@ class ResultStore:
     outcomes to keep (those its summary or report still reads); ``count`` counts them all.
     A row marked ``not_needed`` (paid, not counted) is written, never kept: no table reads it;
     one written for a sample kept before takes that sample out of ``outcomes``.
+
+    ``aside`` (a shard's file): the rows go to a part file beside ``path`` (a copy of the old
+    file, then this run's rows) that :meth:`close` renames over it, so ``path`` is always a
+    whole run's file or absent, and a merge never reads a shard that is still running. A
+    killed shard leaves only the part file (the next run there removes it; the response
+    cache still holds its answers, so its rerun asks for nothing twice).
     """
 
     def __init__(
@@ -76,9 +84,12 @@ class ResultStore:
         path: str | os.PathLike[str] | None = None,
         *,
         keep: Callable[[Outcome], bool] | None = None,
+        aside: bool = False,
     ) -> None:
         self.path = Path(path) if path else None
         self._fh: IO[str] | None = None
+        self._aside = aside
+        self._side: str | None = None  # the part file renamed over ``path`` at close
         self._keep = keep
         self._kept: list[Outcome] = []
         self._dropped: set[tuple[object, ...]] = set()  # kept samples marked not needed after
@@ -117,6 +128,9 @@ class ResultStore:
         if self._fh is None:
             assert self.path is not None
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self._aside and (not self.path.exists() or self.path.is_file()):
+                self._fh, self._side = _open_aside(self.path)
+                return self._fh
             torn = (
                 self.path.exists()
                 and self.path.stat().st_size > 0
@@ -129,10 +143,38 @@ class ResultStore:
 
     def close(self) -> None:
         fh, self._fh = self._fh, None
+        side, self._side = self._side, None
         if fh is not None:
             # A failed write was already reported; the rows before it are on disk.
             with contextlib.suppress(OSError):
                 fh.close()
+        if side is not None and self.path is not None:
+            # Where the rename fails (the folder gone), the part file keeps the rows.
+            with contextlib.suppress(OSError):
+                os.replace(side, os.path.realpath(self.path))
+
+
+def _open_aside(path: Path) -> tuple[IO[str], str]:
+    """A part file beside ``path`` (beside a symlink's target), holding ``path``'s rows (a
+    rerun appends, as in place) and opened for appending: the file and its name."""
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target)
+    remove_stale(folder)  # what killed shards left here
+    fd, side = temp_file(folder, os.path.basename(target), ".part", 0o666)
+    try:
+        with os.fdopen(os.dup(fd), "wb") as out:
+            if os.path.exists(target):
+                os.fchmod(fd, os.stat(target).st_mode & 0o7777)
+                with open(target, "rb") as old:
+                    shutil.copyfileobj(old, out)
+                if out.tell() and not _ends_with_newline(Path(target)):
+                    out.write(b"\n")  # a killed run's half-written last row: ours on a fresh line
+        return os.fdopen(fd, "a", encoding="utf-8"), side
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(side)
+        raise
 
 
 def _key(o: Outcome) -> tuple[object, ...]:

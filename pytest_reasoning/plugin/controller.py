@@ -51,7 +51,9 @@ class Controller:
     def __init__(self, state: RunState) -> None:
         self.state = state
         self.options = o = state.options
-        self.store = ResultStore(o.results, keep=self._keeps())
+        # A shard's results file is whole or absent: a merge job may look before it ends.
+        aside = o.shard is not None or o.defer_gates
+        self.store = ResultStore(o.results, keep=self._keeps(), aside=aside)
         defer_comparisons = None
         if o.defer_gates:
             defer_comparisons = "--reasoning-defer-gates"

@@ -13,11 +13,10 @@ from typing import Any
 import pytest
 
 from ..budget import Budget
+from .schedulers import MAX_SHARDS
 
 __all__ = ["MAX_SHARDS", "OPTIONS", "Option", "RunOptions", "add_options", "cache_disabled"]
 
-# --reasoning-shard K/N: more shards than this are not CI jobs but a typo.
-MAX_SHARDS = 1_000
 
 
 @dataclass(frozen=True)
@@ -228,10 +227,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--reasoning-shard",
         "reasoning_shard",
-        "run shard K of N (a CI matrix job): whole (model, suite entry, level) groups are "
-        "assigned by a stable hash, balanced by item count, so every gate is decided on all "
-        "its samples; comparisons are deferred to pytest-reasoning gate (docs/ci.md)",
-        "K/N",
+        "run shard K of N (a CI matrix job; auto: K and N from the scheduler's variables, "
+        "auto/N for a Kubernetes Indexed Job of N completions): whole (model, suite entry, "
+        "level) groups are assigned by a stable hash, balanced by item count, so every gate "
+        "is decided on all its samples; comparisons are deferred to pytest-reasoning gate "
+        "(docs/ci.md)",
+        "K/N|auto",
     ),
     Option(
         "--reasoning-defer-gates",
@@ -383,7 +384,8 @@ class RunOptions:
     model_specs: dict[str, Any] = field(default_factory=dict)  # alias → models.ModelSpec
     repeats: int | None = None
     lenient: bool = False
-    shard: tuple[int, int] | None = None  # (K, N) of --reasoning-shard K/N
+    shard: tuple[int, int] | None = None  # (K, N) of --reasoning-shard K/N (or auto)
+    shard_source: str | None = None  # what --reasoning-shard auto read, as a header line
     defer_gates: bool = False
     sequential: bool = False  # --reasoning-sequential: every level sequential
     budget: Budget = field(default_factory=Budget)  # --reasoning-budget (empty: none)
@@ -470,10 +472,12 @@ class RunOptions:
             raise pytest.UsageError(
                 f"--reasoning-batch-wait: expected a positive number of seconds, got {batch_wait}"
             )
+        shard, shard_source = _shard(config)
         return cls(
             batch=batch,
             batch_wait_s=batch_wait,
-            shard=_shard(config),
+            shard=shard,
+            shard_source=shard_source,
             defer_gates=bool(_raw(config, "reasoning_defer_gates")),
             sequential=bool(_raw(config, "reasoning_sequential")),
             budget=_budget(config),
@@ -623,29 +627,20 @@ def _resolve_seed(config: pytest.Config) -> tuple[int | None, str | None]:
         ) from None
 
 
-def _shard(config: pytest.Config) -> tuple[int, int] | None:
-    """``--reasoning-shard K/N`` (or the ini key): 1 <= K <= N <= MAX_SHARDS."""
+def _shard(config: pytest.Config) -> tuple[tuple[int, int] | None, str | None]:
+    """``--reasoning-shard`` (or the ini key): (K, N), and what ``auto`` read (a line)."""
     raw = _raw(config, "reasoning_shard")
     if raw is None:
-        return None
-    from ..errors import clip, quote
+        return None, None
+    import os
 
-    k, sep, n = str(raw).strip().partition("/")
+    from .schedulers import ShardRefused, parse_shard
+
     try:
-        shard = (int(k), int(n)) if len(k) + len(n) < 40 else None
-    except ValueError:
-        shard = None
-    if not sep or shard is None or not 1 <= shard[0] <= shard[1]:
-        raise pytest.UsageError(
-            f"--reasoning-shard: expected K/N with 1 <= K <= N (e.g. 2/4), got {quote(raw)}"
-        )
-    if shard[1] > MAX_SHARDS:
-        # Each shard is a CI job; N also sizes the assignment's tables before collection.
-        raise pytest.UsageError(
-            f"--reasoning-shard: at most {MAX_SHARDS:,} shards (a CI matrix job each), got "
-            f"{clip(n.strip(), 30)}"
-        )
-    return shard
+        k, n, auto = parse_shard(str(raw), os.environ)
+    except ShardRefused as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return (k, n), auto.line() if auto is not None else None
 
 
 def _budget(config: pytest.Config) -> Budget:

@@ -157,6 +157,8 @@ class RunSession:
 
             local = f"{opts.cache_dir} first, then " if opts.cache_dir else ""
             lines.append(f"reasoning: cache {local}{shown_url(opts.cache_url)} (shared)")
+        if opts.shard_source is not None:  # --reasoning-shard auto: which variables it read
+            lines.append(opts.shard_source)
         return lines
 
     def _concurrency(self) -> str:
