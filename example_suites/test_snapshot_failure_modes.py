@@ -4,9 +4,9 @@
     pytest example_suites/test_snapshot_failure_modes.py --llm NEW_MODEL                 # diff
 
 The profile of ``quick.yaml`` (accuracy and failure-mode shares per task and level, bucketed to
-5 points, plus two failing examples) is stored as a text file under ``__snapshots__``; a changed
-model shows the changed lines. Answers come from the response cache when the suite already ran.
-The recorded snapshot is the ``reference`` model's (no failures), so
+5 points; no model name, no example items) is stored as a text file under ``__snapshots__``; a
+changed model shows the modes that moved. Answers come from the response cache when the suite
+already ran. The recorded snapshot is the ``reference`` model's (no failures), so
 ``pytest example_suites --llm reference`` passes it.
 """
 

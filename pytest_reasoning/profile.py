@@ -1,8 +1,9 @@
 """Failure-mode profiles: what a model gets wrong per (task, level), in a stable text form.
 
-Shares are bucketed (default 5 points) so sampling noise does not churn a snapshot, and a few
-failing examples are chosen deterministically (the first by item id), so the text changes when
-the model's behaviour does: ``partial_calculation 10% → 35%``.
+Shares are bucketed (default 5 points) so sampling noise does not churn a snapshot. The text is
+keyed by task and level and names no model, and by default holds no example item (an item's
+extracted answer is one model's), so a snapshot recorded with one model and checked with
+another differs only where the modes moved: ``partial_calculation: ~10%`` → ``~35%``.
 """
 
 from __future__ import annotations
@@ -28,17 +29,25 @@ class FailureProfile:
 
     @classmethod
     def from_outcomes(
-        cls, outcomes: Iterable[Outcome], *, bucket: int = 5, examples: int = 2
+        cls, outcomes: Iterable[Outcome], *, bucket: int = 5, examples: int = 0
     ) -> FailureProfile:
-        groups: dict[tuple[str, str, str], list[Outcome]] = {}
+        """One model's profile. ``examples`` > 0 adds that many failing items per level (the
+        first by id, with the extracted answer and gold): those lines are the model's own, so
+        a snapshot holding them changes with any change of answers, not only of modes."""
+        groups: dict[tuple[str, str], list[Outcome]] = {}
+        models: set[str] = set()
         for o in outcomes:
-            groups.setdefault((o.model, o.task, o.level), []).append(o)
+            groups.setdefault((o.task, o.level), []).append(o)
+            models.add(o.model)
+        if len(models) > 1:
+            from .errors import InvalidArgument, clip, printable
+
+            raise InvalidArgument(
+                f"a failure profile is one model's; these outcomes are {len(models)} models' "
+                f"({printable(clip(', '.join(sorted(models)), 120))}): profile each apart"
+            )
         lines: list[str] = []
-        model = None
-        for (owner, task, level), rows in sorted(groups.items()):
-            if owner != model:  # once per model, so a diff between models is one line here
-                model = owner
-                lines.append(f"model: {model}")
+        for (task, level), rows in sorted(groups.items()):
             answered = [o for o in rows if o.error is None]
             errors = len(rows) - len(answered)
             lines.append(f"{task} {level} ({len(answered)} answered, {errors} errors)")

@@ -6,8 +6,9 @@
         profile = reasoning_results.profile("example_suites/quick.yaml")
         assert profile == snapshot(extension_class=FailureProfileExtension)
 
-``pytest --snapshot-update`` records the profile; a later run with another model shows the
-lines that changed. syrupy (>= 7) locks its files, so this works under ``-n 2``.
+``pytest --snapshot-update`` records the profile (keyed by task and level, naming no model); a
+later run with another model fails with the modes and accuracies that moved. syrupy (>= 7)
+locks its files, so this works under ``-n 2``.
 """
 
 from __future__ import annotations

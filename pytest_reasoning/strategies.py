@@ -17,7 +17,9 @@ strategy yields the same :class:`~pytest_reasoning.core.Item` a suite would, gol
 
 Knob arguments take a value or a strategy; a bad value raises
 :class:`~pytest_reasoning.errors.InvalidArgument` naming the knob, at construction for values
-and at the first draw for strategies.
+and at the first draw for strategies. Each answer ``llm.solve`` gets inside a Hypothesis test
+is noted (:func:`note_answer`): the failure message of the shrunk example shows its prompt, the
+model's reply and the gold answer, without ``-v``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 try:
-    from hypothesis import HealthCheck, reject, settings
+    from hypothesis import HealthCheck, currently_in_test_context, note, reject, settings
     from hypothesis import strategies as st
     from hypothesis.database import DirectoryBasedExampleDatabase
     from hypothesis.strategies import SearchStrategy
@@ -38,8 +40,8 @@ except ImportError as exc:  # an extra: its pytest plugin costs every pytest run
         "pytest_reasoning.strategies needs Hypothesis: pip install 'pytest-reasoning[fuzzing]'"
     ) from exc
 
-from .core import Item
-from .errors import InvalidArgument, UnknownLevel, UnknownTask
+from .core import Item, Outcome
+from .errors import InvalidArgument, UnknownLevel, UnknownTask, clip, printable
 from .registry import get_task
 from .tasks.base import Task
 
@@ -64,7 +66,15 @@ NAMED = {
 }
 
 
-__all__ = ["DrawChooser", "problems", "reasoning_settings", "strategy_for", *NAMED]
+__all__ = [
+    "DrawChooser",
+    "describe_answer",
+    "note_answer",
+    "problems",
+    "reasoning_settings",
+    "strategy_for",
+    *NAMED,
+]
 
 # Knobs that shape a batch of items, not one problem: a strategy draws single problems, so
 # the named strategies leave them out (every other knob of the task is a keyword).
@@ -90,6 +100,44 @@ settings.register_profile(
 reasoning_settings = settings(
     settings.get_profile("reasoning-ci" if os.environ.get("CI") else "reasoning")
 )
+
+
+# Characters of a prompt or a reply a failure message shows: a shrunk problem's prompt is
+# short, but a long-context task's is not, and a reply may be a megabyte.
+NOTE_LIMIT = 4_000
+
+
+def _block(text: str) -> str:
+    """Untrusted text as an indented block: clipped, every line made printable (a reply's
+    ANSI escape or bidi control is shown, not obeyed; its line breaks stay line breaks)."""
+    lines = clip(text, NOTE_LIMIT).replace("\r\n", "\n").split("\n")
+    return "\n".join(f"    {printable(line)}" for line in lines)
+
+
+def describe_answer(item: Item, outcome: Outcome) -> str:
+    """One answer as a failure message shows it: the verdict, the prompt, the model's reply,
+    what was extracted from it and the gold answer."""
+    verdict = "right" if outcome.correct else f"wrong ({outcome.failure_mode or 'wrong'})"
+    # repr() escapes what is not printable; printable() again, as for every terminal line.
+    extracted = "nothing" if outcome.extracted is None else repr(clip(outcome.extracted, 200))
+    gold = repr(clip(outcome.gold, 200))
+    return "\n".join(
+        [
+            f"reasoning: {printable(outcome.model)} answered {printable(item.id)}: {verdict}",
+            "  prompt:",
+            _block(item.prompt),
+            "  reply:",
+            _block(outcome.response or ""),
+            printable(f"  extracted: {extracted}; gold: {gold}"),
+        ]
+    )
+
+
+def note_answer(item: Item, outcome: Outcome) -> None:
+    """Inside a Hypothesis test, note the answer: Hypothesis prints the notes of the final
+    (shrunk) failing example in its failure message, whatever the verbosity."""
+    if currently_in_test_context():
+        note(describe_answer(item, outcome))
 
 
 class DrawChooser:

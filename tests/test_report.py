@@ -73,6 +73,40 @@ def test_report_from_a_run(pytester: pytest.Pytester, fake_server: Any) -> None:
 
 
 @pytest.mark.e2e
+def test_a_run_links_its_failed_gates_to_the_published_report(
+    pytester: pytest.Pytester, fake_server: Any
+) -> None:
+    """The ini key (or --reasoning-report-url, which wins): terminal and JUnit links open the
+    published page with the view a file:// link has; a bad address is one line, exit 4."""
+    import xml.etree.ElementTree as ET
+
+    pytester.makefile(".yaml", s="seed: 3\nsamples: 2\ntasks:\n"
+                      "  - {task: dyval.arithmetic, levels: {D3: {min_accuracy: 0.5}}}\n")  # fmt: skip
+    pytester.makeini("[pytest]\nreasoning_report_url = https://org.github.io/repo/\n")
+    common = ["-p", "no:cacheprovider", "--llm-api-base", fake_server.url, "--llm",
+              "openai/shallow:2", "s.yaml", "--junitxml=j.xml"]  # fmt: skip
+    view = (
+        "#model=openai%2Fshallow%3A2&suite=s.yaml&task=dyval.arithmetic&level=D3"
+        "&outcome=not-correct"
+    )
+    result = pytester.runpytest_subprocess(*common, f"--reasoning-report={pytester.path / 'r'}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert f"; samples: https://org.github.io/repo/{view}" in out and "file://" not in out
+    (failure,) = ET.parse(pytester.path / "j.xml").iter("failure")
+    assert failure.get("message", "").endswith(f"; samples: https://org.github.io/repo/{view}")
+    other = "https://ci.example/artifacts/r/index.html"
+    result = pytester.runpytest_subprocess(*common, f"--reasoning-report-url={other}")
+    assert f"; samples: {other}{view}" in result.stdout.str()
+    bad = pytester.runpytest_subprocess(*common, "--reasoning-report-url=report/")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert bad.stderr.lines[0] == (
+        "ERROR: --reasoning-report-url: expected an http(s) URL such as "
+        "https://ORG.github.io/REPO/, got 'report/'"
+    )
+
+
+@pytest.mark.e2e
 def test_report_command(pytester: pytest.Pytester, fake_server: Any, tmp_path: Path) -> None:
     files = []
     for model in ("reference", "openai/shallow:2"):

@@ -15,10 +15,17 @@ import pytest
 
 from pytest_reasoning.config import addresses, load_suite
 from pytest_reasoning.core import Reply
+from pytest_reasoning.errors import InvalidArgument
 from pytest_reasoning.evaluate import score_reply
 from pytest_reasoning.gates import Ledger, baseline_answers, compare, decide_gates
 from pytest_reasoning.report import build_report
-from pytest_reasoning.report.links import gate_link, report_url, sample_link, samples_link
+from pytest_reasoning.report.links import (
+    check_report_url,
+    gate_link,
+    report_url,
+    sample_link,
+    samples_link,
+)
 from pytest_reasoning.report.samples import PAIR_KINDS, sample_id
 from pytest_reasoning.testing.browser import Browser, find_chromium
 
@@ -264,6 +271,31 @@ def test_links(built: Any) -> None:
         f"{report_url('r/index.html')}#model=m&suite=s.yaml&task=dyval.arithmetic&level=D1"
         "&outcome=not-correct"
     )
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        (" https://o.github.io/r/ ", None),
+        ("http://ci.example:8080/artifacts/index.html?run=7", None),
+        ("file:///tmp/report", "expected an http(s) URL"),
+        ("report/", "expected an http(s) URL"),
+        ("https://x:99999/", "expected an http(s) URL"),
+        ("https://o.github.io/r/#level=D1", "without a #fragment"),
+        ("https://o.github.io/r/\x1b[2J", "without spaces or control characters"),
+        ("https://o.github.io/a b/", "without spaces or control characters"),
+        ("https://o.github.io/\u202er/", "without spaces or control characters"),
+    ],
+)
+def test_the_published_address_is_checked(url: str, problem: str | None) -> None:
+    if problem is None:
+        assert check_report_url(url) == url.strip()
+        assert samples_link(check_report_url(url), level="D1").endswith("#level=D1")
+        return
+    with pytest.raises(InvalidArgument) as caught:
+        check_report_url(url)
+    assert problem in str(caught.value) and "\n" not in str(caught.value)
+    assert "\x1b" not in str(caught.value) and "\u202e" not in str(caught.value)
 
 
 def test_report_command_reads_shards(

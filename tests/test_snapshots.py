@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from pytest_reasoning.core import Outcome
+from pytest_reasoning.errors import InvalidArgument
 from pytest_reasoning.profile import FailureProfile
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
@@ -53,10 +55,10 @@ def test_create_verify_and_diff(
     assert created.ret == pytest.ExitCode.OK, created.stdout.str()
     created.stdout.fnmatch_lines(["*1 snapshot generated*"])
     stored = next((pytester.path / "__snapshots__").rglob("*.txt")).read_text()
-    assert "model: openai/always-true" in stored
-    assert "dyval.arithmetic D1 (20 answered, 0 errors)\n  accuracy: ~0%" in stored
+    # Keyed by task and level: no model's name, no model's answers to example items.
+    assert "always-true" not in stored and "e.g." not in stored and "answered 'True'" not in stored
+    assert stored.startswith("dyval.arithmetic D1 (20 answered, 0 errors)\n  accuracy: ~0%\n")
     assert "  wrong_label: ~50%" in stored  # boolean, balanced: "True" is right half the time
-    assert "  e.g. dyval.boolean_logic[D2-s1-001]: answered 'True' (wrong_label)" in stored
 
     # Same model again (cached answers, under xdist): the snapshot holds.
     calls = fake_server.stats()["total"]
@@ -64,14 +66,18 @@ def test_create_verify_and_diff(
     assert again.ret == pytest.ExitCode.OK, again.stdout.str()
     assert fake_server.stats()["total"] == calls  # every answer came from the cache
 
-    # Another model: the snapshot fails and the diff names what changed.
+    # Another model's answers: the snapshot fails, and its diff is the modes and accuracies
+    # that moved, under their task and level, and nothing about the model.
     other = run(pytester, fake_server, "oracle", "-vv")  # -vv: pytest shows the whole diff
     assert other.ret == pytest.ExitCode.TESTS_FAILED
     out = other.stdout.str()
-    assert "- model: openai/always-true" in out and "+ model: openai/oracle" in out
+    diff = [line.strip() for line in out.splitlines() if line.lstrip().startswith(("- ", "+ "))]
+    assert diff, out
+    assert "-   format: ~100%" in out  # always-true answered True to arithmetic
     assert "-   wrong_label: ~50%" in out
     assert "-   accuracy: ~0%" in out and "+   accuracy: ~100%" in out
-    assert "-   format: ~100%" in out  # always-true answered True to arithmetic
+    assert "model" not in "\n".join(diff) and "oracle" not in "\n".join(diff)
+    assert all(("accuracy:" in line or ": ~" in line) for line in diff), diff
 
 
 def _outcome(item: str, correct: bool, mode: str | None) -> Outcome:
@@ -94,7 +100,16 @@ def test_buckets_absorb_sampling_noise() -> None:
     assert "partial_calculation: ~35%" in profile(14)
 
 
+def test_a_profile_is_one_models() -> None:
+    rows = [_outcome("i", False, "format"), dataclasses.replace(_outcome("j", True, None), model="n")]
+    with pytest.raises(InvalidArgument, match=r"one model's; these outcomes are 2 models' \(m, n\)"):
+        FailureProfile.from_outcomes(rows)
+    text = FailureProfile.from_outcomes(rows[:1], examples=1).text
+    assert text.endswith("  e.g. i: answered 'x' (format), gold 'y'\n")  # asked for: kept
+
+
 def test_example_snapshot_is_the_reference_models() -> None:
     stored = Path(__file__).resolve().parent.parent / "example_suites" / "__snapshots__"
     text = next(stored.rglob("*.txt")).read_text()
-    assert text.startswith("model: reference\n") and "~100%" in text
+    assert "model" not in text and "e.g." not in text
+    assert text.count("accuracy: ~100%") == text.count(" answered, ") > 0  # no failure

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from typing import Any
@@ -336,6 +337,44 @@ def test_fuzz_test_shrinks_a_real_failure_over_http(
     # The model fails from depth 3 on: the reported problem is the smallest such one.
     assert "'depth': 3" in out and "'width': 2" in out
     assert (pytester.path / ".hypothesis" / "examples").is_dir()  # replays first next run
+
+
+@pytest.mark.e2e
+def test_a_fuzz_failure_shows_the_shrunk_problems_prompt_reply_and_gold(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    """Without -v: the failure message holds the shrunk example's answer (prompt, reply,
+    extracted, gold), and only that example's."""
+    pytester.makepyfile(test_fuzz=FUZZ_TEST)
+    result = run(
+        pytester, "--llm", "openai/shallow:2", "--llm-api-base", fake_server.url,
+        "-p", "no:randomly", "--hypothesis-seed", "0",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    (head,) = [line for line in out.splitlines() if "reasoning: openai/shallow:2 answered" in line]
+    assert "dyval.arithmetic[D1-fuzz-" in head and head.endswith(": wrong (wrong_value)")
+    block = out[out.index(head) :]
+    prompt, reply = block.index("  prompt:"), block.index("  reply:")
+    assert prompt < block.index("description of an arithmetic problem") < reply
+    assert block.index("<<<", reply) > reply
+    assert re.search(r"  extracted: '-?\d+'; gold: '-?\d+'", block)
+    assert "'depth': 3" in out and "'width': 2" in out  # the shrunk problem's
+
+
+def test_a_noted_answer_is_clipped_and_shows_control_characters() -> None:
+    from pytest_reasoning.core import Reply
+    from pytest_reasoning.evaluate import score_reply
+    from pytest_reasoning.strategies import NOTE_LIMIT, describe_answer
+
+    item = get_task("dyval.arithmetic").make_item("D1", 1, 0)
+    reply = "\x1b[2J\u202eall PASSED\r\nstep 2\n" + "x" * 10_000 + "\n<<<7>>>"
+    text = describe_answer(item, score_reply(item, "m\x1b[31m", Reply(content=reply)))
+    assert "\x1b" not in text and "\u202e" not in text and "\r" not in text
+    assert "    ␛[2J\\u202eall PASSED\n    step 2\n" in text
+    assert f"… [{len(reply) - NOTE_LIMIT:,} more characters]" in text  # the clip is marked
+    assert text.startswith("reasoning: m␛[31m answered dyval.arithmetic[D1-s1-000]: wrong")
+    assert text.endswith(f"  extracted: '7'; gold: {item.answer!r}")
 
 
 @pytest.mark.e2e

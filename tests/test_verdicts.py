@@ -504,6 +504,35 @@ def test_a_failed_gate_links_to_its_samples_in_the_report(
     assert (suite_dir / "rep" / "index.html").is_file()
 
 
+def test_links_use_the_address_the_report_is_published_at(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--reasoning-report-url``: the terminal's and JUnit's links open the published page,
+    with the same view after ``#`` as a file:// link."""
+    import xml.etree.ElementTree as ET
+
+    rows = [_row(b, "m", b[3] != "D2") for b in _suite_rows_base(str(suite_dir))]
+    _write(suite_dir / "r.jsonl", rows)
+    url = "https://org.github.io/repo/"
+    view = "#model=m&suite=prop.yaml&task=dyval.boolean_logic&level=D2&outcome=not-correct"
+    base = ["prop.yaml", "--results", "r.jsonl", "--junitxml", "j.xml"]
+    code, out, _ = _gate([*base, "--report", "rep", "--reasoning-report-url", url], capsys)
+    assert code == 1
+    (failed,) = [line for line in out.splitlines() if " FAILED - " in line]
+    assert failed.endswith(f"; samples: {url}{view}") and "file://" not in out
+    (message,) = [f.get("message", "") for f in ET.parse("j.xml").iter("failure")]
+    assert message.endswith(f"; samples: {url}{view}")
+    # Without a --report here (the report is built and published by another step).
+    code, out, _ = _gate([*base, "--reasoning-report-url", url], capsys)
+    assert code == 1 and f"; samples: {url}{view}" in out
+    code, out, err = _gate([*base, "--reasoning-report-url", "report/"], capsys)
+    assert code == 4 and not out
+    assert err.strip() == (
+        "pytest-reasoning: error: --reasoning-report-url: expected an http(s) URL such as "
+        "https://ORG.github.io/REPO/, got 'report/'"
+    )
+
+
 # -- issue 39: a merge counts the rows the live run counted, and only rows it can check -------
 def _junit_verdicts(path: Path) -> dict[str, str]:
     """The verdict test cases of a JUnit file (gates and the error budget): name -> outcome."""

@@ -213,6 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
     gt.add_argument("--junitxml", metavar="PATH", help="write JUnit XML: one testcase per verdict")
     gt.add_argument("--report", metavar="DIR", help="write the HTML report to DIR")
     gt.add_argument(
+        "--reasoning-report-url",
+        metavar="URL",
+        help="where the report will be published (https://…): the links to a failed gate's "
+        "samples (terminal, JUnit) use it instead of file://",
+    )
+    gt.add_argument(
         "-q", "--quiet", action="store_true", help="list only the verdicts that did not pass"
     )
     au = sub.add_parser(

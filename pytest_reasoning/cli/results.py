@@ -105,6 +105,7 @@ def gate_command(args: argparse.Namespace) -> int:
 
 def _gate(args: argparse.Namespace) -> int:
     import time
+    from dataclasses import replace
 
     from ..merge import junit_xml, merge
     from ..report import closing_lines, summary_lines
@@ -129,6 +130,15 @@ def _gate(args: argparse.Namespace) -> int:
             raise ReasoningError(
                 f"--reasoning-seed: {SEED_FORMS}, got {quote(args.reasoning_seed.strip())}"
             ) from None
+    link_base = args.report
+    if args.reasoning_report_url is not None:
+        from ..errors import InvalidArgument
+        from ..report.links import check_report_url
+
+        try:
+            link_base = check_report_url(args.reasoning_report_url)
+        except InvalidArgument as exc:
+            raise ReasoningError(f"--reasoning-report-url: {exc}") from None
     if args.junitxml:  # before the work, not after
         _check_writable("--junitxml", os.path.dirname(os.path.abspath(args.junitxml)))
     problem = check_output_dir("--report", args.report) if args.report else None
@@ -169,14 +179,19 @@ def _gate(args: argparse.Namespace) -> int:
     for note in result.notes:
         _say(f"reasoning: note: {note}")
     shown = {"passed": "PASSED", "failed": "FAILED", "skipped": "NOT DECIDED"}
-    for v in result.verdicts:
+    verdicts = [
+        # A failed gate's samples, in the terminal and in JUnit (as a pytest run links them).
+        replace(v, message=f"{v.message}; samples: {gate_link(link_base, v.subject)}")
+        if v.outcome == "failed" and link_base and v.subject is not None
+        else v
+        for v in result.verdicts
+    ]
+    for v in verdicts:
         if args.quiet and v.outcome == "passed":
             continue
         tail = "" if v.outcome == "passed" else f" - {v.message}"
         if v.outcome == "passed" and getattr(v.subject, "marginal", False):
             tail = "* (not significant: its 95% interval reaches below min_accuracy)"
-        if v.outcome == "failed" and args.report and v.subject is not None:
-            tail += f"; samples: {gate_link(args.report, v.subject)}"
         _say(f"{v.nodeid} {shown[v.outcome]}{tail}")
     published = None
     if run.levels:
@@ -190,7 +205,7 @@ def _gate(args: argparse.Namespace) -> int:
     if args.junitxml:
         try:
             with write_output(args.junitxml) as fh:  # /dev/full fails here, not silently
-                fh.write(junit_xml(result.verdicts, seconds))
+                fh.write(junit_xml(verdicts, seconds))
         except OSError as exc:
             raise ReasoningError(
                 f"--junitxml: cannot write {args.junitxml}: {exc.strerror}"

@@ -254,7 +254,8 @@ class Controller:
 
     def _emit(self, verdict: Verdict) -> None:
         assert self.session is not None
-        report = self.options.report_dir
+        # Where the report will be published, else where this run writes it.
+        report = self.options.report_url or self.options.report_dir
         if verdict.outcome == "failed" and report and verdict.subject is not None:
             # The report is written at the end; its link is known now (terminal, JUnit).
             link = gate_link(report, verdict.subject)

@@ -267,6 +267,13 @@ OPTIONS: tuple[Option, ...] = (
         ini=False,
     ),
     Option(
+        "--reasoning-report-url",
+        "reasoning_report_url",
+        "where the report will be published (an http(s) URL: a CI artifact, GitHub Pages): "
+        "the links to a failed gate's samples (terminal, JUnit) use it instead of file://",
+        "URL",
+    ),
+    Option(
         "--reasoning-robustness",
         "reasoning_robustness",
         "when two or more models answered the same items, test whether their ranking "
@@ -378,6 +385,7 @@ class RunOptions:
     drift_max_changed: float = 0.1
     max_calls: int = 200
     report_dir: str | None = None
+    report_url: str | None = None  # --reasoning-report-url: the links' address, not file://
     robustness: str | None = None  # None: off; "": terminal only; DIR: also files
     llm_config: str | None = None  # the --llm-config file, as found
     llm_router: str | None = None  # the --llm-router file, as found
@@ -507,6 +515,7 @@ class RunOptions:
             drift_max_changed=float(_typed(config, "reasoning_drift_max_changed")),
             max_calls=_typed(config, "reasoning_max_calls"),
             report_dir=config.getoption("reasoning_report", None),
+            report_url=_report_url(config),
             robustness=config.getoption("reasoning_robustness", None),
         )
 
@@ -641,6 +650,20 @@ def _shard(config: pytest.Config) -> tuple[tuple[int, int] | None, str | None]:
     except ShardRefused as exc:
         raise pytest.UsageError(str(exc)) from None
     return (k, n), auto.line() if auto is not None else None
+
+
+def _report_url(config: pytest.Config) -> str | None:
+    """``--reasoning-report-url`` (or the ini key): an http(s) URL, checked once here."""
+    raw = _raw(config, "reasoning_report_url")
+    if raw is None:
+        return None
+    from ..errors import InvalidArgument
+    from ..report.links import check_report_url
+
+    try:
+        return check_report_url(str(raw))
+    except InvalidArgument as exc:
+        raise pytest.UsageError(f"--reasoning-report-url: {exc}") from None
 
 
 def _budget(config: pytest.Config) -> Budget:

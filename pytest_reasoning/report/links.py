@@ -2,7 +2,9 @@
 ``index.html#model=…&suite=…&task=…&level=…&outcome=wrong`` opens the page filtered to that
 gate's wrong answers; ``#view=pairs&…`` a comparison's pairs, discordant ones first;
 ``#sample=<id>`` one sample. The page reads these parameters and writes them back as filters
-change, so any view can be copied and shared."""
+change, so any view can be copied and shared. Where the report will be published
+(``--reasoning-report-url``), links are made against that address instead of a ``file://``
+path, so a link in a CI log opens the published page."""
 
 from __future__ import annotations
 
@@ -12,9 +14,44 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..errors import InvalidArgument, printable
+from ..errors import quote as quoted
 from ..gates import Comparison, GateResult, LevelStats
 
-__all__ = ["fragment", "gate_link", "report_url", "sample_link", "samples_link"]
+__all__ = [
+    "check_report_url",
+    "fragment",
+    "gate_link",
+    "report_url",
+    "sample_link",
+    "samples_link",
+]
+
+
+def check_report_url(url: str) -> str:
+    """The address a report will be published at, as ``--reasoning-report-url`` gives it: an
+    http(s) URL with a host, without a ``#fragment`` (each link adds its own view there), with
+    nothing a terminal or a JUnit file would act on. Returns it stripped; raises
+    InvalidArgument with one line."""
+    from urllib.parse import urlsplit
+
+    text = url.strip()
+    problem = None
+    try:
+        text.encode("utf-8")
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - parsing the port is the check
+    except (UnicodeEncodeError, ValueError):
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        problem = "expected an http(s) URL such as https://ORG.github.io/REPO/"
+    elif parts.fragment or text.endswith("#"):
+        problem = "expected the page's address without a #fragment (each link adds its own)"
+    elif printable(text) != text or any(c.isspace() for c in text):
+        problem = "expected a URL without spaces or control characters"
+    if problem:
+        raise InvalidArgument(f"{problem}, got {quoted(url, 100)}")
+    return text
 
 
 def report_url(index: str | os.PathLike[str]) -> str:
