@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
-
-settings.register_profile(
-    "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile("dev", deadline=None)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # the [fuzzing] extra is not installed: a user's first run needs none
+    pass
+else:
+    settings.register_profile(
+        "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    settings.register_profile("dev", deadline=None)
+    settings.load_profile("ci" if os.environ.get("CI") else "dev")

@@ -10,6 +10,11 @@ bounded by the ``reasoning`` settings profile and ``--reasoning-max-calls``.
 
 from __future__ import annotations
 
+import pytest
+
+# Hypothesis is the [fuzzing] extra (pip install -e '.[fuzzing]'): without it, a skip that says so.
+pytest.importorskip("hypothesis", reason="fuzzing needs the [fuzzing] extra (Hypothesis)")
+
 from hypothesis import given
 from hypothesis import strategies as st
 
