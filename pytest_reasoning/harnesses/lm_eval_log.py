@@ -13,14 +13,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import quote
-from ..files import BadJSON, InputRefused, loads_bounded, open_input, read_input
-from ..gates.rows import MAX_ROW_BYTES
+from ..files import BadJSON, InputRefused, loads_bounded, read_input
 from .samples import (
-    MAX_LOG_BYTES,
     HarnessLog,
     InvalidLog,
     Sample,
     field_dict,
+    json_lines,
     score_value,
     text_of,
 )
@@ -102,32 +101,15 @@ def _samples(
             f"{path}: no results_DATE.json of the same run beside it (it names the model)"
         )
     model, results = run
-    try:
-        raw = open_input(path, MAX_LOG_BYTES, what="an lm-eval samples file")
-    except InputRefused as exc:
-        raise InvalidLog(str(exc)) from None
     counts: dict[str, int] = {}
-    with raw:
-        number = 0
-        while True:
-            line = raw.readline(MAX_ROW_BYTES + 1)
-            if not line:
-                break
-            number += 1
-            shown = f"{path}:{number}"
-            if len(line) > MAX_ROW_BYTES:
-                raise InvalidLog(f"{shown}: a line longer than {MAX_ROW_BYTES:,} bytes")
-            if not line.strip():
-                continue
-            try:
-                row = loads_bounded(line.decode("utf-8-sig", "replace"))
-            except BadJSON:
-                log.notes.append(f"{shown}: not a whole JSON line (a killed run's last): skipped")
-                continue
-            sample = _sample(row, task, model, scores.get(task) or scores.get("*"), shown)
-            log.samples.append(sample)
-            log.sources.setdefault((model, task, sample.level), path)
-            counts[sample.level] = counts.get(sample.level, 0) + 1
+    for shown, row in json_lines(path, "an lm-eval samples file"):
+        if isinstance(row, BadJSON):
+            log.notes.append(f"{shown}: not a whole JSON line (a killed run's last): skipped")
+            continue
+        sample = _sample(row, task, model, scores.get(task) or scores.get("*"), shown)
+        log.samples.append(sample)
+        log.sources.setdefault((model, task, sample.level), path)
+        counts[sample.level] = counts.get(sample.level, 0) + 1
     n = results.get("n-samples")
     effective = n.get(task) if isinstance(n, dict) else None
     size = effective.get("effective") if isinstance(effective, dict) else None

@@ -15,7 +15,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "InvalidLog",
     "Sample",
     "field_dict",
+    "json_lines",
     "read_jsonl",
     "score_value",
     "text_of",
@@ -226,30 +227,40 @@ def read_jsonl(paths: Iterable[str], scores: Mapping[str, str]) -> HarnessLog:
     del scores
     log = HarnessLog("jsonl")
     for path in paths:
-        try:
-            raw = open_input(path, MAX_LOG_BYTES, what="a samples file")
-        except InputRefused as exc:
-            raise InvalidLog(str(exc)) from None
-        with raw:
-            number = 0
-            while True:
-                line = raw.readline(MAX_ROW_BYTES + 1)
-                if not line:
-                    break
-                number += 1
-                shown = f"{path}:{number}"
-                if len(line) > MAX_ROW_BYTES:
-                    raise InvalidLog(f"{shown}: a line longer than {MAX_ROW_BYTES:,} bytes")
-                if not line.strip():
-                    continue
-                try:
-                    row = loads_bounded(line.decode("utf-8-sig", "replace"))
-                except BadJSON as exc:
-                    raise InvalidLog(f"{shown}: {exc}") from None
-                log.samples.append(_jsonl_sample(row, shown))
-                s = log.samples[-1]
-                log.sources.setdefault((s.model, s.task, s.level), os.fspath(path))
+        for shown, row in json_lines(path, "a samples file"):
+            if isinstance(row, BadJSON):
+                raise InvalidLog(f"{shown}: {row}")
+            log.samples.append(_jsonl_sample(row, shown))
+            s = log.samples[-1]
+            log.sources.setdefault((s.model, s.task, s.level), os.fspath(path))
     return log
+
+
+def json_lines(path: str, what: str) -> Iterator[tuple[str, Any]]:
+    """The non-blank lines of a JSONL log, each as (``path:line``, its parsed value, or the
+    :class:`BadJSON` it raised: a killed run's torn last line is the caller's to judge),
+    read bounded: InvalidLog (one line) for a file that is no regular file under
+    ``MAX_LOG_BYTES`` or a line longer than ``MAX_ROW_BYTES``."""
+    try:
+        raw = open_input(path, MAX_LOG_BYTES, what=what)
+    except InputRefused as exc:
+        raise InvalidLog(str(exc)) from None
+    with raw:
+        number = 0
+        while True:
+            line = raw.readline(MAX_ROW_BYTES + 1)
+            if not line:
+                break
+            number += 1
+            shown = f"{path}:{number}"
+            if len(line) > MAX_ROW_BYTES:
+                raise InvalidLog(f"{shown}: a line longer than {MAX_ROW_BYTES:,} bytes")
+            if not line.strip():
+                continue
+            try:
+                yield shown, loads_bounded(line.decode("utf-8-sig", "replace"))
+            except BadJSON as exc:
+                yield shown, exc
 
 
 def _jsonl_sample(row: Any, shown: str) -> Sample:
