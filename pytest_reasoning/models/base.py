@@ -33,8 +33,8 @@ __all__ = [
 # runaway or hostile reply must not fill the cache, the results file and the report.
 MAX_RESPONSE_CHARS = 1_000_000
 # Longest reasoning kept (characters; reasoning_content, see clip_reasoning): enough to see
-# how a model read the problem and where it went wrong, while a 10,000-sample run's results
-# file and page stay tens of megabytes, not the gigabyte a reasoning model's traces would be.
+# how a model read the problem and set out, while a 10,000-sample run keeps at most 80 MB of
+# reasoning in its results file, not the gigabyte a reasoning model's whole traces can be.
 MAX_REASONING_CHARS = 8_000
 # A kept reasoning text is at most this long: the first MAX_REASONING_CHARS and the marker.
 MAX_STORED_REASONING_CHARS = MAX_REASONING_CHARS + 40
