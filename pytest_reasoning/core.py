@@ -123,11 +123,14 @@ class Reply:
     # For errors: "stop" (retrying cannot help: the model gets no further calls), "request"
     # (this request only, not retried), "transient" (failed after retries), "not_asked".
     error_kind: str | None = None
+    # The reasoning sent apart (reasoning_content), clipped (models.base.clip_reasoning);
+    # None when there was none or the run turned reasoning off.
+    reasoning_text: str | None = None
 
     def __post_init__(self) -> None:
         # The one boundary every model's text crosses (a client's reply, a cache row written
         # by an older version): invalid code points stop here, never fatal downstream.
-        for name in ("content", "error", "finish_reason"):
+        for name in ("content", "error", "finish_reason", "reasoning_text"):
             value = getattr(self, name)
             if isinstance(value, str):
                 object.__setattr__(self, name, clean_text(value))
@@ -202,11 +205,15 @@ class Outcome:
     # Added by issue 41: a digest of the problem up to renaming (Task.problem_key), so that
     # samples of the same problem, whatever their item, are one cluster in a gate.
     problem: str | None = None
+    # Added by issue 42: the model's reasoning sent apart (Reply.reasoning_text), clipped.
+    reasoning_text: str | None = None
 
     def to_dict(self) -> dict[str, JSON]:
         data = asdict(self)
         if not self.not_needed:  # the field only where it is true: older readers, same rows
             del data["not_needed"]
+        if self.reasoning_text is None:  # likewise: rows without reasoning are unchanged
+            del data["reasoning_text"]
         return data
 
     @property

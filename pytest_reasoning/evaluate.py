@@ -129,6 +129,7 @@ def score_reply(
         reasoning_tokens=reply.reasoning_tokens,
         cost_usd=reply.cost_usd,
         problem=problem_key(item),  # issue 41: samples of one problem are one cluster
+        reasoning_text=reply.reasoning_text,  # issue 42: clipped, None when turned off
     )
     # Every row carries its item's address, whatever the outcome: enough to rebuild the prompt
     # later (report drill-downs) and the item's knobs for every table (FLenQA's lengths).

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_reasoning.core import Item, Outcome, Reply
 from pytest_reasoning.errors import InvalidArgument, ReasoningError
-from pytest_reasoning.evaluate import score_reply
+from pytest_reasoning.evaluate import EvalConfig, Evaluator, score_reply
 from pytest_reasoning.gates import GateRule, GateSpec, LevelStats, decide_gates
 from pytest_reasoning.gates.clustered import (
     clustered_interval,
@@ -24,7 +24,7 @@ from pytest_reasoning.gates.clustered import (
     pass_at_k,
     pass_hat_k,
 )
-from pytest_reasoning.models.base import error_text
+from pytest_reasoning.models.base import MAX_REASONING_CHARS, error_text
 from pytest_reasoning.models.endpoints import parse_model_list
 from pytest_reasoning.models.litellm_client import check_litellm_version
 from pytest_reasoning.registry import get_task
@@ -379,6 +379,75 @@ def test_parameters_are_what_each_model_accepts() -> None:
     assert "temperature" not in claude and 40_000 < claude["max_tokens"] <= 64_000
 
 
+@pytest.mark.parametrize(
+    ("params", "off"),
+    [
+        ({}, False),
+        ({"reasoning_effort": "low"}, False),
+        ({"thinking": {"type": "enabled", "budget_tokens": 1024}}, False),
+        ({"reasoning_effort": "none"}, True),
+        ({"thinking": {"type": "disabled"}}, True),
+        ({"extra_body": {"chat_template_kwargs": {"enable_thinking": False}}}, True),
+        ({"chat_template_kwargs": {"enable_thinking": False}}, True),
+    ],
+)
+def test_which_parameters_turn_reasoning_off(params: dict[str, Any], off: bool) -> None:
+    from pytest_reasoning.models.litellm_client import asks_no_reasoning
+
+    assert asks_no_reasoning(params) is off
+
+
+def _answer_both(config: EvalConfig, item: Item) -> list[Outcome]:
+    evaluator = Evaluator(config)
+    try:
+        return [evaluator.answer(item, m) for m in ("openai/reasoning-content", "openai/think")]
+    finally:
+        evaluator.close()
+
+
+def test_reasoning_sent_apart_is_kept_clipped_and_answered_from_the_cache(tmp_path: Path) -> None:
+    """The reasoning a provider sends apart (reasoning_content; a leading <think> block, which
+    LiteLLM moves there) is the row's reasoning_text, clipped with the cut marked; the cache
+    keeps it, so a warm rerun shows it without a request."""
+    long = "Carry the one. " * 800  # 12,000 characters
+    with FakeOpenAIServer() as server:
+        server.control(reasoning=long)
+        config = EvalConfig(api_base=server.url, cache_dir=str(tmp_path))
+        cold = _answer_both(config, arithmetic())
+        asked = server.stats()["total"]
+        warm = _answer_both(config, arithmetic())
+        asked_again = server.stats()["total"] - asked
+    clipped = f"{long[:MAX_REASONING_CHARS]}… [clipped 4,000 characters]"
+    expected = [clipped, "A first guess: <<<-1>>>. No, work it out."]
+    assert [o.reasoning_text for o in cold] == expected and asked == 2
+    assert [o.correct and o.reasoning == "separate" for o in cold] == [True, True]
+    assert [o.reasoning_text for o in warm] == expected and asked_again == 0
+    assert all(o.cached for o in warm)
+    assert [o.to_dict()["reasoning_text"] for o in warm] == expected  # the results row's field
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"reasoning_effort": "none"},
+        {"extra_body": {"chat_template_kwargs": {"enable_thinking": False}}},
+    ],
+)
+def test_a_run_that_turns_reasoning_off_stores_none(tmp_path: Path, params: dict[str, Any]) -> None:
+    """Whatever the provider sends (these models reason unasked), neither the row nor the
+    cache keeps reasoning text; that there was some is still recorded (``reasoning``)."""
+    with FakeOpenAIServer() as server:
+        config = EvalConfig(api_base=server.url, cache_dir=str(tmp_path), params=params)
+        outcomes = _answer_both(config, arithmetic())
+    assert [(o.correct, o.reasoning, o.reasoning_text) for o in outcomes] == [
+        (True, "separate", None), (True, "separate", None)]  # fmt: skip
+    assert all("reasoning_text" not in o.to_dict() for o in outcomes)
+    db = sqlite3.connect(tmp_path / "responses.sqlite3")
+    stored = [json.loads(r) for (r,) in db.execute("SELECT reply FROM responses")]
+    db.close()
+    assert len(stored) == 2 and all(r["reasoning_text"] is None for r in stored)
+
+
 # -- end to end, over HTTP ------------------------------------------------------------------------
 SUITE = """\
 samples: 3
@@ -438,6 +507,43 @@ def test_reasoning_replies_are_scored_as_what_they_are(
         ("reasoning-content", None, "separate", "strict"),
         ("boxed", None, None, "lenient:boxed"),
     }
+    # Reasoning sent apart is kept; reasoning in tags stays where it was, in the response.
+    kept = {r["model"][7:]: r.get("reasoning_text") for r in rows(res)}
+    assert kept == {"think": "A first guess: <<<-1>>>. No, work it out.", "think-noopen": None,
+                    "think-unclosed": None, "truncated": None, "boxed": None,
+                    "reasoning-content": "Worked out step by step."}  # fmt: skip
+
+
+@pytest.mark.e2e
+def test_a_reasoning_models_reasoning_is_in_the_results_the_cache_and_the_page(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer
+) -> None:
+    """Through LiteLLM over HTTP: the row keeps the reasoning, a warm rerun shows it from the
+    cache without a request, the page holds it as data; hostile reasoning reaches neither the
+    terminal nor the page's markup raw."""
+    from pytest_reasoning.report.viewer import page_data
+
+    hostile = "<script>window.__pwned = 1</script> \x1b[31mred\x1b[0m \x1b]0;title\x07 bidi:\u202e"
+    fake_server.control(reasoning=hostile)
+    pytester.makefile(
+        ".yaml", s="samples: 2\ntasks:\n  - task: dyval.arithmetic\n    levels: [D1]\n"
+    )
+    common = ("--llm", "openai/reasoning-content", "--llm-api-base", fake_server.url, "-v")
+    first = run(pytester, *common, "--reasoning-results=a.jsonl", "--reasoning-report=rep")
+    asked = fake_server.stats()["total"]
+    again = run(pytester, *common, "--reasoning-results=b.jsonl")
+    assert first.ret == again.ret == pytest.ExitCode.OK, first.stdout.str()
+    assert fake_server.stats()["total"] == asked >= 1  # the rerun asked nothing
+    for result in (first, again):
+        out = result.stdout.str() + result.stderr.str()
+        assert "\x1b]0;" not in out and "\x1b[31m" not in out and "<script>" not in out
+    cold, warm = rows(pytester.path / "a.jsonl"), rows(pytester.path / "b.jsonl")
+    assert [(r["reasoning_text"], r["cached"]) for r in cold] == [(hostile, False)] * 2
+    assert [(r["reasoning_text"], r["cached"]) for r in warm] == [(hostile, True)] * 2
+    page = (pytester.path / "rep" / "index.html").read_text()
+    assert "<script>window" not in page and "\x1b" not in page
+    _, _, texts = page_data(pytester.path / "rep")
+    assert [r for t in texts for r in t["reasoning"]] == [hostile] * 2
 
 
 CONFIG = """\

@@ -101,6 +101,8 @@ POISONS: dict[str, str] = {
     "negative tokens": json.dumps(_valid(completion_tokens=-3)),
     "an error stored": json.dumps(_valid(error="HTTP 500", content=None)),
     "a 1,000,001-character reply": json.dumps(_valid(content="x" * 1_000_001)),
+    "reasoning_text 7": json.dumps(_valid(reasoning_text=7)),
+    "reasoning_text never clipped": json.dumps(_valid(reasoning_text="x" * 50_000)),
     "not JSON": "{'content': '<<<1>>>'",
     "JSON 5,000 deep": "[" * 5000 + "]" * 5000,
     "a list": "[1, 2, 3]",

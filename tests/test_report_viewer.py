@@ -50,11 +50,13 @@ def _report(
     *,
     n: int = 4,
     reply: Any = None,
+    reasoning: Any = None,
     models: tuple[str, str] = ("cand", "base"),
     suites: tuple[str, ...] = ("s.yaml",),
 ) -> tuple[list[dict[str, Any]], Any, Path]:
     """Rows of two models over a small suite (the candidate wrong on odd items, the baseline
-    always right), gated and compared as a run does, and the report built from them."""
+    always right), gated and compared as a run does, and the report built from them.
+    ``reply`` and ``reasoning`` (the reasoning sent apart) say what a model said, if given."""
     ledger = Ledger(hint="-")
     outcomes, specs = [], []
     for name in suites:
@@ -68,7 +70,9 @@ def _report(
                 content = content or ("<<<-999>>>" if wrong else f"<<<{item.answer}>>>")
                 # A recorded cost: no price map to load (LiteLLM's import is slow).
                 said = Reply(content, prompt_tokens=50, completion_tokens=5, cost_usd=2e-5,
-                             latency_s=0.5 + a.index, finish_reason="stop")  # fmt: skip
+                             latency_s=0.5 + a.index, finish_reason="stop",
+                             reasoning_text=reasoning(model) if reasoning else None,
+                             reasoning_chars=1 if reasoning else None)  # fmt: skip
                 if content == "<fail>":
                     said = Reply(None, error="HTTP 500: boom", error_kind="transient")
                 o = score_reply(item, model, said)
@@ -185,6 +189,30 @@ def test_hostile_text_is_data_not_markup(tmp_path: Path, monkeypatch: pytest.Mon
     assert replies == {f"{HOSTILE.replace(chr(0xD800), chr(0xFFFD))} key=***"}
     assert {s["model"] for m in metas for s in m["samples"]} == {
         "evil<script>window.__pwned=4</script>", "base"}  # fmt: skip
+    assert SECRET not in json.dumps(texts)
+
+
+def test_reasoning_sent_apart_is_shown_as_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row's reasoning_text is the sample's reasoning in the page, made valid Unicode and
+    redacted like a reply, never markup; a row that kept none (reasoning turned off, an
+    older file) shows none."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    said = {"cand": f"{HOSTILE} key={SECRET}", "base": None}
+    rows, _, out = _report(tmp_path, n=2, reasoning=lambda model: said[model])
+    assert {r.get("reasoning_text") for r in rows} == {said["cand"].replace("\ud800", "\ufffd"),
+                                                        None}  # fmt: skip
+    page = (out / "index.html").read_text()
+    assert "<script>window" not in page and "<img src=x" not in page and "\x1b" not in page
+    _, metas, texts = _data(out)
+    shown: dict[str, set[str | None]] = {"cand": set(), "base": set()}
+    for meta, text in zip(metas, texts, strict=True):
+        for s, reasoning in zip(meta["samples"], text["reasoning"], strict=True):
+            shown[s["model"]].add(reasoning)
+            assert s["reasoningKind"] == "separate"
+    assert shown == {"cand": {f"{HOSTILE.replace(chr(0xD800), chr(0xFFFD))} key=***"},
+                     "base": {None}}  # fmt: skip
     assert SECRET not in json.dumps(texts)
 
 
@@ -399,7 +427,7 @@ def _gates(rows: list[dict[str, Any]]) -> Any:
 @pytest.mark.e2e
 def test_hostile_text_stays_inert_in_a_browser(tmp_path: Path) -> None:
     _, _, out = _report(
-        tmp_path, n=2, reply=lambda item, model, a: HOSTILE,
+        tmp_path, n=2, reply=lambda item, model, a: HOSTILE, reasoning=lambda model: HOSTILE,
         models=("evil<script>window.__pwned=4</script>", "base"),
     )  # fmt: skip
     with Browser() as browser:
@@ -413,6 +441,10 @@ def test_hostile_text_stays_inert_in_a_browser(tmp_path: Path) -> None:
                     .replace("\ud800", "\ufffd").replace("\u202e", "\\u202e")
                     .replace("\u2066", "\\u2066").replace("\x9b", "\\x9b"))  # fmt: skip
         assert reply == expected
+        # The reasoning sent apart: folded (a closed <details>), shown as text alike.
+        folded = "document.querySelector('#pr-detail details.pr-reasoning')"
+        assert page.evaluate(f"{folded}.open") is False
+        assert page.evaluate(f"{folded}.querySelector('pre').textContent") == expected
         _after(page, lambda: page.click("#pr-v-pairs"))
         assert page.evaluate("document.querySelectorAll('article.pr-pair').length") == 4
         assert page.evaluate("window.__pwned === undefined")

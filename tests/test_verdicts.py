@@ -110,6 +110,7 @@ def _gate(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int,
         ("repeat", 3, "repeat: expected below repeats (1), got 3"),
         ("item_id", 7, "item_id: expected text, got 7"),
         ("not_needed", "yes", "not_needed: expected true or false, got \"yes\""),
+        ("reasoning_text", ["think"], 'reasoning_text: expected text or null, got ["think"]'),
     ],
 )
 def test_a_row_of_the_wrong_type_stops_the_gate_in_one_line(

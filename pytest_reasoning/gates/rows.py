@@ -75,6 +75,7 @@ _OPTIONAL_TEXT = (
     "reasoning",
     "extraction",
     "problem",
+    "reasoning_text",
 )
 _COUNTS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 # The largest item index a suite asks for (config.MAX_SAMPLES - 1; config sits above gates).

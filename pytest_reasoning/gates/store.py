@@ -16,7 +16,7 @@ from ..core import Outcome
 from ..errors import StorageFailed
 from ..files import remove_stale, temp_file
 
-__all__ = ["NOT_NEEDED", "RESULT_FIELDS", "ResultStore"]
+__all__ = ["NOT_NEEDED", "REASONING_TEXT", "RESULT_FIELDS", "ResultStore"]
 
 # The documented row of the results file, in this order.
 RESULT_FIELDS = (
@@ -59,6 +59,9 @@ RESULT_FIELDS = (
 # Written after those, and only on the rows it marks (issue 39): a paid answer a sequential
 # level did not need.
 NOT_NEEDED = "not_needed"
+# Written last, and only on rows that have it (issue 42): the model's reasoning sent apart,
+# clipped (models.base.MAX_REASONING_CHARS).
+REASONING_TEXT = "reasoning_text"
 
 
 class ResultStore:
@@ -116,6 +119,8 @@ class ResultStore:
             ordered = {k: row[k] for k in RESULT_FIELDS}
             if outcome.not_needed:
                 ordered[NOT_NEEDED] = True
+            if outcome.reasoning_text is not None:
+                ordered[REASONING_TEXT] = outcome.reasoning_text
             data = (json.dumps(ordered, ensure_ascii=False) + "\n").encode("utf-8")
             try:
                 _append_whole(self.open(), data)

@@ -14,9 +14,12 @@ from ..core import Reply, canonical_json, sha256_text
 from ..errors import printable
 
 __all__ = [
+    "MAX_REASONING_CHARS",
     "MAX_RESPONSE_CHARS",
+    "MAX_STORED_REASONING_CHARS",
     "ChatRequest",
     "ModelClient",
+    "clip_reasoning",
     "error_text",
     "normalise_api_base",
     "redact",
@@ -29,6 +32,20 @@ __all__ = [
 # Longest reply kept (characters), from an endpoint or a cache alike: answers are short, and a
 # runaway or hostile reply must not fill the cache, the results file and the report.
 MAX_RESPONSE_CHARS = 1_000_000
+# Longest reasoning kept (characters; reasoning_content, see clip_reasoning): enough to see
+# how a model read the problem and set out, while a 10,000-sample run keeps at most 80 MB of
+# reasoning in its results file, not the gigabyte a reasoning model's whole traces can be.
+MAX_REASONING_CHARS = 8_000
+# A kept reasoning text is at most this long: the first MAX_REASONING_CHARS and the marker.
+MAX_STORED_REASONING_CHARS = MAX_REASONING_CHARS + 40
+
+
+def clip_reasoning(text: str) -> str:
+    """``text`` cut to its first MAX_REASONING_CHARS characters, the cut marked at the end
+    (``… [clipped 12,345 characters]``); shorter text as it is."""
+    if len(text) <= MAX_REASONING_CHARS:
+        return text
+    return f"{text[:MAX_REASONING_CHARS]}… [clipped {len(text) - MAX_REASONING_CHARS:,} characters]"
 
 
 def normalise_api_base(url: str | None) -> str:

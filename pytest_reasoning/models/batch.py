@@ -48,7 +48,13 @@ from .base import ChatRequest, error_text, normalise_api_base
 from .batch_budget import BatchPurse, Bill, batch_price, most_tokens, usage_of
 from .batch_ledger import TAG_KEY, BatchLedger, BatchRecord, new_tag
 from .cache import ResponseStore
-from .litellm_client import LiteLLMClient, classify_error, import_litellm, reply_from
+from .litellm_client import (
+    LiteLLMClient,
+    asks_no_reasoning,
+    classify_error,
+    import_litellm,
+    reply_from,
+)
 
 __all__ = [
     "BATCH_PROVIDERS",
@@ -619,7 +625,7 @@ class _Runner:
         """A batch line's completion, checked like a live reply, priced at batch rates."""
         try:
             resp = self.lib.ModelResponse(**body)
-            reply = reply_from(resp, 0.0)
+            reply = reply_from(resp, 0.0, keep_reasoning=not asks_no_reasoning(request.params))
         except Exception as exc:
             kind = classify_error(exc, answered_before=True)
             why = error_text(str(exc)) if isinstance(exc, RuntimeError) else "malformed reply"

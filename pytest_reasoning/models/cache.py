@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from ..core import Reply
 from ..errors import StorageFailed, clip, quote
 from ..files import process_gone, process_name
-from .base import MAX_RESPONSE_CHARS, ChatRequest
+from .base import MAX_RESPONSE_CHARS, MAX_STORED_REASONING_CHARS, ChatRequest
 
 __all__ = [
     "CACHE_FILE",
@@ -142,9 +142,10 @@ VERIFY_BUDGET_S = 1.0
 # No claim lasts longer: a claim stored with a later expiry, none (Redis) or one that is not a
 # number was not written by a run of ours that is still asking, and is given ours.
 MAX_CLAIM_TTL_S = 86_400.0
-# The longest stored form of a valid answer: MAX_RESPONSE_CHARS characters, each escaped at
-# worst as a surrogate pair (12 bytes), and the other fields. Longer is refused unparsed.
-MAX_STORED_CHARS = 12 * MAX_RESPONSE_CHARS + 65_536
+# The longest stored form of a valid answer: MAX_RESPONSE_CHARS characters of reply and a
+# clipped reasoning, each escaped at worst as a surrogate pair (12 bytes), and the other
+# fields. Longer is refused unparsed.
+MAX_STORED_CHARS = 12 * (MAX_RESPONSE_CHARS + MAX_STORED_REASONING_CHARS) + 65_536
 _COUNTS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "reasoning_chars")
 
 
@@ -165,7 +166,8 @@ def _type(value: Any) -> str:
 def check_stored(data: Any) -> Reply:
     """A stored reply (the JSON object a cache holds), checked as strictly as a live reply:
     text content within MAX_RESPONSE_CHARS, no error, whole token counts, finite non-negative
-    numbers, a short finish reason. Raises InvalidStored naming the field."""
+    numbers, a short finish reason, reasoning text no longer than a clipped one. Raises
+    InvalidStored naming the field."""
     if not isinstance(data, dict):
         raise InvalidStored(f"expected a JSON object, got {_type(data)}")
     content = data.get("content")
@@ -199,6 +201,14 @@ def check_stored(data: Any) -> Reply:
     finish = data.get("finish_reason")
     if finish is not None and (not isinstance(finish, str) or len(finish) > 100):
         raise InvalidStored(f"finish_reason: expected a short text, got {quote(finish, 40)}")
+    reasoning = data.get("reasoning_text")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise InvalidStored(f"reasoning_text: expected text, got {_type(reasoning)}")
+    if reasoning is not None and len(reasoning) > MAX_STORED_REASONING_CHARS:
+        raise InvalidStored(
+            f"reasoning_text: {len(reasoning):,} characters (a clipped reasoning is at most "
+            f"{MAX_STORED_REASONING_CHARS:,})"
+        )
     return Reply(
         content=content,
         prompt_tokens=data.get("prompt_tokens"),
@@ -209,6 +219,7 @@ def check_stored(data: Any) -> Reply:
         reasoning_tokens=data.get("reasoning_tokens"),
         reasoning_chars=data.get("reasoning_chars"),
         cost_usd=numbers["cost_usd"],
+        reasoning_text=reasoning,
     )
 
 

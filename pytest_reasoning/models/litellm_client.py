@@ -33,7 +33,13 @@ from typing import Any
 from ..core import Reply, canonical_json, sha256_text
 from ..errors import ReasoningError
 from ..files import BadJSON, loads_bounded, read_input, write_output
-from .base import MAX_RESPONSE_CHARS, ChatRequest, error_text, normalise_api_base
+from .base import (
+    MAX_RESPONSE_CHARS,
+    ChatRequest,
+    clip_reasoning,
+    error_text,
+    normalise_api_base,
+)
 from .endpoints import resolve_headers
 from .kinds import KINDS, ModelKind
 
@@ -43,6 +49,7 @@ __all__ = [
     "CapabilityCache",
     "LiteLLMClient",
     "RetryPolicy",
+    "asks_no_reasoning",
     "capabilities",
     "check_litellm_version",
     "classify_error",
@@ -228,6 +235,27 @@ def _thinking_on(given: Mapping[str, Any]) -> bool:
     return effort is not None and str(effort) not in ("none", "disable", "disabled")
 
 
+_OFF = ("none", "disable", "disabled")
+
+
+def asks_no_reasoning(params: Mapping[str, Any]) -> bool:
+    """Whether a request's parameters turn reasoning off: ``reasoning_effort: none``,
+    Anthropic's ``thinking: {type: disabled}``, or a chat template's ``enable_thinking:
+    false`` (vLLM, SGLang: ``chat_template_kwargs``, also under ``extra_body``). Such a
+    run stores no reasoning text, whatever the provider sends."""
+    thinking = params.get("thinking")
+    if isinstance(thinking, Mapping) and thinking.get("type") == "disabled":
+        return True
+    if str(params.get("reasoning_effort")) in _OFF:
+        return True
+    extra = params.get("extra_body")
+    for holder in (params, extra if isinstance(extra, Mapping) else {}):
+        template = holder.get("chat_template_kwargs")
+        if isinstance(template, Mapping) and template.get("enable_thinking") is False:
+            return True
+    return False
+
+
 def capabilities(model: str, given: Mapping[str, Any], api_base: str | None = None) -> Capabilities:
     """Ask LiteLLM (offline) what ``model`` accepts, given the parameters the user set."""
     lib = import_litellm()
@@ -364,10 +392,13 @@ def _message(exc: BaseException) -> str:
 
 
 # -- the client ----------------------------------------------------------------------------------
-def reply_from(resp: Any, latency_s: float) -> Reply:
+def reply_from(resp: Any, latency_s: float, *, keep_reasoning: bool = True) -> Reply:
     """A chat completion (LiteLLM's ModelResponse, a live call's or a batch line's) as a Reply,
     checked: an empty reply raises ``_EmptyReply`` (malformed: retried), one over
-    MAX_RESPONSE_CHARS ``_TooLarge`` (not retried)."""
+    MAX_RESPONSE_CHARS ``_TooLarge`` (not retried). The reasoning sent apart
+    (``reasoning_content``, where LiteLLM also puts a leading ``<think>`` block) is kept
+    clipped (``clip_reasoning``) unless ``keep_reasoning`` is false (:func:`asks_no_reasoning`);
+    its length is counted either way."""
     choice = resp.choices[0] if resp.choices else None
     message = getattr(choice, "message", None)
     content = getattr(message, "content", None)
@@ -402,6 +433,11 @@ def reply_from(resp: Any, latency_s: float) -> Reply:
         reasoning_tokens=reasoning_tokens if isinstance(reasoning_tokens, int) else None,
         reasoning_chars=reasoning_chars or None,
         cost_usd=float(cost) if isinstance(cost, int | float) and cost > 0 else None,
+        reasoning_text=(
+            clip_reasoning(reasoning_text)
+            if keep_reasoning and isinstance(reasoning_text, str) and reasoning_text
+            else None
+        ),
     )
 
 
@@ -566,7 +602,8 @@ class LiteLLMClient:
         kwargs = self._request_kwargs(request)
         started = time.perf_counter()
         resp = await self._send(lib, request, kwargs)
-        return reply_from(resp, time.perf_counter() - started)
+        keep = not asks_no_reasoning(request.params)
+        return reply_from(resp, time.perf_counter() - started, keep_reasoning=keep)
 
     async def acomplete(self, request: ChatRequest) -> Reply:
         last = ""

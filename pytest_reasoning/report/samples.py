@@ -100,6 +100,13 @@ def split_reasoning(response: str | None) -> tuple[str | None, str | None]:
     return response[:cut].rstrip(), answer
 
 
+def _reasoning(apart: str | None, tags: str | None) -> str | None:
+    """The reasoning a sample shows: the text sent apart (``reasoning_text``, kept since
+    issue 42), then any ``<think>`` part of the reply."""
+    found = [t for t in (apart, tags) if t]
+    return "\n\n".join(found) if found else None
+
+
 def _clip(text: str | None) -> str | None:
     if text is None or len(text) <= CLIP:
         return text
@@ -271,7 +278,9 @@ def sample_data(
                 pi = -1 if p is None else seen.setdefault(p, len(seen))
                 if p is not None and pi == len(part.prompts):
                     part.prompts.append(p)
-                reasoning, reply = (_clip(t) for t in split_reasoning(_text(r.get("response"))))
+                tags, reply = split_reasoning(_text(r.get("response")))
+                reasoning = _clip(_reasoning(_text(r.get("reasoning_text")), tags))
+                reply = _clip(reply)
                 where[k] = (len(chunks) - 1, len(part.samples))
                 part.samples.append(_record(r, k, pi, cost, _text))
                 whole = [_text(r.get("extracted")), _text(r.get("gold"))]

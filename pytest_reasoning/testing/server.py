@@ -1,8 +1,9 @@
 """A small OpenAI-compatible HTTP server for tests and benchmarks, loopback only.
 
 The model name picks the behaviour (see ``BEHAVIOURS``); server-wide latency, random faults
-(seeded) and ``drift`` (the oracle's answers to a share of prompts changed, ``drifted``) can
-be set at start or changed through ``POST /control``. ``GET /stats`` counts
+(seeded), ``drift`` (the oracle's answers to a share of prompts changed, ``drifted``) and
+``reasoning`` (the text ``reasoning-content`` sends) can be set at start or changed through
+``POST /control``. ``GET /stats`` counts
 requests, so a test can prove that a warm rerun made zero HTTP requests.
 
 It also speaks OpenAI's Files and Batch API (``batches.py``, with its own faults): a batch's
@@ -72,7 +73,8 @@ BEHAVIOURS = {
     "loop": "one line repeated until cut off, finish_reason length (a small model decoding "
     "greedily: SmolLM2-135M's 'The answer is 1.' until its token limit)",
     "reasoning-content": "the oracle's answer, its reasoning in message.reasoning_content "
-    "(vLLM's reasoning parser, DeepSeek's API), reasoning tokens in usage",
+    "(vLLM's reasoning parser, DeepSeek's API; the server's `reasoning` text when set), "
+    "reasoning tokens in usage",
     "boxed": "the oracle's answer as \\boxed{…} (strict extraction finds nothing)",
     "bad-key": "HTTP 401 whose message echoes the request's key after 200 characters",
     "refuse:TEXT": "HTTP 400 whose error message is TEXT percent-decoded (%1B is an escape): "
@@ -205,12 +207,14 @@ def chat_reply(
     first: bool = False,
     asked: int = 0,
     drift: float = 0.0,
+    reasoning: str | None = None,
 ) -> ChatReply:
     """The behaviour ``model`` names (``BEHAVIOURS``), answering ``prompt``: shared by the
     chat endpoint and the batch runner (``testing/batches.py``). ``heads`` is the coin's
     toss; ``first`` says this prompt was never asked before (``flaky-oracle``); ``asked``,
     how many times it was asked before (``right:K/N``); ``drift``, the server's share of
-    prompts whose oracle answer changed (:func:`drifted`)."""
+    prompts whose oracle answer changed (:func:`drifted`); ``reasoning``, the text
+    ``reasoning-content`` sends (None: a line of its own)."""
     if model == "fail-500":
         return 500, {"error": {"message": "injected failure", "type": "server_error"}}, {}
     if model == "fail-429":
@@ -233,7 +237,7 @@ def chat_reply(
     if _OPENAI_REASONING.match(model):
         return _reasoning_model(model, prompt, body)
     if model in _REASONING_KINDS:
-        return 200, _reasoning_habit(model, prompt), {}
+        return 200, _reasoning_habit(model, prompt, reasoning), {}
     if model in ("oracle", "flaky-oracle"):
         content = "<<<N/A>>>" if drifted(prompt, drift) else oracle_answer(prompt)
     elif model.startswith("shallow:"):
@@ -290,7 +294,7 @@ def _bad_request(param: str, message: str) -> ChatReply:
     return 400, {"error": {**error, "code": "unsupported_parameter"}}, {}
 
 
-def _reasoning_habit(model: str, prompt: str) -> dict[str, Any]:
+def _reasoning_habit(model: str, prompt: str, reasoning: str | None) -> dict[str, Any]:
     right = oracle_answer(prompt)
     if model == "think":
         content = f"<think>A first guess: <<<-1>>>. No, work it out.</think>\n\n{right}"
@@ -305,7 +309,7 @@ def _reasoning_habit(model: str, prompt: str) -> dict[str, Any]:
             model,
             prompt,
             right,
-            reasoning="Worked out step by step.",
+            reasoning="Worked out step by step." if reasoning is None else reasoning,
             reasoning_tokens=_REASONING_TOKENS,
         )
     else:  # boxed
@@ -357,6 +361,7 @@ class _State:
     asked: Counter[str] = field(default_factory=Counter)  # requests per (model, prompt)
     hang_s: float = 3.0
     drift: float = 0.0  # share of prompts whose oracle answer changed (``drifted``)
+    reasoning: str | None = None  # what ``reasoning-content`` sends as reasoning_content
     last_at: dict[str, float] = field(default_factory=dict)  # per prompt: last request time
     gaps: list[float] = field(default_factory=list)  # seconds between a prompt's requests
     hangs: list[dict[str, Any]] = field(default_factory=list)  # per "hang" fault: client_left
@@ -460,16 +465,13 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/control":
             cfg = json.loads(raw or b"{}")
             with st.lock:
-                if "latency_s" in cfg:
-                    st.latency_s = float(cfg["latency_s"])
-                if "fault_rate" in cfg:
-                    st.fault_rate = float(cfg["fault_rate"])
+                for name in ("latency_s", "fault_rate", "hang_s", "drift"):
+                    if name in cfg:
+                        setattr(st, name, float(cfg[name]))
                 if "fault_kinds" in cfg:
                     st.fault_kinds = tuple(cfg["fault_kinds"])
-                if "hang_s" in cfg:
-                    st.hang_s = float(cfg["hang_s"])
-                if "drift" in cfg:
-                    st.drift = float(cfg["drift"])
+                if "reasoning" in cfg:
+                    st.reasoning = None if cfg["reasoning"] is None else str(cfg["reasoning"])
                 if cfg.get("reset"):
                     st.requests.clear()
                     st.faults.clear()
@@ -514,7 +516,7 @@ class _Handler(BaseHTTPRequestHandler):
             if key in st.last_at:
                 st.gaps.append(now - st.last_at[key])
             st.last_at[key] = now
-            latency, drift = st.latency_s, st.drift
+            latency, drift, reasoning = st.latency_s, st.drift, st.reasoning
             st.active += 1
             st.peak = max(st.peak, st.active)
         try:
@@ -535,6 +537,7 @@ class _Handler(BaseHTTPRequestHandler):
                 first=first_time,
                 asked=asked,
                 drift=drift,
+                reasoning=reasoning,
             )
         )
 

@@ -370,7 +370,7 @@
         el("summary", { text: `Reasoning (${count(reasoning.length)} characters)` }),
         el("pre", { text: shown(reasoning) })));
     } else if (s.reasoningKind === "separate") {
-      parts.push(el("p", { class: "muted", text: "Reasoning: sent apart (reasoning_content); results files keep only its length." }));
+      parts.push(el("p", { class: "muted", text: "Reasoning: sent apart (reasoning_content), not kept: the run turned reasoning off, or the answer was recorded or cached before reasoning was kept." }));
     }
     parts.push(el("p", {}, el("b", { text: "Reply" })),
       el("pre", { class: "pr-reply", text: reply === null ? "(no reply: the call failed)" : shown(reply) }));
