@@ -383,6 +383,53 @@ def test_filters_search_and_links_in_a_browser(tmp_path: Path) -> None:
         assert page.problems() == []
 
 
+IN_SIGHT = """((sel) => { const e = document.querySelector(sel); if (!e) return null;
+  const r = e.getBoundingClientRect(), bar = document.querySelector('.pr-bar');
+  const covered = parseFloat(getComputedStyle(bar).top) + bar.offsetHeight;
+  return {top: r.top, bottom: r.bottom, covered, height: innerHeight, scrolled: scrollY,
+          id: e.dataset.id || null}; })"""
+
+
+def _in_sight(page: Any, selector: str) -> dict[str, Any]:
+    """Where the element is, asserted to be inside the viewport and below the sticky bars."""
+    box: dict[str, Any] = page.evaluate(f"{IN_SIGHT}({json.dumps(selector)})")
+    assert box is not None, f"no {selector}"
+    assert box["covered"] <= box["top"] and box["bottom"] <= box["height"], box
+    return box
+
+
+@needs_chromium
+@pytest.mark.e2e
+def test_links_land_on_their_first_sample_in_a_browser(tmp_path: Path) -> None:
+    """A terminal link (a failed gate's), a Levels table link and a comparison's link open
+    the view filtered and scrolled: its first sample (or pair) inside the viewport, below
+    the sticky bars; before, the page stayed at its top, the list thousands of px down."""
+    rows, _, out = _report(tmp_path, n=6, suites=("s.yaml", "t.yaml", "u.yaml", "v.yaml"))
+    gate = next(g for g in _gates(rows) if g.stats.spec.level == "D2")
+    first = next(
+        sample_id(r)
+        for r in sorted(rows, key=lambda r: r["item_id"])
+        if r["suite"] == "s.yaml" and r["level"] == "D2" and r["model"] == "cand"
+        and not r["correct"]
+    )  # fmt: skip
+    with Browser(height=600) as browser:
+        page = browser.open(gate_link(out, gate), ready=READY)
+        box = _in_sight(page, "#pr-samples tbody tr")
+        assert box["id"] == first and box["scrolled"] > 0
+        # A link of the Levels table, clicked in the page (the hash changes).
+        page.evaluate("scrollTo(0, 0)")
+        link = "#levels + table a[href*='model=cand'][href*='suite=v.yaml'][href*='level=D1']"
+        _after(page, lambda: page.click(link))
+        page.wait_for("location.hash.includes('v.yaml')")
+        assert page.evaluate(ROWS) == 3
+        _in_sight(page, "#pr-samples tbody tr")
+        # A comparison's pairs, from the table.
+        page.evaluate("scrollTo(0, 0)")
+        _after(page, lambda: page.click("#baseline + table a[href*='view=pairs']"))
+        _in_sight(page, "article.pr-pair")
+        assert page.problems() == []
+
+
 def _gates(rows: list[dict[str, Any]]) -> Any:
     from pytest_reasoning.core import Outcome
     from pytest_reasoning.gates import GateRule, GateSpec

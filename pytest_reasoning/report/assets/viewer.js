@@ -18,6 +18,7 @@
   const text = new Map(); // chunk key → {prompts, replies, reasoning}
   const loading = new Map(); // blob key → Promise
   let generation = 0; // renders so far: tests wait for it to move
+  let land = false; // a link opened a view: bring its first sample into sight once drawn
   let current = []; // the samples listed now, in order (j / k step through them)
 
   const $ = (id) => document.getElementById(id);
@@ -203,6 +204,7 @@
     const p = new URLSearchParams(raw);
     for (const k of HASH_KEYS) state[k] = p.get(k) || (k === "view" ? "samples" : "");
     state.page = 0;
+    land = true;
     return true;
   }
   function writeHash() {
@@ -232,6 +234,18 @@
     if (mine !== generation) return; // a newer change is queued: draw that one
     if (state.sample) await showSample(state.sample); else $("pr-detail").hidden = true;
     if (state.view === "pairs") await drawPairs(); else await drawSamples();
+    if (land && mine === generation) { land = false; if (!state.sample) bringIntoSight(); }
+  }
+  // A link (terminal, JUnit, the tables above) names a view, not an element: once drawn,
+  // its status line and first sample (or pair, or the level picker) are scrolled to just
+  // below the sticky bars, which would otherwise cover them.
+  function bringIntoSight() {
+    const status = $("pr-status");
+    const bar = document.querySelector(".pr-bar");
+    // Where the bar sits once stuck (its top offset, under the nav), whatever the scroll now.
+    const covered = bar ? (parseFloat(getComputedStyle(bar).top) || 0) + bar.offsetHeight : 0;
+    const top = status.getBoundingClientRect().top + scrollY - covered - 4;
+    scrollTo(0, Math.max(0, top));
   }
   async function loaded(chunks) {
     // Past the limit the filters must pick a level; a single level loads whatever its size
