@@ -235,6 +235,32 @@ def test_suites_stay_apart(tmp_path: Path) -> None:
     assert len(levels) == 8
 
 
+def test_tall_plots_are_cut_into_pages_of_bounded_height(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past BARS levels a bar chart (past PANEL_ROWS rows of panels the accuracy figure) is
+    cut into pages, each its own PNG and figure in the page: no figure grows with the levels
+    (192 level rows made one 7,400 px tall)."""
+    from pytest_reasoning.report import plots
+
+    monkeypatch.setattr(plots, "BARS", 3)
+    monkeypatch.setattr(plots, "PANEL_ROWS", 1)
+    _, report, out = _report(tmp_path, n=2, suites=("s.yaml", "t.yaml", "u.yaml", "v.yaml"))
+    # 16 level rows (2 models x 4 suites x 2 levels), 8 comparisons, 4 panels.
+    assert report.summary["plots"] == [
+        "accuracy_by_level.png", "accuracy_by_level_2.png",
+        *(f"failure_modes{s}.png" for s in ("", "_2", "_3", "_4", "_5", "_6")),
+        "baseline.png", "baseline_2.png", "baseline_3.png",
+    ]  # fmt: skip
+    page = (out / "index.html").read_text()
+    assert '(2 of 6) (<a href="failure_modes_2.png">PNG</a>)</figcaption>' in page
+    heights = {}
+    for name in report.summary["plots"]:
+        head = (out / name).read_bytes()[16:24]  # a PNG's IHDR: width, height
+        heights[name] = int.from_bytes(head[4:], "big")
+    assert max(heights.values()) < 1200, heights
+
+
 def test_a_level_past_the_page_budget_goes_to_data_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
