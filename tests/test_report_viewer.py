@@ -417,10 +417,12 @@ IN_SIGHT = """((sel) => { const e = document.querySelector(sel); if (!e) return 
 
 
 def _in_sight(page: Any, selector: str) -> dict[str, Any]:
-    """Where the element is, asserted to be inside the viewport and below the sticky bars."""
+    """Where the element is, asserted to start inside the viewport below the sticky bars
+    (its first 40 px in sight: a pair may be taller than the window)."""
     box: dict[str, Any] = page.evaluate(f"{IN_SIGHT}({json.dumps(selector)})")
     assert box is not None, f"no {selector}"
-    assert box["covered"] <= box["top"] and box["bottom"] <= box["height"], box
+    top, bottom = box["top"], min(box["bottom"], box["top"] + 40)
+    assert box["covered"] <= top and bottom <= box["height"], box
     return box
 
 
@@ -453,6 +455,16 @@ def test_links_land_on_their_first_sample_in_a_browser(tmp_path: Path) -> None:
         page.evaluate("scrollTo(0, 0)")
         _after(page, lambda: page.click("#baseline + table a[href*='view=pairs']"))
         _in_sight(page, "article.pr-pair")
+        # Each pair shows where the two replies (and extracted answers) differ, word by word.
+        diffs = page.evaluate(
+            "[...document.querySelectorAll('article.pr-pair:first-child pre.pr-diff')].map(p =>"
+            " [...p.childNodes].map(n => [n.nodeName, n.textContent]))"
+        )
+        gold = page.evaluate(
+            "document.querySelector('article.pr-pair:first-child .pr-side dd').textContent"
+        )
+        assert diffs == [[["DEL", gold], ["INS", "-999"]],
+                         [["DEL", f"<<<{gold}>>>"], ["INS", "<<<-999>>>"]]]  # fmt: skip
         assert page.problems() == []
 
 
