@@ -235,6 +235,24 @@ def test_suites_stay_apart(tmp_path: Path) -> None:
     assert len(levels) == 8
 
 
+def _levels_rows(page: str) -> list[list[str]]:
+    table = re.search(r'<h2 id="levels">Levels</h2>\n<table class="pr-sortable">(.*?)</table>', page)
+    assert table is not None
+    rows = re.findall(r"<tr>(.*?)</tr>", table[1])[1:]
+    return [re.findall(r"<td[^>]*>(.*?)</td>", tr) for tr in rows]
+
+
+def test_the_levels_table_lists_failed_levels_then_candidates_first(built: Any) -> None:
+    """Failed levels first, the candidate's rows before the baseline's (built sorted by
+    model name: "base" came first)."""
+    _, _, out = built
+    rows = _levels_rows((out / "index.html").read_text())
+    assert [(r[0], r[3], r[9]) for r in rows] == [
+        ("cand", "D2", "FAIL"), ("cand", "D1", "PASS*"), ("base", "D1", "PASS"),
+        ("base", "D2", "PASS*"),
+    ]  # fmt: skip
+
+
 def test_tall_plots_are_cut_into_pages_of_bounded_height(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -444,6 +462,12 @@ def test_links_land_on_their_first_sample_in_a_browser(tmp_path: Path) -> None:
         page = browser.open(gate_link(out, gate), ready=READY)
         box = _in_sight(page, "#pr-samples tbody tr")
         assert box["id"] == first and box["scrolled"] > 0
+        # The Levels table sorts by a click on a header, the other way on a second click.
+        column = "[...document.querySelectorAll('table.pr-sortable tr')].slice(1).map(r => r.cells[3].textContent)"
+        page.click("table.pr-sortable th:nth-child(4)")  # level
+        assert page.evaluate(column) == ["D1"] * 8 + ["D2"] * 8
+        page.click("table.pr-sortable th:nth-child(4)")
+        assert page.evaluate(column) == ["D2"] * 8 + ["D1"] * 8
         # A link of the Levels table, clicked in the page (the hash changes).
         page.evaluate("scrollTo(0, 0)")
         link = "#levels + table a[href*='model=cand'][href*='suite=v.yaml'][href*='level=D1']"

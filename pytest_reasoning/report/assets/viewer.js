@@ -516,7 +516,32 @@
       el("p", {}, el("b", { text: "Replies" })), diffView(reply(p.base), reply(p.cand)));
   }
 
+  // -- the Levels table: sorted by a click on a header (again: the other way) ---------------
+  function sortable(table) {
+    const head = table.rows[0];
+    let by = -1, down = false;
+    [...head.cells].forEach((th, col) => {
+      th.title = "sort by this column";
+      th.style.cursor = "pointer";
+      th.addEventListener("click", () => {
+        down = by === col ? !down : false; by = col;
+        const value = (tr) => (tr.cells[col] ? tr.cells[col].textContent : "");
+        const rows = [...table.rows].slice(1);
+        rows.sort((a, b) => {
+          const x = value(a), y = value(b), nx = parseFloat(x), ny = parseFloat(y);
+          const c = !isNaN(nx) && !isNaN(ny) && nx !== ny ? nx - ny : x.localeCompare(y, undefined, { numeric: true });
+          return down ? -c : c;
+        });
+        const body = head.parentNode;
+        for (const tr of rows) body.append(tr);
+        for (const h of head.cells) h.removeAttribute("aria-sort");
+        th.setAttribute("aria-sort", down ? "descending" : "ascending");
+      });
+    });
+  }
+
   // -- start ---------------------------------------------------------------------------------
+  for (const table of document.querySelectorAll("table.pr-sortable")) sortable(table);
   setupControls();
   readHash();
   addEventListener("hashchange", () => { if (readHash()) render(); });
