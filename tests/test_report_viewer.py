@@ -263,6 +263,50 @@ def test_suites_stay_apart(tmp_path: Path) -> None:
     assert len(levels) == 8
 
 
+def _levels_rows(page: str) -> list[list[str]]:
+    table = re.search(r'<h2 id="levels">Levels</h2>\n<table class="pr-sortable">(.*?)</table>', page)
+    assert table is not None
+    rows = re.findall(r"<tr>(.*?)</tr>", table[1])[1:]
+    return [re.findall(r"<td[^>]*>(.*?)</td>", tr) for tr in rows]
+
+
+def test_the_levels_table_lists_failed_levels_then_candidates_first(built: Any) -> None:
+    """Failed levels first, the candidate's rows before the baseline's (built sorted by
+    model name: "base" came first)."""
+    _, _, out = built
+    rows = _levels_rows((out / "index.html").read_text())
+    assert [(r[0], r[3], r[9]) for r in rows] == [
+        ("cand", "D2", "FAIL"), ("cand", "D1", "PASS*"), ("base", "D1", "PASS"),
+        ("base", "D2", "PASS*"),
+    ]  # fmt: skip
+
+
+def test_tall_plots_are_cut_into_pages_of_bounded_height(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past BARS levels a bar chart (past PANEL_ROWS rows of panels the accuracy figure) is
+    cut into pages, each its own PNG and figure in the page: no figure grows with the levels
+    (192 level rows made one 7,400 px tall)."""
+    from pytest_reasoning.report import plots
+
+    monkeypatch.setattr(plots, "BARS", 3)
+    monkeypatch.setattr(plots, "PANEL_ROWS", 1)
+    _, report, out = _report(tmp_path, n=2, suites=("s.yaml", "t.yaml", "u.yaml", "v.yaml"))
+    # 16 level rows (2 models x 4 suites x 2 levels), 8 comparisons, 4 panels.
+    assert report.summary["plots"] == [
+        "accuracy_by_level.png", "accuracy_by_level_2.png",
+        *(f"failure_modes{s}.png" for s in ("", "_2", "_3", "_4", "_5", "_6")),
+        "baseline.png", "baseline_2.png", "baseline_3.png",
+    ]  # fmt: skip
+    page = (out / "index.html").read_text()
+    assert '(2 of 6) (<a href="failure_modes_2.png">PNG</a>)</figcaption>' in page
+    heights = {}
+    for name in report.summary["plots"]:
+        head = (out / name).read_bytes()[16:24]  # a PNG's IHDR: width, height
+        heights[name] = int.from_bytes(head[4:], "big")
+    assert max(heights.values()) < 1200, heights
+
+
 def test_a_level_past_the_page_budget_goes_to_data_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -408,6 +452,71 @@ def test_filters_search_and_links_in_a_browser(tmp_path: Path) -> None:
         page.wait_for("document.getElementById('pr-status').textContent.includes('match')")
         assert page.evaluate(ROWS) == 3  # the level's wrong answers
         assert page.requests() and all(u.startswith(("file:", "data:")) for u in page.requests())
+        assert page.problems() == []
+
+
+IN_SIGHT = """((sel) => { const e = document.querySelector(sel); if (!e) return null;
+  const r = e.getBoundingClientRect(), bar = document.querySelector('.pr-bar');
+  const covered = parseFloat(getComputedStyle(bar).top) + bar.offsetHeight;
+  return {top: r.top, bottom: r.bottom, covered, height: innerHeight, scrolled: scrollY,
+          id: e.dataset.id || null}; })"""
+
+
+def _in_sight(page: Any, selector: str) -> dict[str, Any]:
+    """Where the element is, asserted to start inside the viewport below the sticky bars
+    (its first 40 px in sight: a pair may be taller than the window)."""
+    box: dict[str, Any] = page.evaluate(f"{IN_SIGHT}({json.dumps(selector)})")
+    assert box is not None, f"no {selector}"
+    top, bottom = box["top"], min(box["bottom"], box["top"] + 40)
+    assert box["covered"] <= top and bottom <= box["height"], box
+    return box
+
+
+@needs_chromium
+@pytest.mark.e2e
+def test_links_land_on_their_first_sample_in_a_browser(tmp_path: Path) -> None:
+    """A terminal link (a failed gate's), a Levels table link and a comparison's link open
+    the view filtered and scrolled: its first sample (or pair) inside the viewport, below
+    the sticky bars; before, the page stayed at its top, the list thousands of px down."""
+    rows, _, out = _report(tmp_path, n=6, suites=("s.yaml", "t.yaml", "u.yaml", "v.yaml"))
+    gate = next(g for g in _gates(rows) if g.stats.spec.level == "D2")
+    first = next(
+        sample_id(r)
+        for r in sorted(rows, key=lambda r: r["item_id"])
+        if r["suite"] == "s.yaml" and r["level"] == "D2" and r["model"] == "cand"
+        and not r["correct"]
+    )  # fmt: skip
+    with Browser(height=600) as browser:
+        page = browser.open(gate_link(out, gate), ready=READY)
+        box = _in_sight(page, "#pr-samples tbody tr")
+        assert box["id"] == first and box["scrolled"] > 0
+        # The Levels table sorts by a click on a header, the other way on a second click.
+        column = "[...document.querySelectorAll('table.pr-sortable tr')].slice(1).map(r => r.cells[3].textContent)"
+        page.click("table.pr-sortable th:nth-child(4)")  # level
+        assert page.evaluate(column) == ["D1"] * 8 + ["D2"] * 8
+        page.click("table.pr-sortable th:nth-child(4)")
+        assert page.evaluate(column) == ["D2"] * 8 + ["D1"] * 8
+        # A link of the Levels table, clicked in the page (the hash changes).
+        page.evaluate("scrollTo(0, 0)")
+        link = "#levels + table a[href*='model=cand'][href*='suite=v.yaml'][href*='level=D1']"
+        _after(page, lambda: page.click(link))
+        page.wait_for("location.hash.includes('v.yaml')")
+        assert page.evaluate(ROWS) == 3
+        _in_sight(page, "#pr-samples tbody tr")
+        # A comparison's pairs, from the table.
+        page.evaluate("scrollTo(0, 0)")
+        _after(page, lambda: page.click("#baseline + table a[href*='view=pairs']"))
+        _in_sight(page, "article.pr-pair")
+        # Each pair shows where the two replies (and extracted answers) differ, word by word.
+        diffs = page.evaluate(
+            "[...document.querySelectorAll('article.pr-pair:first-child pre.pr-diff')].map(p =>"
+            " [...p.childNodes].map(n => [n.nodeName, n.textContent]))"
+        )
+        gold = page.evaluate(
+            "document.querySelector('article.pr-pair:first-child .pr-side dd').textContent"
+        )
+        assert diffs == [[["DEL", gold], ["INS", "-999"]],
+                         [["DEL", f"<<<{gold}>>>"], ["INS", "<<<-999>>>"]]]  # fmt: skip
         assert page.problems() == []
 
 

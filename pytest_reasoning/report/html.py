@@ -140,6 +140,23 @@ def _costs(
     return tokens, costs, row_cost
 
 
+def _levels_order(table: Table, comparisons: Sequence[Comparison]) -> list[int]:
+    """The Levels table's rows as the page lists them first: failed (a failed gate, or a
+    regression at that level) before the rest, candidates before the baseline, then as built."""
+    gate = table.headers.index("gate")
+    regressed = {(c.candidate, *c.spec.where) for c in comparisons if c.regressed}
+    baseline = comparisons[0].baseline if comparisons else None
+    suites = "suite" in table.headers
+
+    def key(k: int) -> tuple[bool, bool, int]:
+        row = table.rows[k]
+        where = (row[0], row[1], row[2], row[3]) if suites else (row[0], "", row[1], row[2])
+        failed = row[gate] == "FAIL" or where in regressed
+        return (not failed, row[0] == baseline, k)
+
+    return sorted(range(len(table.rows)), key=key)
+
+
 def build_report(
     rows: Iterable[Mapping[str, Any]],
     out: str,
@@ -207,7 +224,13 @@ def build_report(
             outcome="not-correct" if wrong else None,
         )
         links.append(("failing" if wrong else "samples", f"#{view}"))
-    parts.append(html_table(table, links=links, paths={"suite"}))
+    # Failed levels first, then the candidates' before the baseline's (the page sorts it by
+    # any column when a header is clicked).
+    order = _levels_order(table, comparisons)
+    table = Table(table.headers, [table.rows[k] for k in order])
+    links = [links[k] for k in order]
+    levels_html = html_table(table, links=links, paths={"suite"})
+    parts.append(levels_html.replace("<table>", '<table class="pr-sortable">', 1))
     if any(g.marginal for g in gates):
         parts.append(f'<p class="note">* {html.escape(MARGINAL_NOTE)}</p>')
     if comparisons:

@@ -25,6 +25,22 @@ from .tables import breakdowns
 __all__ = ["plots", "plots_unavailable"]
 
 WRAP = 28  # characters per line of a label
+# A figure's height is bounded: past these, a plot is cut into pages (``name_2.png``, …),
+# each at most about 1,100 px tall (192 levels made a 7,400 px figure).
+BARS = 48  # bars (levels) per bar chart
+PANEL_ROWS = 4  # rows of three panels per accuracy figure
+
+
+def _paged(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)] or [items]
+
+
+def _page_name(name: str, page: int, pages: int) -> tuple[str, str]:
+    """(file name, caption suffix) of page ``page`` (0-based) of a plot cut into ``pages``."""
+    if pages == 1:
+        return name, ""
+    stem, ext = os.path.splitext(name)
+    return (name if page == 0 else f"{stem}_{page + 1}{ext}"), f" ({page + 1} of {pages})"
 
 
 def plots_unavailable() -> str | None:
@@ -68,9 +84,10 @@ def plots(
         return []
     written: list[tuple[str, str]] = []
 
-    def save(fig: Any, name: str, title: str) -> None:
+    def save(fig: Any, name: str, title: str, *, panels: bool = True) -> None:
         path = os.path.join(out, name)
-        fig.tight_layout()
+        if panels:  # panels must not overlap; one axes needs only the tight bounding box
+            fig.tight_layout()  # (a layout pass draws the figure once more: a third of its cost)
         with write_output_bytes(path) as fh:  # the one writer: whole or not at all
             fig.savefig(fh, format="png", dpi=110, bbox_inches="tight")  # no label cut off
         plt.close(fig)
@@ -91,7 +108,22 @@ def _accuracy(
     plt: Any, cells: Mapping[CellKey, Cell], models: list[str], several: bool, save: Any
 ) -> None:
     """1. The gated measure against difficulty level, a panel per (suite, entry)."""
-    panels = sorted({(c.suite, c.entry) for c in cells.values()})
+    every = sorted({(c.suite, c.entry) for c in cells.values()})
+    pages = _paged(every, 3 * PANEL_ROWS)
+    for page, panels in enumerate(pages):
+        _accuracy_page(plt, cells, models, several, save, panels, page, len(pages))
+
+
+def _accuracy_page(
+    plt: Any,
+    cells: Mapping[CellKey, Cell],
+    models: list[str],
+    several: bool,
+    save: Any,
+    panels: Sequence[tuple[str, str]],
+    page: int,
+    pages: int,
+) -> None:
     cols = min(3, len(panels))
     rows_n = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(rows_n, cols, figsize=(4.2 * cols, 3.2 * rows_n), squeeze=False)
@@ -127,11 +159,13 @@ def _accuracy(
     for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
+    name, part = _page_name("accuracy_by_level.png", page, pages)
     save(
         fig,
-        "accuracy_by_level.png",
+        name,
         "Accuracy by difficulty level (the gated measure, 95% intervals"
-        + ("; red dashes: each suite's thresholds)" if thresholds else ")"),
+        + ("; red dashes: each suite's thresholds)" if thresholds else ")")
+        + part,
     )
 
 
@@ -172,8 +206,24 @@ def _outcomes(
     """4. Outcome shares per level over the gate's denominator (every scored sample:
     truncated and unanswered ones included), as horizontal bars whose labels read whole;
     failed calls, outside the denominator, are counted at the end of the bar."""
-    keys = sorted(cells, key=lambda k: (k[1], k[2], level_key(k[3]), k[0]))
-    modes = sorted({m for c in cells.values() for m in c.modes})
+    every = sorted(cells, key=lambda k: (k[1], k[2], level_key(k[3]), k[0]))
+    modes = sorted({m for c in cells.values() for m in c.modes})  # the same colours on every page
+    pages = _paged(every, BARS)
+    for page, keys in enumerate(pages):
+        _outcomes_page(plt, cells, models, several, save, modes, keys, page, len(pages))
+
+
+def _outcomes_page(
+    plt: Any,
+    cells: Mapping[CellKey, Cell],
+    models: list[str],
+    several: bool,
+    save: Any,
+    modes: list[str],
+    keys: Sequence[CellKey],
+    page: int,
+    pages: int,
+) -> None:
     fig, ax = plt.subplots(figsize=(8.5, max(2.4, 0.18 * len(keys) + 1.2)))
     ys = list(range(len(keys)))[::-1]  # the first level on top
     left = [0.0] * len(keys)
@@ -200,11 +250,13 @@ def _outcomes(
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of scored samples (the gate's denominator)")
     ax.legend(fontsize=6, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=4)
+    name, part = _page_name("failure_modes.png", page, pages)
     save(
         fig,
-        "failure_modes.png",
+        name,
         "Outcomes per level over the gate's denominator: correct and each failure mode "
-        "(failed calls, outside it, noted at the end of each bar)",
+        "(failed calls, outside it, noted at the end of each bar)" + part,
+        panels=False,
     )
 
 
@@ -212,10 +264,24 @@ def _baseline(plt: Any, comparisons: Sequence[Comparison], several: bool, save: 
     """5. Candidate − baseline per level with its paired interval, as horizontal bars: a
     level's name reads whole at any length."""
     candidates = len({c.candidate for c in comparisons}) > 1
-    comparisons = sorted(
+    every = sorted(
         comparisons,
         key=lambda c: (c.spec.suite, c.spec.entry, level_key(c.spec.level), c.candidate),
     )
+    pages = _paged(every, BARS)
+    for page, mine in enumerate(pages):
+        _baseline_page(plt, mine, candidates, several, save, page, len(pages))
+
+
+def _baseline_page(
+    plt: Any,
+    comparisons: Sequence[Comparison],
+    candidates: bool,
+    several: bool,
+    save: Any,
+    page: int,
+    pages: int,
+) -> None:
     labels = []
     for c in comparisons:
         label = f"{c.spec.entry} {c.spec.level}"
@@ -238,10 +304,12 @@ def _baseline(plt: Any, comparisons: Sequence[Comparison], several: bool, save: 
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("candidate − baseline accuracy (red: regression, green: improved)")
+    name, part = _page_name("baseline.png", page, pages)
     save(
         fig,
-        "baseline.png",
-        f"Candidate against baseline ({comparisons[0].baseline}), paired, 95% intervals",
+        name,
+        f"Candidate against baseline ({comparisons[0].baseline}), paired, 95% intervals" + part,
+        panels=False,
     )
 
 

@@ -18,6 +18,7 @@
   const text = new Map(); // chunk key → {prompts, replies, reasoning}
   const loading = new Map(); // blob key → Promise
   let generation = 0; // renders so far: tests wait for it to move
+  let land = false; // a link opened a view: bring its first sample into sight once drawn
   let current = []; // the samples listed now, in order (j / k step through them)
 
   const $ = (id) => document.getElementById(id);
@@ -203,6 +204,7 @@
     const p = new URLSearchParams(raw);
     for (const k of HASH_KEYS) state[k] = p.get(k) || (k === "view" ? "samples" : "");
     state.page = 0;
+    land = true;
     return true;
   }
   function writeHash() {
@@ -232,6 +234,18 @@
     if (mine !== generation) return; // a newer change is queued: draw that one
     if (state.sample) await showSample(state.sample); else $("pr-detail").hidden = true;
     if (state.view === "pairs") await drawPairs(); else await drawSamples();
+    if (land && mine === generation) { land = false; if (!state.sample) bringIntoSight(); }
+  }
+  // A link (terminal, JUnit, the tables above) names a view, not an element: once drawn,
+  // its status line and first sample (or pair, or the level picker) are scrolled to just
+  // below the sticky bars, which would otherwise cover them.
+  function bringIntoSight() {
+    const status = $("pr-status");
+    const bar = document.querySelector(".pr-bar");
+    // Where the bar sits once stuck (its top offset, under the nav), whatever the scroll now.
+    const covered = bar ? (parseFloat(getComputedStyle(bar).top) || 0) + bar.offsetHeight : 0;
+    const top = status.getBoundingClientRect().top + scrollY - covered - 4;
+    scrollTo(0, Math.max(0, top));
   }
   async function loaded(chunks) {
     // Past the limit the filters must pick a level; a single level loads whatever its size
@@ -448,10 +462,86 @@
         el("span", { class: "muted", text: `${p.cand.suite.split("/").pop()} · ${p.cand.entry} ${p.cand.level} · gold ${shown(answers(p.cand, t)[1])}` })),
       el("details", { class: "pr-prompt" }, el("summary", { text: "Prompt (the same for both)" }),
         el("pre", { text: prompt === null ? "(not rebuilt here)" : shown(prompt) })),
-      el("div", { class: "pr-sides" }, side("Baseline", p.base, t), side("Candidate", p.cand, t)));
+      el("div", { class: "pr-sides" }, side("Baseline", p.base, t), side("Candidate", p.cand, t)),
+      p.base ? pairDiff(p, t) : null);
+  }
+
+  // -- where two replies differ --------------------------------------------------------------
+  const DIFF_CELLS = 1e6; // tokens × tokens past the common ends: beyond, no diff (~50 ms a pair)
+  // Word-level diff (whitespace kept as its own tokens): [op, text] runs, op "=", "-" (only
+  // the baseline's), "+" (only the candidate's); null when the texts are too long to compare.
+  function wordDiff(a, b) {
+    const x = a.split(/(\s+)/).filter((w) => w), y = b.split(/(\s+)/).filter((w) => w);
+    let lo = 0;
+    while (lo < x.length && lo < y.length && x[lo] === y[lo]) lo++;
+    let hx = x.length, hy = y.length;
+    while (hx > lo && hy > lo && x[hx - 1] === y[hy - 1]) { hx--; hy--; }
+    const n = hx - lo, m = hy - lo;
+    if (n * m > DIFF_CELLS) return null;
+    // Longest common subsequence over the middle, from the end: L[i][j] for x[i..], y[j..].
+    const L = new Uint32Array((n + 1) * (m + 1));
+    for (let i = n - 1; i >= 0; i--) {
+      for (let j = m - 1; j >= 0; j--) {
+        L[i * (m + 1) + j] = x[lo + i] === y[lo + j] ? L[(i + 1) * (m + 1) + j + 1] + 1
+          : Math.max(L[(i + 1) * (m + 1) + j], L[i * (m + 1) + j + 1]);
+      }
+    }
+    const out = [];
+    const push = (op, w) => {
+      if (out.length && out[out.length - 1][0] === op) out[out.length - 1][1] += w; else out.push([op, w]);
+    };
+    for (let k = 0; k < lo; k++) push("=", x[k]);
+    let i = 0, j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && x[lo + i] === y[lo + j]) { push("=", x[lo + i]); i++; j++; }
+      else if (i < n && (j === m || L[(i + 1) * (m + 1) + j] >= L[i * (m + 1) + j + 1])) push("-", x[lo + i++]);
+      else push("+", y[lo + j++]);
+    }
+    for (let k = hx; k < x.length; k++) push("=", x[k]);
+    return out;
+  }
+  function diffView(a, b) {
+    if (a === null || a === undefined || b === null || b === undefined) return el("p", { class: "muted", text: "(nothing to compare: a call failed)" });
+    if (a === b) return el("p", { class: "muted", text: "(the same)" });
+    const runs = wordDiff(shown(a), shown(b));
+    if (runs === null) return el("p", { class: "muted", text: "(too long to compare word by word)" });
+    return el("pre", { class: "pr-diff" }, ...runs.map(([op, w]) =>
+      op === "=" ? w : el(op === "-" ? "del" : "ins", { text: w })));
+  }
+  function pairDiff(p, t) {
+    const reply = (s) => t.replies[s.pos];
+    return el("details", { class: "pr-diffs", open: true },
+      el("summary", { text: "Where they differ, word by word (struck: the baseline's only; underlined: the candidate's only)" }),
+      el("p", {}, el("b", { text: "Extracted answers" })), diffView(answers(p.base, t)[0], answers(p.cand, t)[0]),
+      el("p", {}, el("b", { text: "Replies" })), diffView(reply(p.base), reply(p.cand)));
+  }
+
+  // -- the Levels table: sorted by a click on a header (again: the other way) ---------------
+  function sortable(table) {
+    const head = table.rows[0];
+    let by = -1, down = false;
+    [...head.cells].forEach((th, col) => {
+      th.title = "sort by this column";
+      th.style.cursor = "pointer";
+      th.addEventListener("click", () => {
+        down = by === col ? !down : false; by = col;
+        const value = (tr) => (tr.cells[col] ? tr.cells[col].textContent : "");
+        const rows = [...table.rows].slice(1);
+        rows.sort((a, b) => {
+          const x = value(a), y = value(b), nx = parseFloat(x), ny = parseFloat(y);
+          const c = !isNaN(nx) && !isNaN(ny) && nx !== ny ? nx - ny : x.localeCompare(y, undefined, { numeric: true });
+          return down ? -c : c;
+        });
+        const body = head.parentNode;
+        for (const tr of rows) body.append(tr);
+        for (const h of head.cells) h.removeAttribute("aria-sort");
+        th.setAttribute("aria-sort", down ? "descending" : "ascending");
+      });
+    });
   }
 
   // -- start ---------------------------------------------------------------------------------
+  for (const table of document.querySelectorAll("table.pr-sortable")) sortable(table);
   setupControls();
   readHash();
   addEventListener("hashchange", () => { if (readHash()) render(); });
