@@ -462,6 +462,55 @@ def test_exhausted_level_repeats_and_says_so(count: int) -> None:
     assert BOOL.shortfall("D1", 1, 4) is None
 
 
+class _Counting(ArithmeticTask):
+    """The arithmetic task, counting its raw draws (``Task.draw``)."""
+
+    draws = 0
+
+    def draw(self, *args: Any) -> Generated:
+        self.draws += 1
+        return super().draw(*args)
+
+
+def _state(task: Task) -> tuple[Any, ...]:
+    [batch] = task.__dict__["_batches"].values()
+    return list(batch.raw), bytes(batch.repeats), batch.seen, batch.patience, batch.next_raw
+
+
+@pytest.mark.parametrize(("level", "count"), [("D2", 30), ("D1", 40)])  # D1: 40 items repeat
+def test_a_batch_one_worker_drew_is_read_by_the_others(
+    tmp_path: Any, level: str, count: int
+) -> None:
+    """Under xdist one worker draws a unique batch and the others read its records
+    (``tasks.shared_batches``) instead of drawing every item before theirs: each item is the
+    one a process drawing alone makes, repeats and patience included; a damaged record ends
+    what is read and the rest is drawn."""
+    from pytest_reasoning.tasks.shared_batches import RECORD, share_batches
+
+    alone = ArithmeticTask()
+    expected = [alone.make_item(level, 3, i).prompt for i in range(count)]
+    share_batches(str(tmp_path))
+    try:
+        first = ArithmeticTask()  # draws items 0..count-1, writing their records
+        assert [first.make_item(level, 3, i).prompt for i in range(0, count, 2)] == expected[::2]
+        [path] = tmp_path.iterdir()
+        assert path.stat().st_size == RECORD.size * (count - 1)
+        reader = _Counting()
+        assert reader.make_item(level, 3, count - 2).prompt == expected[count - 2]
+        assert reader.draws < count // 2  # its own item replayed, not the batch redrawn
+        assert _state(reader) == _state(first)
+        with path.open("r+b") as fh:  # a damaged record half-way: the rest is drawn again
+            fh.seek(RECORD.size * (count // 2))
+            fh.write(RECORD.pack(-5, 0, bytes(16)))
+        late = ArithmeticTask()
+        assert [late.make_item(level, 3, i).prompt for i in range(count - 1, 0, -3)] == (
+            expected[count - 1 : 0 : -3]
+        )
+        assert _state(late) == _state(alone)
+    finally:
+        share_batches(None)
+
+
 def test_random_access_equals_sequential() -> None:
     # One instance asked in index order builds its batch exactly as a fresh one replays it
     # for item i (a batch only grows in index order), in 61 draws rather than 1,800.

@@ -19,6 +19,7 @@ from ..evaluate import EvalConfig, Evaluator
 from ..models.cache import CACHE_FILE
 from ..models.kinds import model_kind
 from ..models.litellm_client import import_litellm_soon
+from ..tasks.shared_batches import share_batches
 from .batch import run_batch_phase
 from .controller import Controller
 from .items import ReasoningItem, ReasoningSuiteFile, VerdictItem, complete_levels, teststatus
@@ -52,6 +53,7 @@ class RunSession:
         if state.is_worker:
             state.local_url, state.local_identity, signals = worker_inputs(config)
             state.signals = Signals(signals)
+            share_batches(signals)  # one worker draws a unique batch, the others read it
         else:
             self._start_local_server()
             if str(getattr(config.option, "dist", "no") or "no") != "no":
@@ -138,6 +140,7 @@ class RunSession:
         if self.controller is not None:
             self.controller.store.close()
         self.state.close()
+        share_batches(None)
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         state = self.state

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from ..core import Item, Score, canonical_json
 from ..errors import InvalidArgument, UnknownLevel, did_you_mean, quote
 from ..rng import Chooser, SeededChooser, derive_seed
+from .shared_batches import adopt, records_after, shared_path, write_records
 
 __all__ = [
     "REDRAW_STRIDE",
@@ -743,10 +744,17 @@ class _Batch:
     def get(
         self, task: Task, level: str, seed: int, index: int, params: Mapping[str, Any], split: str
     ) -> Generated:
+        path = None
+        if index >= len(self.raw):  # another process of the run may have drawn these
+            path = shared_path((task.id, level, seed, canonical_json(dict(params)), split))
+            if path is not None:
+                drawn = records_after(path, len(self.raw))
+                adopt(self, lambda k: task.stratum(params, k), drawn, _PATIENCE)
         if index < len(self.raw):
             return task.draw_in(
                 level, seed, self.raw[index], params, index, split, self._before(index)
             )
+        start, fps = len(self.raw), []
         while True:
             k = len(self.raw)
             stratum = task.stratum(params, k)
@@ -759,6 +767,7 @@ class _Batch:
                 fp = _fingerprint(task.identity(gen.problem))
                 if fp not in self.seen:
                     self.seen[fp] = k
+                    fps.append(fp)
                     self.patience[stratum] = min(_PATIENCE, patience * 2)
                     break
             else:  # nearly exhausted: the last draw, a repeat, is accepted and counted
@@ -766,9 +775,13 @@ class _Batch:
                 # another shape often is, so a flagged item always repeats an earlier one)
                 repeat = 1
                 self.patience[stratum] = max(5, patience // 2)
+                fps.append(bytes(16))
             self.raw.append(j)
             self.repeats.append(repeat)
             if k == index:
+                if path is not None:
+                    new = zip(self.raw[start:], self.repeats[start:], fps, strict=True)
+                    write_records(path, start, list(new))
                 return gen
 
     def _before(self, k: int) -> Repeats:
