@@ -263,6 +263,23 @@ def test_suites_stay_apart(tmp_path: Path) -> None:
     assert len(levels) == 8
 
 
+def test_several_suites_have_a_levels_section_each(tmp_path: Path) -> None:
+    """Rows of two suites: a heading and a sortable Levels table per suite, each holding
+    only its suite's rows (one suite: one table, no heading, as before)."""
+    _, _, out = _report(tmp_path, suites=("a.yaml", "b.yaml"))
+    page = (out / "index.html").read_text()
+    levels = page[page.index('<h2 id="levels">') : page.index("</table>", page.index('id="levels-2"'))]
+    sections = re.split(r'<h3 id="levels-\d">', levels)[1:]
+    assert [s[: s.index("</h3>")] for s in sections] == ["a.yaml", "b.yaml"]
+    for suite, section in zip(("a.yaml", "b.yaml"), sections, strict=True):
+        assert section.count('<table class="pr-sortable">') == 1
+        suites = re.findall(r'<td class="abbr" title="([^"]*)">', section)
+        assert suites == [suite] * 4  # 2 models x 2 levels
+    (tmp_path / "one").mkdir()
+    one = (_report(tmp_path / "one")[2] / "index.html").read_text()
+    assert 'id="levels-' not in one and one.count('class="pr-sortable"') == 1
+
+
 def _levels_rows(page: str) -> list[list[str]]:
     table = re.search(r'<h2 id="levels">Levels</h2>\n<table class="pr-sortable">(.*?)</table>', page)
     assert table is not None

@@ -229,8 +229,15 @@ def build_report(
     order = _levels_order(table, comparisons)
     table = Table(table.headers, [table.rows[k] for k in order])
     links = [links[k] for k in order]
-    levels_html = html_table(table, links=links, paths={"suite"})
-    parts.append(levels_html.replace("<table>", '<table class="pr-sortable">', 1))
+    # Several suites: a section each (in the same order), under the suite's name.
+    sections = sorted({row[1] for row in table.rows})
+    for n, suite in enumerate(sections, 1):
+        keep = [k for k, row in enumerate(table.rows) if row[1] == suite]
+        if len(sections) > 1:
+            parts.append(f'<h3 id="levels-{n}">{html_text(suite or "(no suite)")}</h3>')
+        part = Table(table.headers, [table.rows[k] for k in keep])
+        levels_html = html_table(part, links=[links[k] for k in keep], paths={"suite"})
+        parts.append(levels_html.replace("<table>", '<table class="pr-sortable">', 1))
     if any(g.marginal for g in gates):
         parts.append(f'<p class="note">* {html.escape(MARGINAL_NOTE)}</p>')
     if comparisons:
