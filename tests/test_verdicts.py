@@ -362,6 +362,9 @@ def test_truncation_is_in_the_summary_and_the_failed_gate_names_the_remedy() -> 
     assert text[0].index("unanswered") == text[2].index("1.00 ")  # the column's value
     assert text[0].index("failure modes") == text[2].index("truncated 6")
     assert any("6 of 6 cut off at the token limit" in t for t in text)
+    # The report's Levels table gives the same reason as the terminal and JUnit.
+    reasons = [row[-1] for row in levels_table(run.levels, run.gates, reasons=True).rows]
+    assert reasons == [decided[0].message.partition(": ")[2]]
 
 
 def _gate_message(content: str, default: bool) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from ..core import level_key
 from ..gates import Comparison, GateResult, LevelStats
 from ..gates.threshold import MARGINAL_NOTE
+from ..gates.verdicts import failure_cause
 from ..models.kinds import model_kind
 from .cells import Cell, cells
 from .links import fragment
@@ -377,6 +378,7 @@ def build_report(
                 **g.stats.spec.to_dict(),
                 "passed": g.passed,
                 "reason": g.reason,
+                "cause": failure_cause(g.stats) if g.passed is False else None,
             }
             for g in gates
         ],

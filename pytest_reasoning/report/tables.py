@@ -12,7 +12,7 @@ from ..core import level_key
 from ..errors import UnknownTask
 from ..gates import Comparison, GateResult, LevelStats
 from ..gates.ledger import sample_key
-from ..gates.verdicts import UNANSWERED
+from ..gates.verdicts import UNANSWERED, failure_cause
 from ..registry import get_task
 from ..tasks.base import Task
 from ..tasks.breakdown import Breakdown
@@ -136,7 +136,7 @@ def levels_table(
             row += [str(s.repeats), fmt(s.pass_at()), fmt(s.pass_all()), fmt(s.majority)]
         if reasons:
             row.append(
-                gate.reason
+                _reason(gate)
                 if gate is not None
                 else "not decided: part of the level ran"
                 if part is not None
@@ -337,3 +337,10 @@ def _task(task_id: str) -> Task | None:
         return get_task(task_id)
     except UnknownTask:  # rows of a task not installed here: no breakdown, no crash
         return None
+
+
+def _reason(gate: GateResult) -> str:
+    """A gate's reason as the terminal and JUnit give it: a failed gate's dominant cause (cut
+    off at the token limit, looping, no answer) follows its figures."""
+    cause = failure_cause(gate.stats) if gate.passed is False else None
+    return f"{gate.reason}; {cause}" if cause else gate.reason
