@@ -392,10 +392,12 @@ def test_issue_41_levels_keep_the_bound_at_600_training_problems(task_id: str, l
     split), and "the asked values plus the largest other" up to 0.21 at max-sum path D1 (bound
     about 0.17). Every rule and learner now keeps the bound on the level's test problems: 400
     of max-sum path D1, and all that the logic D3 test splits hold up to renaming (21 and 33,
-    docs/tasks/splits.md), each counted once."""
-    result = audit_level(task_id, level, count=400, train_count=600, seed=1)
+    docs/tasks/splits.md), each counted once: seed 1's first 60 test items hold every one of
+    them, and drawing 400 only repeated them (minutes of CPU)."""
+    count = 400 if task_id == "dyval.max_sum_path" else 60
+    result = audit_level(task_id, level, count=count, train_count=600, seed=1)
     least = {"dyval.deductive_logic": 21, "dyval.boolean_logic": 33}.get(task_id, 400)
-    assert least <= result.count <= 400 and result.train_count >= least
+    assert least <= result.count <= count and result.train_count >= least
     for b in result.baselines:
         assert b.accuracy <= result.bound, (b.name, b.accuracy, result.bound)
 

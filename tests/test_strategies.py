@@ -222,14 +222,13 @@ def test_frontier_finds_a_known_drop(seed: int) -> None:
     assert [p.value for p in result.probes][:2] == [2, 10]
 
 
-# A balanced reachability item of 5 nodes takes ~0.15 s to draw (few graphs that small have a
-# pair both reachable and not), one of D1's own 7 nodes ~0.01 s: the inner loop searches from
-# 7, CI from 5 as well.
-@pytest.mark.parametrize("fewest", [7, pytest.param(5, marks=pytest.mark.e2e)])
-def test_frontier_below_and_beyond_the_range(fewest: int) -> None:
+# From D1's own 7 nodes: a balanced reachability item of 5 nodes is slow to draw (few graphs
+# that small have a pair both reachable and not; 282 s in a CI run at load
+# ~8 after issue 41's split), and searching from 5 checked nothing that 7 does not.
+def test_frontier_below_and_beyond_the_range() -> None:
     below = find_frontier("dyval.arithmetic", "depth", 2, 6, lambda _i: False)
     assert below.value is None and len(below.probes) == 1
-    beyond = find_frontier("dyval.reachability", "nodes", fewest, 30, lambda _i: True)
+    beyond = find_frontier("dyval.reachability", "nodes", 7, 30, lambda _i: True)
     assert beyond.value == 30 and beyond.beyond
     assert "or more" in beyond.summary()
 
