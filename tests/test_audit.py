@@ -381,23 +381,29 @@ def test_the_generic_learners_keep_the_bound_where_they_did_not(task_id: str, le
         assert b.accuracy <= result.bound, (b.name, b.accuracy, result.bound)
 
 
-@pytest.mark.e2e  # 1,000 generated problems and every learner per level: a minute of CPU
+@pytest.mark.e2e  # 400 generated problems and every learner per level: a minute of CPU
 @pytest.mark.parametrize(
     ("task_id", "level"),
     [("dyval.deductive_logic", "D3"), ("dyval.boolean_logic", "D3"), ("dyval.max_sum_path", "D1")],
 )
-def test_issue_41_levels_keep_the_bound_at_600_training_problems(task_id: str, level: str) -> None:
+def test_issue_41_levels_keep_the_bound_trained_on_every_training_problem(
+    task_id: str, level: str
+) -> None:
     """Issue 41: trained on 600 problems, gradient boosting on the prompt's counts scored
     0.705 at deductive D3 and 0.66 at boolean D3 (the leaf counts told the answer within a
     split), and "the asked values plus the largest other" up to 0.21 at max-sum path D1 (bound
     about 0.17). Every rule and learner now keeps the bound on the level's test problems: 400
     of max-sum path D1, and all that the logic D3 test splits hold up to renaming (21 and 33,
     docs/tasks/splits.md), each counted once: seed 1's first 60 test items hold every one of
-    them, and drawing 400 only repeated them (minutes of CPU)."""
+    them. Their training splits hold 39 and 33 problems up to renaming, all within seed 1's
+    first 60 training items: asking 600 gave the same training set and the same accuracy for
+    every baseline (measured), at three times the CPU."""
     count = 400 if task_id == "dyval.max_sum_path" else 60
-    result = audit_level(task_id, level, count=count, train_count=600, seed=1)
+    train = 600 if task_id == "dyval.max_sum_path" else 60
+    result = audit_level(task_id, level, count=count, train_count=train, seed=1)
     least = {"dyval.deductive_logic": 21, "dyval.boolean_logic": 33}.get(task_id, 400)
-    assert least <= result.count <= count and result.train_count >= least
+    trained = {"dyval.deductive_logic": 39, "dyval.boolean_logic": 33}.get(task_id, 400)
+    assert least <= result.count <= count and result.train_count >= trained
     for b in result.baselines:
         assert b.accuracy <= result.bound, (b.name, b.accuracy, result.bound)
 

@@ -261,9 +261,9 @@ def _gates(path: Path, suite: str) -> dict[str, str]:
 def test_flenqa_decides_as_fixed_n_with_at_most_45_percent_of_its_requests(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
-    """The example suite (90 levels of 20) with every threshold at 0.1, then at 0.9, answered
-    by a model right on half of them (always True, on balanced labels), at the default
-    concurrency (8): the same verdicts as fixed-n (all passed, then all failed), with at
+    """The example suite (30 of its 90 levels of 20) with every threshold at 0.1, then at
+    0.9, answered by a model right on half of them (always True, on balanced labels), at the
+    default concurrency (8): the same verdicts as fixed-n (all passed, then all failed), with at
     most 45% of the samples fixed-n asks, and no more requests than those (counted by the
     server) where a level's problems are distinct.
 
@@ -278,10 +278,13 @@ def test_flenqa_decides_as_fixed_n_with_at_most_45_percent_of_its_requests(
     parts, each counted by the server on its own."""
     text = FLENQA_SUITE.read_text()
     head, *entries = re.split(r"(?m)^(?=  - task: )", text)
+    # Two entries of each task's six (two paddings, ten levels): the other four differ only in
+    # padding and position, which neither the sequential test nor its stopping sees; nine
+    # pytest runs over all 90 levels took 103 s of CI's time.
     parts = {
-        "distinct": [e for e in entries if "flenqa.ruletaker" in e],
-        "plain": [e for e in entries if "flenqa.monorel" in e],
-        "repeated": [e for e in entries if "flenqa.people_in_rooms" in e],
+        "distinct": [e for e in entries if "flenqa.ruletaker" in e][:2],
+        "plain": [e for e in entries if "flenqa.monorel" in e][:2],
+        "repeated": [e for e in entries if "flenqa.people_in_rooms" in e][:2],
     }
     assert all("confidence: null" in e for e in parts["plain"])
     common = ["-p", "no:randomly", "-p", "no:cacheprovider", "--llm", "openai/always-true",
