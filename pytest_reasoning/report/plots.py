@@ -30,6 +30,7 @@ WRAP = 28  # characters per line of a label
 # each at most about 1,100 px tall (192 levels made a 7,400 px figure).
 BARS = 48  # bars (levels) per bar chart
 PANEL_ROWS = 4  # rows of three panels per accuracy figure
+DPI = 110
 
 
 class Plot(NamedTuple):
@@ -38,6 +39,22 @@ class Plot(NamedTuple):
     title: str
     path: str
     suite: str
+
+
+class _Figures:
+    """``plt.subplots`` without pyplot's global state: a Figure on its own Agg canvas, at the
+    PNG's resolution (one renderer lays it out and draws it)."""
+
+    def __init__(self) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self._figure, self._canvas = Figure, FigureCanvasAgg
+
+    def subplots(self, *args: Any, figsize: tuple[float, float], **kw: Any) -> tuple[Any, Any]:
+        fig = self._figure(figsize=figsize, dpi=DPI)
+        self._canvas(fig)
+        return fig, fig.subplots(*args, **kw)
 
 
 def _paged(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
@@ -87,10 +104,7 @@ def plots(
     they always were (``accuracy_by_level.png``); of several, the n-th suite's file names
     start with ``suite<n>_``."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = _Figures()
     except ImportError:
         return []
     written: list[Plot] = []
@@ -122,15 +136,15 @@ def _save(
     fig: Any,
     name: str,
     title: str,
-    *,
-    panels: bool = True,
 ) -> None:
     path = prefix + name
-    if panels:  # panels must not overlap; one axes needs only the tight bounding box
-        fig.tight_layout()  # (a layout pass draws the figure once more: a third of its cost)
+    # One layout pass fits every label in the figure (none cut off, panels apart), with the
+    # renderer the PNG is drawn with: the draw reuses its text metrics. (bbox_inches="tight"
+    # cost another layout pass and, the figure cropped to a new size, every text measured
+    # again: 15 s for 28 figures of 10,000 samples, now 10; see docs/benchmarks.md.)
+    fig.tight_layout(pad=0.4)
     with write_output_bytes(path) as fh:  # the one writer: whole or not at all
-        fig.savefig(fh, format="png", dpi=110, bbox_inches="tight")  # no label cut off
-    plt.close(fig)
+        fig.canvas.print_png(fh)  # (savefig would lay the figure out once more)
     written.append(Plot(title, path, suite))
 
 
@@ -294,7 +308,6 @@ def _outcomes_page(
         name,
         "Outcomes per level over the gate's denominator: correct and each failure mode "
         "(failed calls, outside it, noted at the end of each bar)" + part,
-        panels=False,
     )
 
 
@@ -345,7 +358,6 @@ def _baseline_page(
         fig,
         name,
         f"Candidate against baseline ({comparisons[0].baseline}), paired, 95% intervals" + part,
-        panels=False,
     )
 
 
