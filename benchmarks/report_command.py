@@ -9,6 +9,7 @@ suites' items, a candidate and a baseline, replies scored by the evaluator's own
 ``--results FILE`` (kept with ``--write FILE`` to reuse: generating 10,000 takes minutes).
 
 Usage: python benchmarks/report_command.py [--samples 10000] [--write r.jsonl | --results r.jsonl]
+       [--stages]   (the stages only: no command, no Chromium)
 """
 
 from __future__ import annotations
@@ -93,7 +94,14 @@ def main() -> int:
     ap.add_argument("--results", help="an existing results file (else generated)")
     ap.add_argument("--write", help="keep the generated results file here")
     ap.add_argument("--rounds", type=int, default=3, help="opens of the page in Chromium")
+    ap.add_argument("--stages", action="store_true", help="time the stages only")
     args = ap.parse_args()
+    if args.stages and args.results:
+        with tempfile.TemporaryDirectory() as tmp:
+            print(f"where the CPU goes (load average {os.getloadavg()[0]:.1f}):")
+            for name, cpu in stages(Path(args.results), Path(tmp) / "stages").items():
+                print(f"  {name:24s} {cpu:6.2f} s")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(args.results or args.write or Path(tmp) / "results.jsonl")
         if not args.results:

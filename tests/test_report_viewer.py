@@ -36,6 +36,15 @@ tasks:
   - task: dyval.arithmetic
     levels: {{D1: {{min_accuracy: 0.5}}, D2: {{min_accuracy: 0.9}}}}
 """
+FOUR_ENTRIES = """\
+seed: 1
+samples: {n}
+tasks:
+  - {{task: dyval.arithmetic, id: a, levels: {{D1: {{}}, D2: {{}}}}}}
+  - {{task: dyval.arithmetic, id: b, levels: {{D1: {{}}, D2: {{}}}}}}
+  - {{task: dyval.arithmetic, id: c, levels: {{D1: {{}}, D2: {{}}}}}}
+  - {{task: dyval.arithmetic, id: d, levels: {{D1: {{}}, D2: {{}}}}}}
+"""
 # Everything a model could say to break out of the page.
 HOSTILE = (
     "<script>window.__pwned = 1</script></script><script>window.__pwned = 2</script>"
@@ -53,6 +62,7 @@ def _report(
     reasoning: Any = None,
     models: tuple[str, str] = ("cand", "base"),
     suites: tuple[str, ...] = ("s.yaml",),
+    suite_text: str = SUITE,
 ) -> tuple[list[dict[str, Any]], Any, Path]:
     """Rows of two models over a small suite (the candidate wrong on odd items, the baseline
     always right), gated and compared as a run does, and the report built from them.
@@ -61,7 +71,7 @@ def _report(
     outcomes, specs = [], []
     for name in suites:
         path = tmp_path / name
-        path.write_text(SUITE.format(n=n))
+        path.write_text(suite_text.format(n=n))
         for a in addresses(load_suite(path, display=name)):
             item = a.make_item()
             for model in models:
@@ -270,7 +280,10 @@ def test_several_suites_have_a_levels_section_each(tmp_path: Path) -> None:
     page = (out / "index.html").read_text()
     levels = page[page.index('<h2 id="levels">') : page.index("</table>", page.index('id="levels-2"'))]
     sections = re.split(r'<h3 id="levels-\d">', levels)[1:]
-    assert [s[: s.index("</h3>")] for s in sections] == ["a.yaml", "b.yaml"]
+    assert [s[: s.index("</h3>")] for s in sections] == [
+        'a.yaml <a class="pr-aside" href="#plots-1">plots</a>',
+        'b.yaml <a class="pr-aside" href="#plots-2">plots</a>',
+    ]
     for suite, section in zip(("a.yaml", "b.yaml"), sections, strict=True):
         assert section.count('<table class="pr-sortable">') == 1
         suites = re.findall(r'<td class="abbr" title="([^"]*)">', section)
@@ -302,14 +315,15 @@ def test_tall_plots_are_cut_into_pages_of_bounded_height(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past BARS levels a bar chart (past PANEL_ROWS rows of panels the accuracy figure) is
-    cut into pages, each its own PNG and figure in the page: no figure grows with the levels
-    (192 level rows made one 7,400 px tall)."""
+    cut into pages as even as can be, each its own PNG and figure in the page: no figure
+    grows with the levels (192 level rows made one 7,400 px tall)."""
     from pytest_reasoning.report import plots
 
     monkeypatch.setattr(plots, "BARS", 3)
     monkeypatch.setattr(plots, "PANEL_ROWS", 1)
-    _, report, out = _report(tmp_path, n=2, suites=("s.yaml", "t.yaml", "u.yaml", "v.yaml"))
-    # 16 level rows (2 models x 4 suites x 2 levels), 8 comparisons, 4 panels.
+    _, report, out = _report(tmp_path, n=2, suite_text=FOUR_ENTRIES)
+    # 16 level rows (2 models x 4 entries x 2 levels), 8 comparisons, 4 panels: one suite,
+    # its files named as they always were.
     assert report.summary["plots"] == [
         "accuracy_by_level.png", "accuracy_by_level_2.png",
         *(f"failure_modes{s}.png" for s in ("", "_2", "_3", "_4", "_5", "_6")),
@@ -317,11 +331,37 @@ def test_tall_plots_are_cut_into_pages_of_bounded_height(
     ]  # fmt: skip
     page = (out / "index.html").read_text()
     assert '(2 of 6) (<a href="failure_modes_2.png">PNG</a>)</figcaption>' in page
+    assert 'id="plots-' not in page  # one suite: no sections
     heights = {}
     for name in report.summary["plots"]:
         head = (out / name).read_bytes()[16:24]  # a PNG's IHDR: width, height
         heights[name] = int.from_bytes(head[4:], "big")
     assert max(heights.values()) < 1200, heights
+
+
+def test_several_suites_have_a_plot_section_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows of two suites: under Plots, a heading per suite (linking back to its Levels
+    section) over that suite's figures only, its own files, paged within the suite."""
+    from pytest_reasoning.report import plots
+
+    monkeypatch.setattr(plots, "BARS", 3)
+    _, report, out = _report(tmp_path, n=2, suites=("a.yaml", "b.yaml"))
+    # Each suite: 4 level rows (two pages of 2 bars, not one of 3 and one spanning the
+    # suites), 2 comparisons, one panel.
+    each = ["accuracy_by_level.png", "failure_modes.png", "failure_modes_2.png", "baseline.png"]
+    assert report.summary["plots"] == [f"suite{n}_{name}" for n in (1, 2) for name in each]
+    page = (out / "index.html").read_text()
+    plotted = page[page.index('<h2 id="plots">') : page.index('<h2 id="models">')]
+    sections = re.split(r'<h3 id="plots-(\d)">', plotted)[1:]
+    assert sections[0::2] == ["1", "2"]
+    for n, (suite, section) in enumerate(zip(("a.yaml", "b.yaml"), sections[1::2], strict=True), 1):
+        assert section.startswith(f'{suite} <a class="pr-aside" href="#levels-{n}">levels</a></h3>')
+        files = re.findall(r'\(<a href="([^"]+)">PNG</a>\)', section)
+        assert files == [f"suite{n}_{name}" for name in each]
+        assert section.count("<figure>") == 4 and "(2 of 2)" in section
+    assert 'id="levels-1"' in page and 'id="levels-2"' in page
 
 
 def test_a_level_past_the_page_budget_goes_to_data_files(

@@ -230,12 +230,17 @@ def build_report(
     order = _levels_order(table, comparisons)
     table = Table(table.headers, [table.rows[k] for k in order])
     links = [links[k] for k in order]
-    # Several suites: a section each (in the same order), under the suite's name.
+    # Several suites: a section each (in the same order), under the suite's name, here and
+    # under Plots, each linking to the other.
     sections = sorted({row[1] for row in table.rows})
+    plotted = {p.suite for p in written}
+    several = len(set(sections) | plotted) > 1
+    numbers = {suite: n for n, suite in enumerate([*sections, *sorted(plotted - set(sections))], 1)}
     for n, suite in enumerate(sections, 1):
         keep = [k for k, row in enumerate(table.rows) if row[1] == suite]
-        if len(sections) > 1:
-            parts.append(f'<h3 id="levels-{n}">{html_text(suite or "(no suite)")}</h3>')
+        if several:
+            to = f' <a class="pr-aside" href="#plots-{n}">plots</a>' if suite in plotted else ""
+            parts.append(f'<h3 id="levels-{n}">{html_text(suite or "(no suite)")}{to}</h3>')
         part = Table(table.headers, [table.rows[k] for k in keep])
         levels_html = html_table(part, links=[links[k] for k in keep], paths={"suite"})
         parts.append(levels_html.replace("<table>", '<table class="pr-sortable">', 1))
@@ -269,7 +274,16 @@ def build_report(
     # tables and the samples' texts (read only to search or to show) are parsed after it.
     viewer_at = len(parts)
     parts.append('<h2 id="plots">Plots</h2>')
-    for caption, path in [*written, *extra_images]:
+    shown: list[tuple[str, str, str | None]] = [*written, *((c, p, None) for c, p in extra_images)]
+    for k, (caption, path, of) in enumerate(shown):
+        # Suite by suite, each under its heading; the robustness plots (every suite's) last.
+        if several and (k == 0 or of != shown[k - 1][2]):
+            if of is None:
+                parts.append('<h3 id="plots-robustness">Robustness</h3>')
+            else:
+                n, back = numbers[of], of in sections
+                to = f' <a class="pr-aside" href="#levels-{n}">levels</a>' if back else ""
+                parts.append(f'<h3 id="plots-{n}">{html_text(of or "(no suite)")}{to}</h3>')
         with open(path, "rb") as fh:
             png = base64.b64encode(fh.read()).decode("ascii")
         parts.append(
@@ -387,7 +401,7 @@ def build_report(
             m: {"prompt": tokens[m][0], "completion": tokens[m][1], "cost_usd": costs.get(m)}
             for m in models
         },
-        "plots": [os.path.basename(p) for _, p in written],
+        "plots": [os.path.basename(p.path) for p in written],
         "samples": len(rows),
         "sample_data": "inline" if not data_files else f"{len(data_files)} files in data/",
     }
@@ -396,7 +410,7 @@ def build_report(
     )
     # The data folder as one entry: a large report holds hundreds of files there.
     folder = [os.path.join(out, "data")] if data_files else []
-    files = [index, os.path.join(out, "summary.json"), *(p for _, p in written), *folder]
+    files = [index, os.path.join(out, "summary.json"), *(p.path for p in written), *folder]
     return Report(out, files, summary, note)
 
 
@@ -415,5 +429,5 @@ th{background:#f4f4f4}.pass{color:#1a7f37;font-weight:600}.fail{color:#c62828;fo
 td.abbr{max-width:14em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f8f8f8;padding:.6em;max-height:22em;overflow:auto;font-size:12px}
-details{margin:.3em 0}summary{cursor:pointer}.muted{color:#777}.warn{color:#a15c00;font-weight:600}
+h3 a.pr-aside{font-size:.75em;font-weight:normal}details{margin:.3em 0}summary{cursor:pointer}.muted{color:#777}.warn{color:#a15c00;font-weight:600}
 """

@@ -2,18 +2,19 @@
 length, zebra sizes, failure-mode shares, candidate against baseline. Without matplotlib the
 report still has every table.
 
-Suites are kept apart (a panel per suite and entry, a series per suite where one panel holds
-several, each suite's own thresholds), every number is the gate's own (its measure, interval
+Suites are kept apart: each suite's plots are its own figures (its own files, a section of
+the page each, with its own thresholds), every number is the gate's own (its measure, interval
 and denominator: truncated and unanswered samples count, failed calls do not), and no label is
 cut: long names wrap, figures are saved with their whole bounding box."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import textwrap
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..core import level_key
 from ..errors import printable
@@ -22,17 +23,46 @@ from ..gates import Comparison
 from .cells import Cell, CellKey
 from .tables import breakdowns
 
-__all__ = ["plots", "plots_unavailable"]
+__all__ = ["Plot", "plots", "plots_unavailable"]
 
 WRAP = 28  # characters per line of a label
 # A figure's height is bounded: past these, a plot is cut into pages (``name_2.png``, …),
 # each at most about 1,100 px tall (192 levels made a 7,400 px figure).
 BARS = 48  # bars (levels) per bar chart
 PANEL_ROWS = 4  # rows of three panels per accuracy figure
+DPI = 110
+
+
+class Plot(NamedTuple):
+    """A plot written: its caption, its file, and the suite it shows."""
+
+    title: str
+    path: str
+    suite: str
+
+
+class _Figures:
+    """``plt.subplots`` without pyplot's global state: a Figure on its own Agg canvas, at the
+    PNG's resolution (one renderer lays it out and draws it)."""
+
+    def __init__(self) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self._figure, self._canvas = Figure, FigureCanvasAgg
+
+    def subplots(self, *args: Any, figsize: tuple[float, float], **kw: Any) -> tuple[Any, Any]:
+        fig = self._figure(figsize=figsize, dpi=DPI)
+        self._canvas(fig)
+        return fig, fig.subplots(*args, **kw)
 
 
 def _paged(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
-    return [items[i : i + size] for i in range(0, len(items), size)] or [items]
+    """``items`` in the fewest pages of at most ``size``, as even as can be (100 bars make
+    pages of 34, 33 and 33, not 48, 48 and 4)."""
+    pages = max(1, math.ceil(len(items) / size))
+    even = math.ceil(len(items) / pages) if items else size
+    return [items[i : i + even] for i in range(0, len(items), even)] or [items]
 
 
 def _page_name(name: str, page: int, pages: int) -> tuple[str, str]:
@@ -61,64 +91,79 @@ def _wrap(text: str, width: int = WRAP) -> str:
     return "\n".join(lines)
 
 
-def _suite(name: str) -> str:
-    return os.path.basename(name) or "(no suite)"
-
-
 def plots(
     cells: Mapping[CellKey, Cell],
     rows: Sequence[Mapping[str, Any]],
     comparisons: Sequence[Comparison],
     out: str,
     uncounted: Collection[tuple[Any, ...]] = (),
-) -> list[tuple[str, str]]:
-    """(title, path) of each PNG written; none without matplotlib. Each cell's stats carry
-    its gate's rule: the plots show the gated measure and threshold (and the breakdowns
-    leave out ``uncounted``, as the gates did)."""
+) -> list[Plot]:
+    """Each plot written (PNG), suite by suite in suite order; none without matplotlib. Each
+    cell's stats carry its gate's rule: the plots show the gated measure and threshold (and
+    the breakdowns leave out ``uncounted``, as the gates did). One suite's files are named as
+    they always were (``accuracy_by_level.png``); of several, the n-th suite's file names
+    start with ``suite<n>_``."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = _Figures()
     except ImportError:
         return []
-    written: list[tuple[str, str]] = []
-
-    def save(fig: Any, name: str, title: str, *, panels: bool = True) -> None:
-        path = os.path.join(out, name)
-        if panels:  # panels must not overlap; one axes needs only the tight bounding box
-            fig.tight_layout()  # (a layout pass draws the figure once more: a third of its cost)
-        with write_output_bytes(path) as fh:  # the one writer: whole or not at all
-            fig.savefig(fh, format="png", dpi=110, bbox_inches="tight")  # no label cut off
-        plt.close(fig)
-        written.append((title, path))
-
+    written: list[Plot] = []
+    # The gates' suites (a run's levels name them; its rows may not, if given apart).
+    suites = sorted({c.suite for c in cells.values()} | {c.spec.suite for c in comparisons})
+    suites = suites or sorted({str(r.get("suite") or "") for r in rows})
     models = sorted({c.model for c in cells.values()})
-    suites = sorted({c.suite for c in cells.values()})
-    several = len(suites) > 1
-    _accuracy(plt, cells, models, several, save)
-    _breakdowns(plt, rows, uncounted, save)
-    _outcomes(plt, cells, models, several, save)
-    if comparisons:
-        _baseline(plt, comparisons, several, save)
+    modes = sorted({m for c in cells.values() for m in c.modes})  # the same colours everywhere
+    apart = len(suites) > 1
+    for n, suite in enumerate(suites, 1):
+        prefix = os.path.join(out, f"suite{n}_" if apart else "")
+        save = functools.partial(_save, plt, prefix, suite, written)
+        mine = {k: c for k, c in cells.items() if c.suite == suite}
+        _accuracy(plt, mine, models, save)
+        of = [r for r in rows if str(r.get("suite") or "") == suite] if apart else rows
+        _breakdowns(plt, of, uncounted, save)
+        _outcomes(plt, mine, models, modes, save)
+        ours = [c for c in comparisons if c.spec.suite == suite]
+        if ours:
+            _baseline(plt, ours, save)
     return written
 
 
-def _accuracy(
-    plt: Any, cells: Mapping[CellKey, Cell], models: list[str], several: bool, save: Any
+def _save(
+    plt: Any,
+    prefix: str,
+    suite: str,
+    written: list[Plot],
+    fig: Any,
+    name: str,
+    title: str,
 ) -> None:
-    """1. The gated measure against difficulty level, a panel per (suite, entry)."""
+    path = prefix + name
+    # One layout pass fits every label in the figure (none cut off, panels apart), with the
+    # renderer the PNG is drawn with: the draw reuses its text metrics. (bbox_inches="tight"
+    # cost another layout pass and, the figure cropped to a new size, every text measured
+    # again: 15 s for 28 figures of 10,000 samples, now 10; see docs/benchmarks.md.)
+    fig.tight_layout(pad=0.4)
+    with write_output_bytes(path) as fh:  # the one writer: whole or not at all
+        fig.canvas.print_png(fh)  # (savefig would lay the figure out once more)
+    written.append(Plot(title, path, suite))
+
+
+def _accuracy(
+    plt: Any, cells: Mapping[CellKey, Cell], models: list[str], save: Any
+) -> None:
+    """1. The gated measure against difficulty level, a panel per entry (of one suite)."""
     every = sorted({(c.suite, c.entry) for c in cells.values()})
+    if not every:
+        return
     pages = _paged(every, 3 * PANEL_ROWS)
     for page, panels in enumerate(pages):
-        _accuracy_page(plt, cells, models, several, save, panels, page, len(pages))
+        _accuracy_page(plt, cells, models, save, panels, page, len(pages))
 
 
 def _accuracy_page(
     plt: Any,
     cells: Mapping[CellKey, Cell],
     models: list[str],
-    several: bool,
     save: Any,
     panels: Sequence[tuple[str, str]],
     page: int,
@@ -153,8 +198,7 @@ def _accuracy_page(
         _thresholds(ax, [limits.get(lv) for lv in levels], "#c33", "--")
         ax.set_xticks(range(len(levels)), levels, rotation=45 if len(levels) > 6 else 0)
         ax.set_ylim(-0.05, 1.05)
-        title = entry + (f" — {_suite(suite)}" if several else "")
-        ax.set_title(_wrap(title, 40), fontsize=9)
+        ax.set_title(_wrap(entry, 40), fontsize=9)
         ax.set_ylabel("cell accuracy (gated)" if cell_metric else "accuracy")
     for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
@@ -201,24 +245,33 @@ def _breakdowns(
 
 
 def _outcomes(
-    plt: Any, cells: Mapping[CellKey, Cell], models: list[str], several: bool, save: Any
+    plt: Any,
+    cells: Mapping[CellKey, Cell],
+    models: list[str],
+    modes: list[str],
+    save: Any,
 ) -> None:
     """4. Outcome shares per level over the gate's denominator (every scored sample:
     truncated and unanswered ones included), as horizontal bars whose labels read whole;
     failed calls, outside the denominator, are counted at the end of the bar."""
     every = sorted(cells, key=lambda k: (k[1], k[2], level_key(k[3]), k[0]))
-    modes = sorted({m for c in cells.values() for m in c.modes})  # the same colours on every page
+    if not every:
+        return
+    # Each outcome keeps its colour in every suite's figures; a suite's figures show only
+    # the modes it has.
+    colours = {name: f"C{i % 10}" for i, name in enumerate(["correct", *modes])}
+    shown = [m for m in modes if any(c.modes[m] for c in cells.values())]
     pages = _paged(every, BARS)
     for page, keys in enumerate(pages):
-        _outcomes_page(plt, cells, models, several, save, modes, keys, page, len(pages))
+        _outcomes_page(plt, cells, models, save, colours, shown, keys, page, len(pages))
 
 
 def _outcomes_page(
     plt: Any,
     cells: Mapping[CellKey, Cell],
     models: list[str],
-    several: bool,
     save: Any,
+    colours: Mapping[str, str],
     modes: list[str],
     keys: Sequence[CellKey],
     page: int,
@@ -233,17 +286,16 @@ def _outcomes_page(
             c = cells[k]
             v = c.correct if name == "correct" else c.modes[name]
             shares.append(v / c.n if c.n else 0.0)
-        ax.barh(ys, shares, left=left, label=name, height=0.8)
+        ax.barh(ys, shares, left=left, label=name, height=0.8, color=colours[name])
         left = [a + b for a, b in zip(left, shares, strict=True)]
     for y, k in zip(ys, keys, strict=True):
         c = cells[k]
         note = f"n={c.n}" + (f", +{c.errors} failed call(s)" if c.errors else "")
         ax.text(1.01, y, note, va="center", fontsize=6)
     labels = []
-    for model, suite, entry, level in keys:
+    for model, _, entry, level in keys:
         label = f"{entry} {level}"
         label += f" ({model})" if len(models) > 1 else ""
-        label += f" [{_suite(suite)}]" if several else ""
         labels.append(_wrap(label, 70))
     ax.set_yticks(ys, labels, fontsize=6)
     ax.set_ylim(-0.6, len(keys) - 0.4)
@@ -256,11 +308,10 @@ def _outcomes_page(
         name,
         "Outcomes per level over the gate's denominator: correct and each failure mode "
         "(failed calls, outside it, noted at the end of each bar)" + part,
-        panels=False,
     )
 
 
-def _baseline(plt: Any, comparisons: Sequence[Comparison], several: bool, save: Any) -> None:
+def _baseline(plt: Any, comparisons: Sequence[Comparison], save: Any) -> None:
     """5. Candidate − baseline per level with its paired interval, as horizontal bars: a
     level's name reads whole at any length."""
     candidates = len({c.candidate for c in comparisons}) > 1
@@ -270,14 +321,13 @@ def _baseline(plt: Any, comparisons: Sequence[Comparison], several: bool, save: 
     )
     pages = _paged(every, BARS)
     for page, mine in enumerate(pages):
-        _baseline_page(plt, mine, candidates, several, save, page, len(pages))
+        _baseline_page(plt, mine, candidates, save, page, len(pages))
 
 
 def _baseline_page(
     plt: Any,
     comparisons: Sequence[Comparison],
     candidates: bool,
-    several: bool,
     save: Any,
     page: int,
     pages: int,
@@ -286,7 +336,6 @@ def _baseline_page(
     for c in comparisons:
         label = f"{c.spec.entry} {c.spec.level}"
         label += f" ({c.candidate})" if candidates else ""
-        label += f" [{_suite(c.spec.suite)}]" if several and c.spec.suite else ""
         labels.append(_wrap(label, 70))
     n = len(comparisons)
     fig, ax = plt.subplots(figsize=(7.5, max(2.4, 0.18 * n + 1.2)))
@@ -309,7 +358,6 @@ def _baseline_page(
         fig,
         name,
         f"Candidate against baseline ({comparisons[0].baseline}), paired, 95% intervals" + part,
-        panels=False,
     )
 
 
