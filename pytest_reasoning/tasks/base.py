@@ -316,6 +316,8 @@ class Task(ABC):
                     try:
                         with _drawing_for("train", seen.__contains__):
                             draw = self.generate(chooser, shot_params, k)
+                    except _OtherSplit:
+                        continue  # a test problem: the split check below would refuse it
                     except InvalidArgument:
                         break  # no problem of this class in the train split: the next class
                     if (
@@ -388,6 +390,16 @@ class Task(ABC):
                 state.refusals -= 1
             return False
         return True
+
+    def stop_if_other_split(self, problem: Mapping[str, Any]) -> None:
+        """Within a draw, abandon it at once when ``problem`` (the part of it drawn so far,
+        enough for :meth:`split_key`: the finished problem's key must be the same) is in the
+        other split: the draw would be redone anyway (:meth:`draw_in`), so a generator whose
+        split is known early skips the rest of a draw that cannot be kept (FLenQA's padding).
+        Outside a draw (Hypothesis, a generator called directly), nothing."""
+        state: _State | None = getattr(_DRAWING, "state", None)
+        if state is not None and self.split_of(problem) != state.split:
+            raise _OtherSplit
 
     def split_of(self, problem: Mapping[str, Any]) -> str:
         """``test`` or ``train``: a SHA-256 of the task id and the canonical JSON of the
@@ -481,6 +493,8 @@ class Task(ABC):
             with _drawing_for(split, repeats) as state:
                 try:
                     gen = self.draw(level, seed, number, params, index)
+                except _OtherSplit:
+                    continue  # the draw below would have been redone: it stopped early
                 except InvalidArgument:
                     if state.refusals == _REFUSALS and state.spares == _SPARES:
                         # Not for want of new problems: the knobs cannot, or (a split with
@@ -493,7 +507,10 @@ class Task(ABC):
                         continue
                     # Only repeats were left for what was wanted: the level is exhausted.
                     state.refusals = 0
-                    gen = self.draw(level, seed, number, params, index)
+                    try:
+                        gen = self.draw(level, seed, number, params, index)
+                    except _OtherSplit:
+                        continue
             if self.split_of(gen.problem) == split:
                 return gen, state.consulted
         raise InvalidArgument(
@@ -689,6 +706,10 @@ _DRAWING = threading.local()
 
 _REFUSALS = 16
 _SPARES = 64  # repeats refused per draw among problems checked and not kept (fits_draw)
+
+
+class _OtherSplit(Exception):
+    """A draw abandoned part-way: its problem is in the other split (stop_if_other_split)."""
 
 
 @dataclass
