@@ -356,7 +356,12 @@ class Task(ABC):
         return hashlib.sha256(f"{self.id}\x1f{text}".encode()).hexdigest()[:16]
 
     def fits_draw(
-        self, problem: Mapping[str, Any], *, kept: bool = True, paired: bool = False
+        self,
+        problem: Mapping[str, Any] | None,
+        *,
+        kept: bool = True,
+        paired: bool = False,
+        key: Mapping[str, Any] | None = None,
     ) -> bool:
         """Whether ``problem`` may be the one being drawn (always, outside a draw): it is in
         the split being drawn and, in a ``unique`` batch (or among worked examples), no
@@ -371,11 +376,15 @@ class Task(ABC):
         redraw only the answer-bearing part (the leaves, the pair) and keep the shape (DyVal's
         logic and reachability tasks do). ``paired``: the problem is drawn with one of the
         other answer (``kept=False``: that one, only checked; :class:`LeafBalancer`), whose
-        repeats are refused from ``_SPARES`` first, so both answers are refused alike."""
+        repeats are refused from ``_SPARES`` first, so both answers are refused alike.
+        ``key``: the problem's :meth:`split_key`, where the caller has it for less than the
+        problem (``problem`` None then: a task whose split key is its identity)."""
         state: _State | None = getattr(_DRAWING, "state", None)
         if state is None:
             return True
-        key = self.split_key(problem)  # once: canonical forms cost more than a lookup
+        if key is None:
+            assert problem is not None
+            key = self.split_key(problem)  # once: canonical forms cost more than a lookup
         if self._split_of_key(key) != state.split:
             return False
         if kept:
@@ -383,7 +392,7 @@ class Task(ABC):
         if state.repeats is None or state.refusals <= 0 or (not kept and state.spares <= 0):
             return True  # an exhausted level: the batch accepts and counts the repeat
         same = type(self).split_key is Task.split_key
-        if state.repeats(_fingerprint(key if same else self.identity(problem))):
+        if state.repeats(_fingerprint(key if same or problem is None else self.identity(problem))):
             if (paired or not kept) and state.spares > 0:
                 state.spares -= 1
             else:

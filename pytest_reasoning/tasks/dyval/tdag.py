@@ -6,6 +6,7 @@ Shared by the DyVal tasks; the operation semantics (values, validity) come from 
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import string
 import threading
@@ -38,8 +39,19 @@ _SKIP = frozenset({"add", "all", "and", "any", "are", "not", "odd", "sum", "the"
 
 def node_names(suffix: str = "") -> Iterator[str]:
     """``aaa, aab, …, zzz`` then ``aaaa, …`` (each + ``suffix``), skipping a few English words."""
-    for width in itertools.count(3):
-        for letters in itertools.product(string.ascii_lowercase, repeat=width):
+    # A generator draws a tree per attempt, each named afresh: the three-letter names are
+    # spelled once per suffix, and only a tree past them spells the longer ones.
+    return itertools.chain(_three_letter_names(suffix), _names_from(4, suffix))
+
+
+@functools.lru_cache(maxsize=16)
+def _three_letter_names(suffix: str) -> tuple[str, ...]:
+    return tuple(itertools.islice(_names_from(3, suffix), 26**3 - len(_SKIP)))
+
+
+def _names_from(width: int, suffix: str) -> Iterator[str]:
+    for w in itertools.count(width):
+        for letters in itertools.product(string.ascii_lowercase, repeat=w):
             name = "".join(letters)
             if name not in _SKIP:
                 yield name + suffix
@@ -89,11 +101,14 @@ def build_tree(
     """
     binary = [(op, w) for op, w in zip(ops, weights or [1.0] * len(ops), strict=True)]
     binary_only = [(op, w) for op, w in binary if op not in UNARY] or binary
+    # The options' names and weights apart, once per tree rather than once per operation.
+    apart = [[op for op, _ in o] for o in (binary, binary_only)]
+    weighed = [[w for _, w in o] for o in (binary, binary_only)]
 
-    def pick(options: list[tuple[str, float]]) -> str:
+    def pick(unary_parent: bool) -> str:
         if weights is None:
-            return chooser.choice(options)[0]
-        return weighted_choice(chooser, [o for o, _ in options], [w for _, w in options])
+            return chooser.choice(binary_only if unary_parent else binary)[0]
+        return weighted_choice(chooser, apart[unary_parent], weighed[unary_parent])
 
     def grow(d: int, parent_unary: bool = False) -> Node:
         if d == 1:
@@ -101,7 +116,7 @@ def build_tree(
         for _ in range(attempts):
             # No unary directly under unary (sqrt(sqrt(x)), sqrt(x²)): such chains collapse
             # the tree to a single leaf and make duplicate problems common at every depth.
-            op = pick(binary_only if parent_unary else binary)
+            op = pick(parent_unary)
             k = 1 if op in UNARY else width
             children = [grow(d - 1, op in UNARY) for _ in range(k)]
             value = evaluate(op, [c.value for c in children])
