@@ -149,7 +149,7 @@ class BooleanLogicTask(DyvalTask):
         leaves = tuple([n.value for n in dag.nodes if n.op is None])
         form = remembered_form(
             (self.id, shape, leaves),
-            lambda: node_form(dag.root, lambda n: value_label(n.value), {dag.root.name: "@"}),
+            lambda: node_form(dag, lambda n: value_label(n.value), {dag.root.name: "@"}),
         )
         return self.fits_draw(None, key={"form": form}, kept=kept, paired=paired)
 

@@ -97,31 +97,36 @@ def tree_form(
         return "dag:" + _dag_form(by_name, root, marks)
 
 
-def node_form(root: Node, label: Callable[[Node], str], marks: Mapping[str, str]) -> str | None:
+def node_form(
+    dag: TreeDag, label: Callable[[Node], str], marks: Mapping[str, str]
+) -> str:
     """:func:`tree_form` of a tree read off its nodes (``label``: a leaf's label, as
     :func:`value_label` writes its exported value, ``"?"`` for none), without exporting it:
     a balanced draw asks for the form of each candidate problem (its split, whether it
-    repeats one), dozens a draw where a level runs out of problems. None for a DAG."""
-    seen: set[int] = set()
-
-    def form(node: Node) -> str:
-        if id(node) in seen:
-            raise _Shared
-        seen.add(id(node))
+    repeats one), dozens a draw where a level runs out of problems. A tree only: ValueError
+    for a DAG (extra links), whose form is :func:`tree_form`'s of the exported problem."""
+    # dag.nodes lists a tree in post-order (build_tree): each node's children's forms are
+    # the last ones made. A DAG has more edges than a tree of as many nodes, so it runs
+    # out of forms on the way.
+    made: list[str] = []
+    for node in dag.nodes:
         op = node.op
         if op is None:
-            return label(node) + marks.get(node.name, "")
-        kids = [form(c) for c in node.children]
+            made.append(label(node) + marks.get(node.name, ""))
+            continue
+        first = len(made) - len(node.children)
+        if first < 0:
+            raise ValueError("node_form: a DAG, not a tree")
+        kids = made[first:]
+        del made[first:]
         if op in COMMUTATIVE:
             kids.sort()
         elif op in _TAIL_COMMUTES:
             kids[1:] = sorted(kids[1:])
-        return f"{op}({','.join(kids)}){marks.get(node.name, '')}"
-
-    try:
-        return form(root)
-    except _Shared:
-        return None
+        made.append(f"{op}({','.join(kids)}){marks.get(node.name, '')}")
+    if len(made) != 1:
+        raise ValueError("node_form: a DAG, not a tree")
+    return made[0]
 
 
 Shape = tuple[tuple[str, str | None, int], ...]  # tree_shape's
@@ -133,7 +138,7 @@ def tree_shape(dag: TreeDag) -> Shape:
     return tuple([(n.name, n.op, len(n.children)) for n in dag.nodes])
 
 
-def remembered_form(key: Hashable, compute: Callable[[], str | None]) -> str | None:
+def remembered_form(key: Hashable, compute: Callable[[], str]) -> str:
     """``compute()``, the form of the problem that ``key`` names (the same key, the same
     problem: a :func:`tree_shape` with the leaves' values and the marks), remembered. A
     balanced draw that runs out of problems checks the same few candidates again and again
@@ -142,8 +147,6 @@ def remembered_form(key: Hashable, compute: Callable[[], str | None]) -> str | N
     form = _FORMS.get(key)
     if form is None:
         form = compute()
-        if form is None:
-            return None  # a DAG: not remembered
         if len(_FORMS) >= _FORMS_KEPT:
             _FORMS.clear()
         _FORMS[key] = form

@@ -162,7 +162,7 @@ class _ImplicationTask(DyvalTask):
         leaves = tuple([n.value for n in dag.nodes if n.op is None])
         form = remembered_form(
             (self.id, shape, leaves),
-            lambda: node_form(dag.root, _leaf_label, {dag.root.name: "@"}),
+            lambda: node_form(dag, _leaf_label, {dag.root.name: "@"}),
         )
         return self.fits_draw(None, key={"form": form}, kept=kept, paired=paired)
 
@@ -340,13 +340,14 @@ class AbductiveLogicTask(_ImplicationTask):
         # The form of _exact_problem(dag, [], leaf, stated), read off the tree. (The shape
         # is taken here: most shapes drawn are never checked, draw_statements refuses them.)
         shape = tree_shape(dag)
+
         def label(node: Node) -> str:
             value = stated.get(node.name)
             return "?" if value is None else _STATED[value]
 
         form = remembered_form(
             (self.id, shape, leaf, frozenset(stated.items())),
-            lambda: node_form(dag.root, label, {leaf: "@", dag.root.name: "=False"}),
+            lambda: node_form(dag, label, {leaf: "@", dag.root.name: "=False"}),
         )
         return self.fits_draw(None, key={"form": form})
 
