@@ -25,7 +25,17 @@ from pytest_reasoning.errors import InvalidArgument, UnknownLevel
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.strategies import problems
 from pytest_reasoning.tasks.base import Generated, Task
-from pytest_reasoning.tasks.dyval import TASKS, ArithmeticTask, boolean, solver, tdag
+from pytest_reasoning.tasks.dyval import (
+    TASKS,
+    ArithmeticTask,
+    abduction,
+    boolean,
+    canon,
+    logic,
+    solver,
+    tdag,
+)
+from pytest_reasoning.tasks.dyval.common import export_nodes
 
 ARITH = get_task("dyval.arithmetic")
 LINEAR = get_task("dyval.linear_equation")
@@ -909,6 +919,38 @@ def test_leaf_counts_are_kept_only_where_the_other_answer_fits_too() -> None:
     assert boolean.LEAVES.balance_in(dag, random.Random(4), lambda v: v is True, match=True,
                                      fits=fits(True, False))  # fmt: skip
     assert asked == [(True, True)]
+
+
+@pytest.mark.parametrize("depth, width", [(2, 2), (3, 2), (3, 3), (4, 2)])
+def test_the_form_read_off_a_tree_is_its_exported_problems(depth: int, width: int) -> None:
+    """Draws check each candidate's form read off the tree (canon.node_form), not exported:
+    it is the form of the problem the generator exports, for stated and unstated leaves, the
+    asked leaf and the given root; and the entailment of exact abduction, one walk for both
+    values of the asked leaf, is the two walks it stands for."""
+    rng = random.Random(depth * 10 + width)
+    for _ in range(60):
+        dag = tdag.build_tree(rng, depth=depth, width=width, ops=["and", "or", "not"],
+                              leaf=lambda c: c.randint(0, 1) == 1, evaluate=logic.deduce)  # fmt: skip
+        problem = {"nodes": export_nodes(dag, [], logic.text), "target": dag.root.name}
+        form = canon.node_form(dag, lambda n: canon.value_label(logic.text(n.value)),
+                               {dag.root.name: "@"})  # fmt: skip
+        assert form == DEDUCT.form(problem)
+        leaves = [n.name for n in dag.nodes if n.op is None]
+        asked = rng.choice(leaves)
+        stated = {n: rng.random() < 0.5 for n in leaves if n != asked and rng.random() < 0.6}
+        exact = logic._exact_problem(dag, [], asked, stated)
+        def label(node: tdag.Node, stated: dict[str, bool] = stated) -> str:
+            return f'"{stated[node.name]}"' if node.name in stated else "?"
+
+        form = canon.node_form(dag, label, {asked: "@", dag.root.name: "=False"})
+        assert form == ABDUCT.form(exact)
+        possible = [v for v in (True, False)
+                    if abduction._can_be_false(dag.root, {**stated, asked: v})]  # fmt: skip
+        expected = "N/A" if len(possible) == 2 else str(possible[0]) if possible else None
+        assert abduction.entailed(dag, asked, stated) == expected
+    dag.root.children.append(dag.nodes[0])  # a leaf with two parents: a DAG, refused
+    with pytest.raises(ValueError, match="a DAG"):
+        canon.node_form(dag, lambda n: "?", {})
 
 
 def test_max_sum_path_d1_asks_pairs_that_three_paths_join() -> None:

@@ -316,6 +316,8 @@ class Task(ABC):
                     try:
                         with _drawing_for("train", seen.__contains__):
                             draw = self.generate(chooser, shot_params, k)
+                    except _OtherSplit:
+                        continue  # a test problem: the split check below would refuse it
                     except InvalidArgument:
                         break  # no problem of this class in the train split: the next class
                     if (
@@ -354,7 +356,12 @@ class Task(ABC):
         return hashlib.sha256(f"{self.id}\x1f{text}".encode()).hexdigest()[:16]
 
     def fits_draw(
-        self, problem: Mapping[str, Any], *, kept: bool = True, paired: bool = False
+        self,
+        problem: Mapping[str, Any] | None,
+        *,
+        kept: bool = True,
+        paired: bool = False,
+        key: Mapping[str, Any] | None = None,
     ) -> bool:
         """Whether ``problem`` may be the one being drawn (always, outside a draw): it is in
         the split being drawn and, in a ``unique`` batch (or among worked examples), no
@@ -369,11 +376,15 @@ class Task(ABC):
         redraw only the answer-bearing part (the leaves, the pair) and keep the shape (DyVal's
         logic and reachability tasks do). ``paired``: the problem is drawn with one of the
         other answer (``kept=False``: that one, only checked; :class:`LeafBalancer`), whose
-        repeats are refused from ``_SPARES`` first, so both answers are refused alike."""
+        repeats are refused from ``_SPARES`` first, so both answers are refused alike.
+        ``key``: the problem's :meth:`split_key`, where the caller has it for less than the
+        problem (``problem`` None then: a task whose split key is its identity)."""
         state: _State | None = getattr(_DRAWING, "state", None)
         if state is None:
             return True
-        key = self.split_key(problem)  # once: canonical forms cost more than a lookup
+        if key is None:
+            assert problem is not None
+            key = self.split_key(problem)  # once: canonical forms cost more than a lookup
         if self._split_of_key(key) != state.split:
             return False
         if kept:
@@ -381,13 +392,23 @@ class Task(ABC):
         if state.repeats is None or state.refusals <= 0 or (not kept and state.spares <= 0):
             return True  # an exhausted level: the batch accepts and counts the repeat
         same = type(self).split_key is Task.split_key
-        if state.repeats(_fingerprint(key if same else self.identity(problem))):
+        if state.repeats(_fingerprint(key if same or problem is None else self.identity(problem))):
             if (paired or not kept) and state.spares > 0:
                 state.spares -= 1
             else:
                 state.refusals -= 1
             return False
         return True
+
+    def stop_if_other_split(self, problem: Mapping[str, Any]) -> None:
+        """Within a draw, abandon it at once when ``problem`` (the part of it drawn so far,
+        enough for :meth:`split_key`: the finished problem's key must be the same) is in the
+        other split: the draw would be redone anyway (:meth:`draw_in`), so a generator whose
+        split is known early skips the rest of a draw that cannot be kept (FLenQA's padding).
+        Outside a draw (Hypothesis, a generator called directly), nothing."""
+        state: _State | None = getattr(_DRAWING, "state", None)
+        if state is not None and self.split_of(problem) != state.split:
+            raise _OtherSplit
 
     def split_of(self, problem: Mapping[str, Any]) -> str:
         """``test`` or ``train``: a SHA-256 of the task id and the canonical JSON of the
@@ -398,9 +419,22 @@ class Task(ABC):
         return self._split_of_key(self.split_key(problem))
 
     def _split_of_key(self, key: Mapping[str, Any]) -> str:
+        # A draw checks the same few keys again and again where a level runs out of problems
+        # (DyVal's forms, one string each): a key of strings is remembered.
+        memo = None
+        if all(type(v) is str for v in key.values()):
+            memo = (self.split_salt, self.id, *sorted(key.items()))
+            split = _SPLITS.get(memo)
+            if split is not None:
+                return split
         text = canonical_json(dict(key))
         digest = hashlib.sha256(f"{self.split_salt}\x1f{self.id}\x1f{text}".encode()).digest()
-        return "test" if int.from_bytes(digest[:8], "big") < TEST_SHARE * 2**64 else "train"
+        split = "test" if int.from_bytes(digest[:8], "big") < TEST_SHARE * 2**64 else "train"
+        if memo is not None:
+            if len(_SPLITS) >= _SPLITS_KEPT:
+                _SPLITS.clear()
+            _SPLITS[memo] = split
+        return split
 
     def build_item(
         self,
@@ -481,6 +515,8 @@ class Task(ABC):
             with _drawing_for(split, repeats) as state:
                 try:
                     gen = self.draw(level, seed, number, params, index)
+                except _OtherSplit:
+                    continue  # the draw below would have been redone: it stopped early
                 except InvalidArgument:
                     if state.refusals == _REFUSALS and state.spares == _SPARES:
                         # Not for want of new problems: the knobs cannot, or (a split with
@@ -493,7 +529,10 @@ class Task(ABC):
                         continue
                     # Only repeats were left for what was wanted: the level is exhausted.
                     state.refusals = 0
-                    gen = self.draw(level, seed, number, params, index)
+                    try:
+                        gen = self.draw(level, seed, number, params, index)
+                    except _OtherSplit:
+                        continue
             if self.split_of(gen.problem) == split:
                 return gen, state.consulted
         raise InvalidArgument(
@@ -687,8 +726,15 @@ Repeats = Callable[[bytes], bool]  # a problem's fingerprint -> whether it would
 _DRAWING = threading.local()
 
 
+_SPLITS: dict[tuple[Any, ...], str] = {}  # (salt, task, key's items) -> its split
+_SPLITS_KEPT = 20_000
+
 _REFUSALS = 16
 _SPARES = 64  # repeats refused per draw among problems checked and not kept (fits_draw)
+
+
+class _OtherSplit(Exception):
+    """A draw abandoned part-way: its problem is in the other split (stop_if_other_split)."""
 
 
 @dataclass

@@ -60,10 +60,44 @@ def _can_be_true(node: Node, stated: Mapping[str, bool]) -> bool:
 def entailed(dag: TreeDag, asked: str, stated: Mapping[str, bool]) -> str | None:
     """The asked leaf's value given the root False and the stated leaves: ``"True"``,
     ``"False"``, ``"N/A"`` (both possible), or ``None`` when nothing is consistent."""
-    possible = [v for v in (True, False) if _can_be_false(dag.root, {**stated, asked: v})]
-    if len(possible) == 2:
-        return NA
-    return str(possible[0]) if possible else None
+    # _can_be_false of the root with the asked leaf True and with it False, in one walk.
+    return _ANSWERS[_false_mask(dag.root, asked, stated)]
+
+
+# Which values of the asked leaf let a subtree be False: bit 1 for True, bit 2 for False.
+_EITHER = 3
+_ANSWERS: tuple[str | None, ...] = (None, "True", "False", NA)
+
+
+def _false_mask(node: Node, asked: str, stated: Mapping[str, bool]) -> int:
+    """:func:`_can_be_false` of ``node`` with ``asked`` stated True and stated False, as a
+    mask (a draw asks it of some 40 patterns per shape: one walk instead of two copies of
+    ``stated`` and two walks through generators)."""
+    op = node.op
+    if op is None:
+        if node.name == asked:
+            return 2  # False unless True
+        return 0 if stated.get(node.name) is True else _EITHER
+    if op == "or":  # every part False
+        mask = _EITHER
+        for child in node.children:
+            mask &= _false_mask(child, asked, stated)
+            if not mask:
+                break
+        return mask
+    if op == "and":  # some part False
+        mask = 0
+        for child in node.children:
+            mask |= _false_mask(child, asked, stated)
+            if mask == _EITHER:
+                break
+        return mask
+    child = node.children[0]  # not: the part can be True
+    if child.op is not None:
+        return _EITHER
+    if child.name == asked:
+        return 1
+    return 0 if stated.get(child.name) is False else _EITHER
 
 
 def _outcome(answer: str | None) -> str | None:

@@ -10,6 +10,7 @@ from ...core import Item, Score
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut
 from . import shortcuts, solver
+from .canon import Shape, node_form, remembered_form, tree_shape, value_label
 from .common import (
     TDAG_PRESETS,
     DyvalTask,
@@ -113,14 +114,15 @@ class BooleanLogicTask(DyvalTask):
         for attempt in range(1000):
             names = node_names()
             # A tree's leaves are drawn by the balancer: only its shape is drawn here.
-            shape_only = params["balanced"] and not params["extra_links"]
+            extra_links = params["extra_links"]
+            shape_only = params["balanced"] and not extra_links
             dag = build_boolean(chooser, params, names, shape_only=shape_only)
             # Balanced: the shape as the reference draws it, the leaves drawn for the wanted
             # answer (and, past one operation, for counts of True leaves that say nothing).
             if not params["balanced"] or LEAVES.balance_in(
                 dag, chooser, lambda v: v is want,
                 match=params["depth"] >= 3 and attempt < MATCH_SHAPES,
-                fits=partial(self._fits, dag),
+                fits=partial(self._fits, dag, None if extra_links else tree_shape(dag)),
             ):  # fmt: skip
                 break
         else:
@@ -135,10 +137,21 @@ class BooleanLogicTask(DyvalTask):
         problem = {"nodes": export_nodes(dag, extra), "target": target}
         return Generated(problem=problem, answer=str(dag.root.value), body=body)
 
-    def _fits(self, dag: TreeDag, *, kept: bool = True, paired: bool = False) -> bool:
-        """Whether ``dag`` with its leaves as drawn is a problem this draw may give."""
-        problem = {"nodes": export_nodes(dag, []), "target": dag.root.name}
-        return self.fits_draw(problem, kept=kept, paired=paired)
+    def _fits(
+        self, dag: TreeDag, shape: Shape | None, *, kept: bool = True, paired: bool = False
+    ) -> bool:
+        """Whether ``dag`` with its leaves as drawn is a problem this draw may give;
+        ``shape``: its :func:`tree_shape`, None with extra links."""
+        if shape is None:  # the form of the exported problem
+            problem = {"nodes": export_nodes(dag, []), "target": dag.root.name}
+            return self.fits_draw(problem, kept=kept, paired=paired)
+        # A tree: the same form read off the nodes (value_label: how a leaf's bool is written).
+        leaves = tuple([n.value for n in dag.nodes if n.op is None])
+        form = remembered_form(
+            (self.id, shape, leaves),
+            lambda: node_form(dag, lambda n: value_label(n.value), {dag.root.name: "@"}),
+        )
+        return self.fits_draw(None, key={"form": form}, kept=kept, paired=paired)
 
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, ECHO_MARKER)

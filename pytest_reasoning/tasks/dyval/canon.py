@@ -23,19 +23,33 @@ reordering commutative children never changes the form; tests/test_dyval.py chec
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["COMMUTATIVE", "graph_form", "linear_form", "tree_form"]
+from .tdag import Node, TreeDag
+
+__all__ = [
+    "COMMUTATIVE",
+    "Shape",
+    "graph_form",
+    "linear_form",
+    "node_form",
+    "remembered_form",
+    "tree_form",
+    "tree_shape",
+    "value_label",
+]
 
 COMMUTATIVE = frozenset({"+", "*", "and", "or"})
 _TAIL_COMMUTES = frozenset({"-", "/"})  # the first child apart, the rest a sum / a product
 
 
 def _value(node: Mapping[str, Any]) -> str:
-    if "value" not in node:
-        return "?"
-    value = node["value"]
+    return value_label(node["value"]) if "value" in node else "?"
+
+
+def value_label(value: Any) -> str:
+    """How a leaf's value is written in a form."""
     if value is True or value is False:  # the common cases, without json's call overhead
         return "true" if value else "false"
     if type(value) is int:
@@ -81,6 +95,66 @@ def tree_form(
         return form(root)  # recursion as deep as the tree: at most 12 levels (the knob)
     except _Shared:
         return "dag:" + _dag_form(by_name, root, marks)
+
+
+def node_form(
+    dag: TreeDag, label: Callable[[Node], str], marks: Mapping[str, str]
+) -> str:
+    """:func:`tree_form` of a tree read off its nodes (``label``: a leaf's label, as
+    :func:`value_label` writes its exported value, ``"?"`` for none), without exporting it:
+    a balanced draw asks for the form of each candidate problem (its split, whether it
+    repeats one), dozens a draw where a level runs out of problems. A tree only: ValueError
+    for a DAG (extra links), whose form is :func:`tree_form`'s of the exported problem."""
+    # dag.nodes lists a tree in post-order (build_tree): each node's children's forms are
+    # the last ones made. A DAG has more edges than a tree of as many nodes, so it runs
+    # out of forms on the way.
+    made: list[str] = []
+    for node in dag.nodes:
+        op = node.op
+        if op is None:
+            made.append(label(node) + marks.get(node.name, ""))
+            continue
+        first = len(made) - len(node.children)
+        if first < 0:
+            raise ValueError("node_form: a DAG, not a tree")
+        kids = made[first:]
+        del made[first:]
+        if op in COMMUTATIVE:
+            kids.sort()
+        elif op in _TAIL_COMMUTES:
+            kids[1:] = sorted(kids[1:])
+        made.append(f"{op}({','.join(kids)}){marks.get(node.name, '')}")
+    if len(made) != 1:
+        raise ValueError("node_form: a DAG, not a tree")
+    return made[0]
+
+
+Shape = tuple[tuple[str, str | None, int], ...]  # tree_shape's
+
+
+def tree_shape(dag: TreeDag) -> Shape:
+    """Each node's name, operation and number of children, children first: a tree's shape
+    with its names (its nodes in post-order, as :func:`~.tdag.build_tree` lists them)."""
+    return tuple([(n.name, n.op, len(n.children)) for n in dag.nodes])
+
+
+def remembered_form(key: Hashable, compute: Callable[[], str]) -> str:
+    """``compute()``, the form of the problem that ``key`` names (the same key, the same
+    problem: a :func:`tree_shape` with the leaves' values and the marks), remembered. A
+    balanced draw that runs out of problems checks the same few candidates again and again
+    (a deduction D3 item some 3,000 times); a form is pure, so forgetting them all at once
+    when too many are kept changes nothing but the time."""
+    form = _FORMS.get(key)
+    if form is None:
+        form = compute()
+        if len(_FORMS) >= _FORMS_KEPT:
+            _FORMS.clear()
+        _FORMS[key] = form
+    return form
+
+
+_FORMS: dict[Hashable, str] = {}
+_FORMS_KEPT = 20_000  # some 6 MB
 
 
 def _post_order(by_name: Mapping[str, Mapping[str, Any]], root: str) -> list[str]:

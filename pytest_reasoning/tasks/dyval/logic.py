@@ -21,6 +21,7 @@ from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut
 from . import abduction, shortcuts, solver
+from .canon import Shape, node_form, remembered_form, tree_shape, value_label
 from .common import (
     TDAG_PRESETS,
     DyvalTask,
@@ -151,10 +152,19 @@ class _ImplicationTask(DyvalTask):
             names=names,
         )
 
-    def _fits(self, dag: TreeDag, *, kept: bool = True, paired: bool = False) -> bool:
-        """Whether ``dag`` with its leaves as drawn is a problem this draw may give."""
-        problem = {"nodes": export_nodes(dag, [], text), "target": dag.root.name}
-        return self.fits_draw(problem, kept=kept, paired=paired)
+    def _fits(
+        self, dag: TreeDag, shape: Shape, *, kept: bool = True, paired: bool = False
+    ) -> bool:
+        """Whether ``dag`` (of ``shape``, :func:`tree_shape`) with its leaves as drawn is a
+        problem this draw may give."""
+        # The form of {"nodes": export_nodes(dag, [], text), "target": root}, read off the
+        # tree (the implication tasks have no extra links).
+        leaves = tuple([n.value for n in dag.nodes if n.op is None])
+        form = remembered_form(
+            (self.id, shape, leaves),
+            lambda: node_form(dag, _leaf_label, {dag.root.name: "@"}),
+        )
+        return self.fits_draw(None, key={"form": form}, kept=kept, paired=paired)
 
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, ECHO_MARKER)
@@ -180,7 +190,7 @@ class DeductiveLogicTask(_ImplicationTask):
             if not params["balanced"] or LEAVES.balance_in(
                 dag, chooser, lambda v: text(v) == want,
                 match=params["depth"] >= 3 and attempt < MATCH_SHAPES,
-                fits=partial(self._fits, dag),
+                fits=partial(self._fits, dag, tree_shape(dag)),
             ):  # fmt: skip
                 break
         else:
@@ -327,7 +337,19 @@ class AbductiveLogicTask(_ImplicationTask):
         return Generated(problem=problem, answer=answer, body=self.text(lines, question))
 
     def _fits_exact(self, dag: TreeDag, leaf: str, stated: Mapping[str, bool]) -> bool:
-        return self.fits_draw(_exact_problem(dag, [], leaf, stated))
+        # The form of _exact_problem(dag, [], leaf, stated), read off the tree. (The shape
+        # is taken here: most shapes drawn are never checked, draw_statements refuses them.)
+        shape = tree_shape(dag)
+
+        def label(node: Node) -> str:
+            value = stated.get(node.name)
+            return "?" if value is None else _STATED[value]
+
+        form = remembered_form(
+            (self.id, shape, leaf, frozenset(stated.items())),
+            lambda: node_form(dag, label, {leaf: "@", dag.root.name: "=False"}),
+        )
+        return self.fits_draw(None, key={"form": form})
 
     def shortcuts(self) -> Sequence[Shortcut]:
         return shortcuts.ABDUCTIVE
@@ -363,6 +385,14 @@ class AbductiveLogicTask(_ImplicationTask):
             value = nxt
         lines.append(f"Thus, the answer is <<<{answer}>>>")
         return "\n".join(lines)
+
+
+def _leaf_label(node: Node) -> str:
+    """A deduction leaf's label in its form (:meth:`DyvalTask.form`)."""
+    return value_label(text(node.value))
+
+
+_STATED = {v: value_label(str(v)) for v in (True, False)}  # a stated leaf's, in abduction
 
 
 def _exact_problem(

@@ -6,6 +6,7 @@ Shared by the DyVal tasks; the operation semantics (values, validity) come from 
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import string
 import threading
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...errors import InvalidArgument
-from ...rng import Chooser, weighted_choice
+from ...rng import Chooser
 
 __all__ = [
     "MATCH_SHAPES",
@@ -38,8 +39,19 @@ _SKIP = frozenset({"add", "all", "and", "any", "are", "not", "odd", "sum", "the"
 
 def node_names(suffix: str = "") -> Iterator[str]:
     """``aaa, aab, …, zzz`` then ``aaaa, …`` (each + ``suffix``), skipping a few English words."""
-    for width in itertools.count(3):
-        for letters in itertools.product(string.ascii_lowercase, repeat=width):
+    # A generator draws a tree per attempt, each named afresh: the three-letter names are
+    # spelled once per suffix, and only a tree past them spells the longer ones.
+    return itertools.chain(_three_letter_names(suffix), _names_from(4, suffix))
+
+
+@functools.lru_cache(maxsize=16)
+def _three_letter_names(suffix: str) -> tuple[str, ...]:
+    return tuple(itertools.islice(_names_from(3, suffix), 26**3 - len(_SKIP)))
+
+
+def _names_from(width: int, suffix: str) -> Iterator[str]:
+    for w in itertools.count(width):
+        for letters in itertools.product(string.ascii_lowercase, repeat=w):
             name = "".join(letters)
             if name not in _SKIP:
                 yield name + suffix
@@ -87,48 +99,82 @@ def build_tree(
     so deep trees do not need whole-tree rejection. ``weights`` (parallel to ``ops``) skew the
     operation draw, as the reference does for the implication tasks.
     """
-    binary = [(op, w) for op, w in zip(ops, weights or [1.0] * len(ops), strict=True)]
-    binary_only = [(op, w) for op, w in binary if op not in UNARY] or binary
+    # A generator draws thousands of trees an item where a level runs out of problems: the
+    # options are laid out once per set of operations, not per tree nor per operation, and
+    # the nodes are listed as they are made (the same post-order a walk would give).
+    binary, binary_only, tables = _options(tuple(ops), None if weights is None else tuple(weights))
+    ordered: list[Node] = []
 
-    def pick(options: list[tuple[str, float]]) -> str:
+    def pick(unary_parent: bool) -> str:
         if weights is None:
-            return chooser.choice(options)[0]
-        return weighted_choice(chooser, [o for o, _ in options], [w for _, w in options])
+            return chooser.choice(binary_only if unary_parent else binary)[0]
+        # weighted_choice's arithmetic, the total taken once
+        options, weighed, total = tables[unary_parent]
+        point = chooser.random() * total
+        for option, weight in zip(options, weighed, strict=True):
+            point -= weight
+            if point < 0:
+                return option
+        return options[-1]
 
     def grow(d: int, parent_unary: bool = False) -> Node:
         if d == 1:
-            return Node(op=None, value=leaf(chooser))
+            node = Node(None, [], leaf(chooser))
+            ordered.append(node)
+            return node
+        start = len(ordered)
         for _ in range(attempts):
             # No unary directly under unary (sqrt(sqrt(x)), sqrt(x²)): such chains collapse
             # the tree to a single leaf and make duplicate problems common at every depth.
-            op = pick(binary_only if parent_unary else binary)
-            k = 1 if op in UNARY else width
-            children = [grow(d - 1, op in UNARY) for _ in range(k)]
+            op = pick(parent_unary)
+            unary = op in UNARY
+            if d == 2:  # the leaves made here, without a call each (most nodes are leaves)
+                children = [Node(None, [], leaf(chooser)) for _ in range(1 if unary else width)]
+                ordered.extend(children)
+            else:
+                children = [grow(d - 1, unary) for _ in range(1 if unary else width)]
             value = evaluate(op, [c.value for c in children])
             if value is not None:
-                return Node(op=op, children=children, value=value)
+                node = Node(op, children, value)
+                ordered.append(node)  # post-order: children are listed before parents
+                return node
+            del ordered[start:]  # redrawn: the children are dropped
         raise InvalidArgument(
             f"knob 'ops': no valid operation found in {attempts} attempts at depth {d}"
         )
 
     for _ in range(attempts):
+        ordered.clear()
         root = grow(depth)
         if root_ok(root.value):
             break
     else:
         raise InvalidArgument("knob 'depth': could not build a valid root; widen the value range")
-    ordered: list[Node] = []
-
-    def visit(node: Node) -> None:  # post-order: children are named before parents
-        for child in node.children:
-            visit(child)
-        ordered.append(node)
-
-    visit(root)
     names = names or node_names()
-    for node in ordered:
-        node.name = next(names)
+    # strict=False: ordered ends first, and no name is drawn past its last node (strict
+    # would draw one more to check).
+    for node, name in zip(ordered, names, strict=False):
+        node.name = name
     return TreeDag(ordered)
+
+
+_Options = list[tuple[str, float]]
+_Table = tuple[list[str], list[float], float]  # names, weights, total
+
+
+@functools.lru_cache(maxsize=64)
+def _options(
+    ops: tuple[str, ...], weights: tuple[float, ...] | None
+) -> tuple[_Options, _Options, list[_Table]]:
+    """build_tree's options: (operation, weight) pairs, those with no unary operation (under
+    a unary one), and each apart with its total (weighted_choice's arithmetic). Read only."""
+    binary = [(op, w) for op, w in zip(ops, weights or [1.0] * len(ops), strict=True)]
+    binary_only = [(op, w) for op, w in binary if op not in UNARY] or binary
+    tables = [
+        ([op for op, _ in o], [w for _, w in o], float(sum([w for _, w in o])))
+        for o in (binary, binary_only)
+    ]
+    return binary, binary_only, tables
 
 
 def add_extra_links(

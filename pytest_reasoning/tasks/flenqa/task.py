@@ -274,6 +274,9 @@ class FlenqaTask(Task):
                 f"knob 'target_tokens': {target} is too short; this instance alone is {fixed} "
                 f"tokens, so ask for at least {fixed - TOLERANCE}"
             )
+        # The split is the base instance's: a draw in the other one stops before its padding
+        # (most of the work) is measured out, and is redrawn as it would have been.
+        self.stop_if_other_split({"logic": base.logic})
         # First guess from the sentences' own counts, then a sentence at a time towards the
         # target, so that the two styles' prompts straddle it.
         aim = target - fixed - _cot_extra() // 2

@@ -87,6 +87,9 @@ def _sizes(params: Mapping[str, Any]) -> list[tuple[int, int]]:
     return [(params["houses"], params["features"])]
 
 
+_FORMS: dict[str, str] = {}  # a puzzle's repr -> its canonical form (identity)
+_FORMS_KEPT = 64
+
 class ZebraGridTask(Task):
     id = "zebra.grid"
     levels = (*(f"{n}x{m}" for n in range(2, 7) for m in range(2, 7)), *BUCKETS)
@@ -182,10 +185,20 @@ class ZebraGridTask(Task):
         solver in well under a millisecond at 6x6), without its red herrings (distractors, as
         DyVal's are): puzzles that are the same up to renaming are one problem for the
         train/test split and the clustering of samples."""
-        solutions = solver.count_solutions(_puzzle(problem), limit=1)
-        if not solutions:
-            raise InvalidArgument(f"{self.id}: a puzzle whose clues allow no grid")
-        return {"form": puzzle_form(problem, solutions[0])}
+        # One draw asks for the same puzzle's form up to five times (its split, the worked
+        # examples' rule, de-duplication), and each costs a solve: the last few are kept, by
+        # the problem's text (a function of it, whoever built or changed the dict).
+        key = repr(problem)
+        form = _FORMS.get(key)
+        if form is None:
+            solutions = solver.count_solutions(_puzzle(problem), limit=1)
+            if not solutions:
+                raise InvalidArgument(f"{self.id}: a puzzle whose clues allow no grid")
+            form = puzzle_form(problem, solutions[0])
+            if len(_FORMS) >= _FORMS_KEPT:
+                _FORMS.clear()
+            _FORMS[key] = form
+        return {"form": form}
 
     def stratum(self, params: Mapping[str, Any], index: int) -> int:
         return index % len(_sizes(params))  # a bucket's sizes exhaust apart
