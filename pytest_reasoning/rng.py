@@ -78,12 +78,15 @@ class SeededChooser:
         self._rng.shuffle(items)
 
 
-def weighted_choice(chooser: Chooser, options: Sequence[T], weights: Sequence[float]) -> T:
+def weighted_choice(
+    chooser: Chooser, options: Sequence[T], weights: Sequence[float], total: float | None = None
+) -> T:
     """One option drawn with the given relative weights, through ``chooser.random()``.
 
-    A draw near 0 picks the first option, so a shrinking Chooser moves towards it.
+    A draw near 0 picks the first option, so a shrinking Chooser moves towards it. ``total``
+    is ``float(sum(weights))`` where a caller drawing thousands of times took it once.
     """
-    total = float(sum(weights))
+    total = float(sum(weights)) if total is None else total
     point = chooser.random() * total
     for option, weight in zip(options, weights, strict=True):
         point -= weight

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...errors import InvalidArgument
-from ...rng import Chooser
+from ...rng import Chooser, weighted_choice
 
 __all__ = [
     "MATCH_SHAPES",
@@ -108,14 +108,8 @@ def build_tree(
     def pick(unary_parent: bool) -> str:
         if weights is None:
             return chooser.choice(binary_only if unary_parent else binary)[0]
-        # weighted_choice's arithmetic, the total taken once
-        options, weighed, total = tables[unary_parent]
-        point = chooser.random() * total
-        for option, weight in zip(options, weighed, strict=True):
-            point -= weight
-            if point < 0:
-                return option
-        return options[-1]
+        options, weighed, total = tables[unary_parent]  # the total taken once
+        return weighted_choice(chooser, options, weighed, total)
 
     def grow(d: int, parent_unary: bool = False) -> Node:
         if d == 1:
