@@ -87,14 +87,23 @@ def test_a_hang_past_the_timeout_is_an_error_not_a_wrong_answer(
                       "--reasoning-timeout", "0.5", "--reasoning-retries", "1", "-k", "D1-s4-00 and not D1-s4-001")  # fmt: skip
         rows = _rows(res)
         # Each hang is recorded by its handler thread once it sees the client gone, which
-        # on a loaded machine can be after the run's end: wait for them (a cap, not a claim).
+        # on a loaded machine can be after the run's end: wait until every request the
+        # server received has ended its hang (a cap, not a claim).
         deadline = time.monotonic() + 600
-        while len(server.stats()["hangs"]) < len(rows) and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
+            stats = server.stats()
+            if stats["total"] and len(stats["hangs"]) >= stats["total"]:
+                break
             time.sleep(0.05)
-        hangs = server.stats()["hangs"]
+        stats = server.stats()
     assert rows and all(r["error"] and r["correct"] is None for r in rows)
     assert any("imeout" in r["error"] for r in rows)
-    assert len(hangs) == len(rows) and all(h["client_left"] for h in hangs), hangs
+    # Every request the server got was held until the client's timeout hung up. At load 9 a
+    # call's 0.5 s can run out before its request reaches the server (8 of 9 got there in
+    # one CI run): an error row all the same, and no request the server saw.
+    hangs = stats["hangs"]
+    assert 1 <= len(hangs) == stats["total"] <= len(rows), (hangs, stats["total"], len(rows))
+    assert all(h["client_left"] for h in hangs), hangs
     assert result.ret == 6  # infrastructure only: the exit status says so
 
 
