@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from ..core import Item, Score, canonical_json
 from ..errors import InvalidArgument, UnknownLevel, did_you_mean, quote
 from ..rng import Chooser, SeededChooser, derive_seed
+from .memo import Memo
 from .shared_batches import adopt, records_after, shared_path, write_records
 
 __all__ = [
@@ -430,11 +431,7 @@ class Task(ABC):
         text = canonical_json(dict(key))
         digest = hashlib.sha256(f"{self.split_salt}\x1f{self.id}\x1f{text}".encode()).digest()
         split = "test" if int.from_bytes(digest[:8], "big") < TEST_SHARE * 2**64 else "train"
-        if memo is not None:
-            if len(_SPLITS) >= _SPLITS_KEPT:
-                _SPLITS.clear()
-            _SPLITS[memo] = split
-        return split
+        return split if memo is None else _SPLITS.put(memo, split)
 
     def build_item(
         self,
@@ -726,8 +723,7 @@ Repeats = Callable[[bytes], bool]  # a problem's fingerprint -> whether it would
 _DRAWING = threading.local()
 
 
-_SPLITS: dict[tuple[Any, ...], str] = {}  # (salt, task, key's items) -> its split
-_SPLITS_KEPT = 20_000
+_SPLITS: Memo[str] = Memo(20_000)  # (salt, task, key's items) -> its split
 
 _REFUSALS = 16
 _SPARES = 64  # repeats refused per draw among problems checked and not kept (fits_draw)

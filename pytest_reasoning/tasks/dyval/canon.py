@@ -26,6 +26,7 @@ import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
+from ..memo import Memo
 from .tdag import Node, TreeDag
 
 __all__ = [
@@ -144,17 +145,10 @@ def remembered_form(key: Hashable, compute: Callable[[], str]) -> str:
     balanced draw that runs out of problems checks the same few candidates again and again
     (a deduction D3 item some 3,000 times); a form is pure, so forgetting them all at once
     when too many are kept changes nothing but the time."""
-    form = _FORMS.get(key)
-    if form is None:
-        form = compute()
-        if len(_FORMS) >= _FORMS_KEPT:
-            _FORMS.clear()
-        _FORMS[key] = form
-    return form
+    return _FORMS(key, compute)
 
 
-_FORMS: dict[Hashable, str] = {}
-_FORMS_KEPT = 20_000  # some 6 MB
+_FORMS: Memo[str] = Memo(20_000)  # some 6 MB
 
 
 def _post_order(by_name: Mapping[str, Mapping[str, Any]], root: str) -> list[str]:
