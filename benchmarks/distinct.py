@@ -22,6 +22,8 @@ from pathlib import Path
 
 from pytest_reasoning.core import canonical_json
 from pytest_reasoning.registry import get_task, task_ids
+from pytest_reasoning.tasks import hooks
+from pytest_reasoning.tasks.sampler import make_item, sampler
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "tasks" / "splits.md"
 BEGIN, END = "<!-- BEGIN DISTINCT TABLE -->", "<!-- END DISTINCT TABLE -->"
@@ -41,7 +43,7 @@ def estimate(distinct: int, draws: int) -> float:
 
 def count(tid: str, level: str, n: int) -> int:
     task = get_task(tid)
-    items = (task.make_item(level, 1, i) for i in range(n))
+    items = (make_item(task, level, 1, i) for i in range(n))
     return len({canonical_json(dict(task.identity(i.problem))) for i in items})
 
 
@@ -50,7 +52,7 @@ def cell(tid: str, level: str, got: int, n: int) -> str:
     split holds for independent draws (a ``unique`` batch's count is that already)."""
     if got >= n:
         return f"{level}: {got}"
-    if get_task(tid).repeated(level, 1, 0) is not None:
+    if sampler(get_task(tid)).repeated(level, 1, 0) is not None:
         return f"{level}: **{got}**"
     return f"{level}: **{got}** (~{estimate(got, n):,.0f})"
 
@@ -83,10 +85,10 @@ def main() -> int:
         print("| task | level | items drawn | distinct (test split) | estimate |")
         print("|---|---|---|---|---|")
     rows: dict[str, list[tuple[str, int, int]]] = {}
-    for tid in args.tasks or [t for t in task_ids() if not get_task(t).pack]:
+    for tid in args.tasks or [t for t in task_ids() if not hooks.is_pack(get_task(t))]:
         task = get_task(tid)
         for level in task.levels:
-            unique = task.repeated(level, 1, 0) is not None
+            unique = sampler(task).repeated(level, 1, 0) is not None
             n = args.count if unique else args.others
             got = count(tid, level, n)
             rows.setdefault(tid, []).append((level, got, n))

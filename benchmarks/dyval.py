@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.tasks.dyval import TASKS
+from pytest_reasoning.tasks.sampler import make_item
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -80,7 +81,7 @@ def ours(count: int, unique: bool) -> dict[str, float]:
         task = type(get_task(cls.id))()  # a fresh instance: no batch cache from earlier runs
         start = time.perf_counter()
         for i in range(count):
-            task.make_item("D4", 1, i, {"unique": unique})
+            make_item(task, "D4", 1, i, {"unique": unique})
         rates[cls.id] = count / (time.perf_counter() - start)
     return rates
 
@@ -170,7 +171,7 @@ def collisions(
         for seed in seeds:
             for mode in ("raw", "unique"):
                 prompts = [
-                    task.make_item("D4", seed, i, {"unique": mode == "unique"}).prompt
+                    make_item(task, "D4", seed, i, {"unique": mode == "unique"}).prompt
                     for i in range(count)
                 ]
                 row[mode].append(len(prompts) - len(set(prompts)))

@@ -32,6 +32,7 @@ from typing import Any
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.tasks.flenqa import TASKS
 from pytest_reasoning.tasks.flenqa.tokens import encoder
+from pytest_reasoning.tasks.sampler import make_item
 
 OUT = Path(__file__).resolve().parent / "out"
 PADDINGS = ("different", "similar", "duplicate")
@@ -48,7 +49,7 @@ def repeats(prompt: str) -> tuple[int, int]:
 def one(length: int, padding: str, count: int) -> dict[str, Any]:
     """Generate ``count`` items of every task in this process; its peak RSS included."""
     for cls in TASKS:  # imports, tokenizer and corpus loaded out of the timing
-        get_task(cls.id).make_item("250", 0, 0, {"padding": padding})
+        make_item(get_task(cls.id), "250", 0, 0, {"padding": padding})
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.process_time()
     worst = 0.0
@@ -57,7 +58,7 @@ def one(length: int, padding: str, count: int) -> dict[str, Any]:
         task = get_task(cls.id)
         for i in range(count):
             t1 = time.process_time()
-            item = task.make_item(str(length), 1, i, {"padding": padding})
+            item = make_item(task, str(length), 1, i, {"padding": padding})
             worst = max(worst, time.process_time() - t1)
             r, n = repeats(item.prompt)
             again, total = again + r, total + n
@@ -125,7 +126,7 @@ def main() -> None:
 
     enc.encode_ordinary = timed
     t0 = time.perf_counter()
-    get_task(TASKS[0].id).make_item(args.length, 0, 0, {"padding": args.padding})
+    make_item(get_task(TASKS[0].id), args.length, 0, 0, {"padding": args.padding})
     cold = time.perf_counter() - t0
     rows = []
     for cls in TASKS:
@@ -133,7 +134,7 @@ def main() -> None:
         spent.update(s=0.0, calls=0, tokens=0)
         t0 = time.perf_counter()
         for i in range(count):
-            task.make_item(args.length, 1, i, {"padding": args.padding})
+            make_item(task, args.length, 1, i, {"padding": args.padding})
         dt = time.perf_counter() - t0
         rows.append(
             {

@@ -28,7 +28,10 @@ from collections.abc import Iterator
 
 from pytest_reasoning.core import canonical_json
 from pytest_reasoning.registry import get_task, task_ids
-from pytest_reasoning.tasks.base import SPLITS, Task
+from pytest_reasoning.tasks import hooks
+from pytest_reasoning.tasks.base import Task
+from pytest_reasoning.tasks.draw import SPLITS
+from pytest_reasoning.tasks.sampler import make_item
 
 # The levels whose items are many raw draws each (exhausted ``unique`` batches, balanced
 # logic): checked further than the others by default.
@@ -45,7 +48,7 @@ DEEP_LEVELS = (
 def _levels(only: list[str]) -> Iterator[tuple[Task, str]]:
     for task_id in task_ids():
         task = get_task(task_id)
-        if task.pack:
+        if hooks.is_pack(task):
             continue
         for level in task.levels:
             if not only or task_id in only or f"{task_id}:{level}" in only:
@@ -82,7 +85,7 @@ def main() -> None:
             for seed in range(1, args.seeds + 1):
                 t0 = time.process_time()
                 for i in range(count):
-                    item = task.make_item(level, seed, i, split=split)
+                    item = make_item(task, level, seed, i, split=split)
                     here.update(_record(item.id, item.problem, item.messages, item.answer))
                 cpu += time.process_time() - t0
                 items += count
@@ -90,7 +93,7 @@ def main() -> None:
                     if style not in task.styles:
                         continue
                     for i in range(min(args.examples, count)):
-                        item = task.make_item(level, seed, i, style=style, split=split)
+                        item = make_item(task, level, seed, i, style=style, split=split)
                         here.update(_record(item.id, item.problem, item.messages, item.answer))
         digest = here.hexdigest()
         total.update(f"{task.id}:{level}:{digest}".encode())

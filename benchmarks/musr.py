@@ -26,8 +26,10 @@ from typing import Any
 
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.stats import wilson_interval
+from pytest_reasoning.tasks import hooks
 from pytest_reasoning.tasks.musr import TASKS
 from pytest_reasoning.tasks.musr.shortcuts import bag_of_words
+from pytest_reasoning.tasks.sampler import make_item
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -39,13 +41,13 @@ def speed(count: int, runs: int) -> list[dict[str, Any]]:
     rows = []
     for cls in TASKS:
         task = get_task(cls.id)
-        task.make_item("L1", 0, 0)
+        make_item(task, "L1", 0, 0)
         for level in task.levels:
             wall, cpu = [], []
             for run in range(1, runs + 1):
                 t0, c0 = time.perf_counter(), time.process_time()
                 for i in range(count):
-                    task.make_item(level, run, i)
+                    make_item(task, level, run, i)
                 wall.append(count / (time.perf_counter() - t0))
                 cpu.append(count / (time.process_time() - c0))
             rows.append({"task": cls.id, "level": level,
@@ -110,14 +112,14 @@ def nearest_overlap(stories: list[str], probes: int = 100) -> tuple[float, float
 
 def baselines(count: int) -> dict[str, float]:
     """The paper's rule baselines on ``count`` L3 stories (chance: 0.5 and 0.25)."""
-    murder = [get_task("musr.murder_mystery").make_item("L3", 3, i).problem for i in range(count)]
+    murder = [make_item(get_task("musr.murder_mystery"), "L3", 3, i).problem for i in range(count)]
     longest = sum(
         max(p["choices"], key=lambda c, p=p: p["chapters"][c][1] - p["chapters"][c][0])
         == p["choices"][p["answer_index"]]
         for p in murder
     )
     placement = [
-        get_task("musr.object_placement").make_item("L3", 3, i).problem for i in range(count)
+        make_item(get_task("musr.object_placement"), "L3", 3, i).problem for i in range(count)
     ]
     named = 0
     for p in placement:
@@ -136,11 +138,11 @@ def audit(count: int) -> list[dict[str, Any]]:
     for cls in TASKS:
         task = get_task(cls.id)
         for level in task.levels:
-            train = [task.make_item(level, 1, i) for i in range(count)]
-            test = [task.make_item(level, 2, i) for i in range(count)]
+            train = [make_item(task, level, 1, i) for i in range(count)]
+            test = [make_item(task, level, 2, i) for i in range(count)]
             chance = sum(1 / len(it.problem["choices"]) for it in test) / count
             results = {s.name: sum(s.guess(it) == it.answer for it in test)
-                       for s in task.shortcuts()}  # fmt: skip
+                       for s in hooks.shortcuts(task)}  # fmt: skip
             results["bag_of_words"] = bag_of_words(train, test, task.choice_texts)[0]
             for name, hits in results.items():
                 low, high = wilson_interval(hits, count)
@@ -182,17 +184,17 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     for cls in TASKS:
         task = get_task(cls.id)
-        task.make_item("L1", 0, 0)  # warm: name lists, cached tables
+        make_item(task, "L1", 0, 0)  # warm: name lists, cached tables
         for level in task.levels:
             t0 = time.perf_counter()
-            items = [task.make_item(level, 1, i) for i in range(args.count)]
+            items = [make_item(task, level, 1, i) for i in range(args.count)]
             dt = time.perf_counter() - t0
             words = [len(_tokens(it.problem["story"])) for it in items]
             rows.append({"task": cls.id, "level": level, "stories_per_s": round(args.count / dt, 1),
                          "words_mean": round(sum(words) / len(words)), "words_min": min(words),
                          "words_max": max(words)})  # fmt: skip
             print(rows[-1], flush=True)
-        stories = [task.make_item("L3", 2, i).problem["story"] for i in range(args.diversity)]
+        stories = [make_item(task, "L3", 2, i).problem["story"] for i in range(args.diversity)]
         t0 = time.perf_counter()
         bleu, distinct = self_bleu(stories)
         near_mean, near_max = nearest_overlap(stories)

@@ -15,7 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks import hooks
 from pytest_reasoning.tasks.dyval import TASKS
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.tasks.zebra.clues import TEMPLATES
 
 BEGIN, END = "<!-- BEGIN GENERATED EXAMPLES -->", "<!-- END GENERATED EXAMPLES -->"
@@ -37,11 +39,11 @@ def dyval_examples() -> str:
         task = get_task(cls.id)
         parts.append(f"### `{task.id}`\n\n{task.description}\n")
         for index, level in enumerate(task.levels):  # other indices: the classes vary
-            item = task.make_item(level, 1, index)
+            item = make_item(task, level, 1, index)
             summary = f"{level} (answer: <code>{item.answer}</code>)"
             parts.append(details(summary, item.prompt, open_=level == "D1"))
-        item = task.make_item("D1", 1, 0)
-        parts.append(f"Steps (`--with-steps`, D1):\n\n```text\n{task.steps(item)}\n```\n")
+        item = make_item(task, "D1", 1, 0)
+        parts.append(f"Steps (`--with-steps`, D1):\n\n```text\n{hooks.steps(task, item)}\n```\n")
     return "\n".join(parts)
 
 
@@ -58,17 +60,18 @@ def zebra_examples() -> str:
         parts.append(f"| `{kind}` | " + "<br>".join(templates) + " |")
     parts.append("")
     for level, label in (("2x3", "easy"), ("4x4", "hard"), ("6x6", "hard, the largest size")):
-        item = task.make_item(level, 1, 0)
+        item = make_item(task, level, 1, 0)
         answer = json.dumps(json.loads(item.answer), ensure_ascii=False)
         summary = f"{level} ({label}; {len(item.problem['clues'])} clues)"
         gold = f"Gold answer:\n\n```json\n{answer}\n```\n\n"
         parts.append(details(summary, item.prompt, open_=level == "2x3", after=gold))
-    item = task.make_item("3x3", 1, 0, style="oneshot")
+    item = make_item(task, "3x3", 1, 0, style="oneshot")
     parts.append(
         details("3x3 in the <code>oneshot</code> style (the paper's protocol)", item.prompt)
     )
-    item = task.make_item("4x4", 1, 0)
-    parts.append(f"Steps (`--with-steps`, the 4x4 above):\n\n```text\n{task.steps(item)}\n```\n")
+    item = make_item(task, "4x4", 1, 0)
+    steps = hooks.steps(task, item)
+    parts.append(f"Steps (`--with-steps`, the 4x4 above):\n\n```text\n{steps}\n```\n")
     return "\n".join(parts)
 
 
@@ -78,7 +81,7 @@ def flenqa_examples() -> str:
     parts = []
     for cls in FLENQA:
         task = get_task(cls.id)
-        item = task.make_item("250", 1, 0)
+        item = make_item(task, "250", 1, 0)
         summary = (
             f"250 tokens ({item.problem['tokens']} measured; answer: <code>{item.answer}</code>)"
         )
@@ -91,15 +94,15 @@ def flenqa_examples() -> str:
         ("similar", "middle"),
         ("different", "random"),
     ):
-        item = task.make_item("500", 1, 1, {"padding": padding, "position": position}, "cot")
+        item = make_item(task, "500", 1, 1, {"padding": padding, "position": position}, "cot")
         summary = (
             f"<code>flenqa.people_in_rooms</code> at 500 tokens, padding <code>{padding}</code>, "
             f"position <code>{position}</code>, style <code>cot</code> "
             f"({item.problem['tokens']} tokens measured)"
         )
         parts.append(details(summary, item.prompt))
-    item = task.make_item("500", 1, 1)
-    parts.append(f"Steps (`--with-steps`):\n\n```text\n{task.steps(item)}\n```\n")
+    item = make_item(task, "500", 1, 1)
+    parts.append(f"Steps (`--with-steps`):\n\n```text\n{hooks.steps(task, item)}\n```\n")
     return "\n".join(parts)
 
 
@@ -111,14 +114,14 @@ def musr_examples() -> str:
         task = get_task(cls.id)
         parts.append(f"### `{task.id}`\n\n{task.description}\n")
         for level in task.levels:
-            item = task.make_item(level, 1, 0, style="cot+")
+            item = make_item(task, level, 1, 0, style="cot+")
             words = len(item.problem["story"].split())
             answer = f"<code>{item.answer}</code>"
             summary = f"{level}, style <code>cot+</code> ({words} words; answer: {answer})"
             parts.append(details(summary, item.prompt, open_=level == "L1"))
-        item = task.make_item("L1", 1, 0)
-        parts.append(f"Steps (`--with-steps`, L1):\n\n```text\n{task.steps(item)}\n```\n")
-        shot = task.make_item("L1", 1, 0, style="1shot-cot+").prompt
+        item = make_item(task, "L1", 1, 0)
+        parts.append(f"Steps (`--with-steps`, L1):\n\n```text\n{hooks.steps(task, item)}\n```\n")
+        shot = make_item(task, "L1", 1, 0, style="1shot-cot+").prompt
         example = shot.split("\n\nNow the story to solve.")[0]
         parts.append(details("The hand-written solved example that opens <code>1shot-cot+</code>",
                              example))  # fmt: skip

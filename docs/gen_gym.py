@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_reasoning.audit import audit_level
 from pytest_reasoning.registry import get_task, task_ids
+from pytest_reasoning.tasks.base import resolve_params
 from pytest_reasoning.tasks.gym.build import MANIFEST
 from pytest_reasoning.tasks.gym.checks import accepted_perturbations
 
@@ -47,7 +48,7 @@ def check(args: tuple[str, int, int]) -> dict[str, Any]:
     accepted = tried = 0
     example = None
     for level in dict.fromkeys((first, last)):
-        params = task.resolve_params(level)
+        params = resolve_params(task, level)
         a_, t_, e_ = accepted_perturbations(task.dataset, params, range(1, seeds + 1))  # type: ignore[attr-defined]
         accepted, tried, example = accepted + a_, tried + t_, example or e_
     row["perturbation"] = {"accepted": accepted, "tried": tried, "example": example}

@@ -26,7 +26,8 @@ from .core import Item, level_key
 from .errors import InvalidArgument, InvalidDataset, UnknownTask, clip, quote
 from .files import BadJSON, InputRefused, loads_bounded, open_input
 from .registry import get_task
-from .tasks.base import Task
+from .tasks import hooks
+from .tasks.base import Task, check_style
 
 __all__ = [
     "FIELDS",
@@ -115,7 +116,7 @@ def export_row(task: Task, item: Item, **extra: Any) -> dict[str, Any]:
         "params": item.params,
         "style": item.style,
         "prompt": item.prompt,
-        "answer": task.export_answer(item.answer),
+        "answer": hooks.export_answer(task, item.answer),
         "problem": item.problem,
         # A task with a system prompt (docs/extending.md) asks with it.
         **({"system": item.system} if item.system is not None else {}),
@@ -184,13 +185,13 @@ def item_from_row(row: Any, *, path: str = "<items>", line: int = 1) -> Item:
     if not isinstance(style, str):
         raise bad("style", f"expected a string, got {_type(style)}")
     try:
-        task.check_style(style)
+        check_style(task, style)
     except InvalidArgument as exc:
         raise bad("style", str(exc)) from None
     if row["answer"] is None:
         raise bad("answer", "expected the gold answer, got null")
     try:
-        answer = task.import_answer(row["answer"])
+        answer = hooks.import_answer(task, row["answer"])
     except Exception as exc:  # a structured answer of the wrong shape
         raise bad("answer", f"not an answer of {task.id}: {type(exc).__name__}: {exc}") from None
     item = Item(
@@ -200,7 +201,7 @@ def item_from_row(row: Any, *, path: str = "<items>", line: int = 1) -> Item:
         seed=ints["seed"],
         index=ints["index"],
         params=mappings["params"],
-        style=task.style_aliases.get(style, style),
+        style=hooks.style_aliases(task).get(style, style),
         prompt=prompt,
         answer=answer,
         problem=mappings["problem"],

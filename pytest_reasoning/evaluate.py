@@ -37,6 +37,7 @@ from .models.litellm_client import (
 from .models.router import RouterGroup
 from .models.shared_cache import LayeredStore, RedisStore
 from .registry import get_task, problem_key
+from .tasks import hooks
 
 __all__ = ["EvalConfig", "Evaluator", "score_reply"]
 
@@ -542,7 +543,7 @@ class Evaluator:
         if not model_kind(model, self.config.models).calls_model:  # the task's own solver
             fut = concurrent.futures.Future()
             try:
-                fut.set_result(Reply(content=get_task(item.task).reference_response(item)))
+                fut.set_result(Reply(content=hooks.reference_response(get_task(item.task), item)))
             except Exception as exc:
                 fut.set_result(Reply(content=None, error=f"reference solver: {exc}"))
         else:

@@ -20,6 +20,8 @@ from .core import Item
 from .errors import InvalidArgument
 from .registry import get_task
 from .stats import wilson_interval
+from .tasks.base import resolve_params
+from .tasks.sampler import make_item
 
 __all__ = ["FrontierResult", "Probe", "find_frontier"]
 
@@ -104,7 +106,7 @@ def find_frontier(
         raise InvalidArgument(f"--confidence: expected a fraction in (0, 1), got {confidence}")
     base = dict(params or {})
     for value in (low, high):  # a one-line error before any call is spent
-        found.resolve_params(level, {**base, knob: value})
+        resolve_params(found, level, {**base, knob: value})
     result = FrontierResult(task, knob, target, confidence, None, False, 0)
     per_look = 1 - (1 - confidence) / max_samples
 
@@ -113,7 +115,7 @@ def find_frontier(
         result.probes.append(p)
         index = 0
         while p.n < max_samples and (max_calls is None or result.calls < max_calls):
-            item = found.make_item(level, seed, index, {**base, knob: value})
+            item = make_item(found, level, seed, index, {**base, knob: value})
             index += 1
             result.calls += 1
             verdict = answer(item)

@@ -18,6 +18,7 @@ from typing import Any
 
 from .core import Item
 from .errors import ReasoningError, UnknownTask, did_you_mean, quote
+from .tasks import hooks
 from .tasks.base import Task
 
 __all__ = [
@@ -125,7 +126,7 @@ def problem_key(item: Item) -> str | None:
     not installed or its problem (a user's dataset row) is not one the task can read: such a
     sample is its own cluster."""
     try:
-        return get_task(item.task).problem_key(item.problem)
+        return hooks.problem_key(get_task(item.task), item.problem)
     except (ReasoningError, LookupError, TypeError, ValueError, AttributeError):
         return None
 
@@ -135,7 +136,7 @@ def task_for_prompt(prompt: str) -> Task | None:
     last (few-shot prompts show other problems first), or None."""
     best: tuple[int, Task] | None = None
     for task in _tasks().values():
-        at = task.locate(prompt)
+        at = hooks.locate(task, prompt)
         if at >= 0 and (best is None or at > best[0]):
             best = (at, task)
     return best[1] if best else None

@@ -30,6 +30,10 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from .tasks import hooks
+from .tasks.base import check_level, check_style, resolve_params
+from .tasks.sampler import sampler
+
 try:
     from hypothesis import HealthCheck, currently_in_test_context, note, reject, settings
     from hypothesis import strategies as st
@@ -178,7 +182,7 @@ def problems(
         found = get_task(task)
     except UnknownTask as exc:
         raise InvalidArgument(f"task: {exc}") from None
-    found.check_style(style)
+    check_style(found, style)
     for name, value in knobs.items():
         if name not in found.knobs:
             raise InvalidArgument(
@@ -191,11 +195,11 @@ def problems(
         level = found.levels[0]
     if isinstance(level, str):
         try:
-            found.check_level(level)
+            check_level(found, level)
         except UnknownLevel as exc:
             raise InvalidArgument(f"level: {exc}") from None
         if not any(isinstance(v, SearchStrategy) for v in knobs.values()):
-            found.resolve_params(level, knobs)  # impossible combinations fail now, once
+            resolve_params(found, level, knobs)  # impossible combinations fail now, once
     # Knobs that draw by rejection (redraw the whole problem until it qualifies) are off
     # unless asked for: under shrinking the simplest draws never qualify, so the smallest
     # example would be a thousand redraws (Hypothesis's large_base_example health check:
@@ -222,21 +226,21 @@ def _items(
         name: draw(value) if isinstance(value, SearchStrategy) else value
         for name, value in sorted(knobs.items())
     }
-    resolved = task.resolve_params(lvl, params)
+    resolved = resolve_params(task, lvl, params)
     chooser = DrawChooser(draw)
     index = draw(st.integers(0, 5)) if resolved.get("balanced") else 0  # the answer class
     try:
         generated = task.generate(chooser, resolved, index)
         examples = []
         if style in task.example_styles:
-            shot = task.example_params(resolved)
+            shot = hooks.example_params(task, resolved)
             examples = [task.generate(chooser, shot, j) for j in range(task.shots(resolved))]
     except InvalidArgument:
         # A generator's rejection loop ran dry on these draws (e.g. every coefficient shrunk
         # to 0: no unique solution). The knobs were valid, so this draw is just invalid.
         reject()
     digest = hashlib.sha256(repr(generated.problem).encode("utf-8")).hexdigest()[:10]
-    return task.build_item(
+    return sampler(task).build_item(
         generated,
         examples,
         level=lvl,

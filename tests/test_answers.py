@@ -17,6 +17,7 @@ from pytest_reasoning.answers import (
 )
 from pytest_reasoning.registry import all_tasks
 from pytest_reasoning.tasks import Item, Task
+from pytest_reasoning.tasks.sampler import make_item
 
 
 @pytest.mark.parametrize(
@@ -98,7 +99,7 @@ def test_a_reply_cut_off_in_a_loop_is_told_apart(text: str, looping: bool) -> No
 def _first_items() -> list[tuple[Task, Item]]:
     # One item per task, made once: the property is about the scorers, not the generators.
     return [
-        (task, task.make_item(task.levels[0], 1, 0))
+        (task, make_item(task, task.levels[0], 1, 0))
         for task in all_tasks().values()
         if not task.id.startswith("gym.")  # the gym pack's scorers: tests/test_gym.py
     ]

@@ -16,6 +16,7 @@ from pytest_reasoning.core import Item, Score
 from pytest_reasoning.registry import get_task, task_ids
 from pytest_reasoning.rng import Chooser
 from pytest_reasoning.stats import wilson_interval
+from pytest_reasoning.tasks import hooks
 from pytest_reasoning.tasks.base import Generated, Knob, Shortcut, Task
 
 
@@ -200,7 +201,7 @@ def test_cli_prints_every_baseline_and_json(capsys: pytest.CaptureFixture[str]) 
 
 def test_the_default_audit_is_the_built_in_families(capsys: pytest.CaptureFixture[str]) -> None:
     """The reasoning-gym pack's 88 datasets are audited only when named (docs/tasks/gym.md)."""
-    assert get_task("gym.basic_arithmetic").pack and not get_task("dyval.arithmetic").pack
+    assert hooks.is_pack(get_task("gym.basic_arithmetic")) and not hooks.is_pack(get_task("dyval.arithmetic"))
     assert main(["audit", "--level", "L0", "--count", "5"]) == 4  # only gym tasks have L0
     assert capsys.readouterr().err.strip() == (
         "pytest-reasoning: error: --level: no built-in task has a level 'L0' (a pack's tasks, "
@@ -329,7 +330,7 @@ def _count(task_id: str) -> int:
 
 # The built-in families; the reasoning-gym pack's datasets are not ours to fix:
 # docs/tasks/gym.md records and marks their audit instead of gating it here.
-CASES = [(t, lv) for t in task_ids() if not get_task(t).pack for lv in get_task(t).levels]
+CASES = [(t, lv) for t in task_ids() if not hooks.is_pack(get_task(t)) for lv in get_task(t).levels]
 
 
 @pytest.mark.e2e  # 81 levels x both splits x every learner: minutes of CPU, not the inner loop
@@ -411,7 +412,7 @@ def test_issue_41_levels_keep_the_bound_trained_on_every_training_problem(
 def test_every_exception_names_a_task_and_a_baseline_it_has() -> None:
     for (task_id, name), (accuracy, why) in [*EXCEPTIONS.items(), *CELL_EXCEPTIONS.items()]:
         task = get_task(task_id)
-        declared = {r.name for r in task.shortcuts()}
+        declared = {r.name for r in hooks.shortcuts(task)}
         generic = {"prompt length", "most mentioned choice", "position prior", "answer prior",
                    "numbers rule"}  # fmt: skip
         learner = name.startswith(("bag of words", "surface features", "surface counts"))

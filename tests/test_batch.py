@@ -41,6 +41,7 @@ from pytest_reasoning.models.batch import (
 )
 from pytest_reasoning.models.litellm_client import LiteLLMClient
 from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 N = 6  # requests per phase in the in-process tests: small, every fault still shows
@@ -54,7 +55,7 @@ def evaluator(tmp_path: Path, fake_server: FakeOpenAIServer) -> Iterator[Evaluat
 
 
 def _items(n: int = N) -> list:  # type: ignore[type-arg]
-    return [get_task("dyval.arithmetic").make_item("D1", 3, i) for i in range(n)]
+    return [make_item(get_task("dyval.arithmetic"), "D1", 3, i) for i in range(n)]
 
 
 def _phase(

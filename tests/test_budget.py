@@ -22,6 +22,7 @@ from pytest_reasoning.core import Outcome, Reply
 from pytest_reasoning.errors import InvalidArgument
 from pytest_reasoning.gates import load_results
 from pytest_reasoning.plugin.signals import Signals
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 
@@ -327,7 +328,7 @@ def test_identical_prompts_in_flight_share_one_request_counted_once(tmp_path: Pa
     from pytest_reasoning.evaluate import EvalConfig, Evaluator
     from pytest_reasoning.registry import get_task
 
-    item = get_task("dyval.arithmetic").make_item("D1", 1, 0, {}, "direct")
+    item = make_item(get_task("dyval.arithmetic"), "D1", 1, 0, {}, "direct")
     twin = dataclasses.replace(item, id=item.id.replace("-000]", "-001]"))
     model = "openai/oracle"
     for cache in (str(tmp_path), None):

@@ -24,7 +24,9 @@ from pytest_reasoning.core import Item, canonical_json
 from pytest_reasoning.errors import InvalidArgument, UnknownLevel
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.strategies import problems
-from pytest_reasoning.tasks.base import Generated, Task
+from pytest_reasoning.tasks import hooks
+from pytest_reasoning.tasks.base import Generated, Task, resolve_params
+from pytest_reasoning.tasks.draw import split_of
 from pytest_reasoning.tasks.dyval import (
     TASKS,
     ArithmeticTask,
@@ -36,6 +38,7 @@ from pytest_reasoning.tasks.dyval import (
     tdag,
 )
 from pytest_reasoning.tasks.dyval.common import export_nodes
+from pytest_reasoning.tasks.sampler import make_item, sampler
 
 ARITH = get_task("dyval.arithmetic")
 LINEAR = get_task("dyval.linear_equation")
@@ -234,7 +237,7 @@ def _structure(task: Task, item: Item) -> None:
 def _check_item(task: Task, params: Mapping[str, Any], seed: int, index: int, style: str) -> None:
     level = task.levels[seed % len(task.levels)]
     try:
-        item = task.make_item(level, seed, index, params, style)
+        item = make_item(task, level, seed, index, params, style)
     except InvalidArgument as exc:
         # e.g. ops=["-"] cannot make a root >= 1e-4, or min_value = max_value leaves a single
         # problem, in the train split: a clear one-line error is the contract
@@ -242,9 +245,9 @@ def _check_item(task: Task, params: Mapping[str, Any], seed: int, index: int, st
         assert str(exc).startswith("knob '") or " split " in str(exc), str(exc)
         return
     # The independent solver reads only the prompt text and must agree with the gold answer.
-    assert task.score(item, task.reference_response(item)).correct, (item.answer, item.prompt)
+    assert task.score(item, hooks.reference_response(task, item)).correct, (item.answer, item.prompt)
     _structure(task, item)
-    steps = task.steps(item)
+    steps = hooks.steps(task, item)
     assert steps.endswith(f"<<<{item.answer}>>>") and task.score(item, steps).correct
     if params.get("balanced") and task is ABDUCT and item.params["semantics"] == "exact":
         # Definite (True or False) and N/A alternate (docs/tasks/dyval.md).
@@ -254,8 +257,8 @@ def _check_item(task: Task, params: Mapping[str, Any], seed: int, index: int, st
     if style == "fewshot":
         # Never the item's own problem (distractors aside), nor one example twice; an example
         # whose class has nothing else to show is replaced by another class's, or left out.
-        resolved = task.resolve_params(level, params)
-        shown = task.worked_examples(level, seed, index, resolved, Generated(item.problem, "", ""))
+        resolved = resolve_params(task, level, params)
+        shown = sampler(task).worked_examples(level, seed, index, resolved, Generated(item.problem, "", ""))
         keys = [canonical_json(task.identity(e.problem)) for e in shown]
         assert canonical_json(task.identity(item.problem)) not in keys
         assert len(set(keys)) == len(keys)
@@ -264,9 +267,9 @@ def _check_item(task: Task, params: Mapping[str, Any], seed: int, index: int, st
         if shown:
             assert item.prompt.rstrip().endswith(item.prompt.rsplit("Q:\n", 1)[1].rstrip())
         else:
-            assert item.prompt == task.make_item(level, seed, index, params).prompt
+            assert item.prompt == make_item(task, level, seed, index, params).prompt
     # Rendering knobs never change the problem; distractors never change the main DAG.
-    plain = task.make_item(level, seed, index, {**params, "order": "topological"}, "direct")
+    plain = make_item(task, level, seed, index, {**params, "order": "topological"}, "direct")
     assert plain.problem == item.problem and plain.answer == item.answer
     if task is REACH and params["balanced"]:
         # Description order says nothing: every target, reachable or not, is described
@@ -281,7 +284,7 @@ def _check_item(task: Task, params: Mapping[str, Any], seed: int, index: int, st
         paths = nx.all_simple_paths(g, item.problem["source"], item.problem["target"])
         assert any(len(p) > 2 for p in paths)
     if params["distractors"]:
-        bare = task.make_item(level, seed, index, {**params, "distractors": 0})
+        bare = make_item(task, level, seed, index, {**params, "distractors": 0})
         assert bare.answer == item.answer
         if "nodes" in bare.problem and task is not LINEAR:
             assert bare.problem["nodes"] == _main(item)
@@ -413,8 +416,8 @@ def test_exact_abduction_answers_do_not_follow_the_parent() -> None:
     about half the time (definite and N/A are drawn apart from the shape), where the
     reference semantics let it answer 80-92% of D2-D4 items."""
     for level in ("D3", "D4"):
-        items = [ABDUCT.make_item(level, 3, i) for i in range(60)]
-        rule = next(r for r in ABDUCT.shortcuts() if r.name == "one step deep")
+        items = [make_item(ABDUCT, level, 3, i) for i in range(60)]
+        rule = next(r for r in hooks.shortcuts(ABDUCT) if r.name == "one step deep")
         right = sum(rule.guess(i) == i.answer for i in items)
         assert right / len(items) <= 0.5 + 0.10 + 0.15  # chance + bound + sampling slack
         assert {i.answer for i in items} == {"True", "False", "N/A"}
@@ -424,16 +427,16 @@ def test_exact_abduction_answers_do_not_follow_the_parent() -> None:
 # A sweep (many generated items): CI runs it, the inner loop does not.
 @pytest.mark.e2e
 def test_ten_thousand_d4_arithmetic_prompts_are_all_distinct() -> None:
-    prompts = {ARITH.make_item("D4", 1, i).prompt for i in range(10_000)}
+    prompts = {make_item(ARITH, "D4", 1, i).prompt for i in range(10_000)}
     assert len(prompts) == 10_000
-    assert ARITH.repeated("D4", 1, 10_000) == 0
+    assert sampler(ARITH).repeated("D4", 1, 10_000) == 0
 
 
 # Raw draw 1022 is the first to repeat an earlier one (619), so 1,100 draws already collide;
 # the 3,000 of old: CI.
 @pytest.mark.parametrize("count", [1100, pytest.param(3000, marks=pytest.mark.e2e)])
 def test_raw_draws_do_collide_which_is_why_batches_deduplicate(count: int) -> None:
-    raw = [ARITH.make_item("D4", 1, i, {"unique": False}).prompt for i in range(count)]
+    raw = [make_item(ARITH, "D4", 1, i, {"unique": False}).prompt for i in range(count)]
     assert len(set(raw)) < len(raw)  # measured 0.37% at 10,000; see docs/tasks/dyval.md
 
 
@@ -450,7 +453,7 @@ def test_raw_draws_do_collide_which_is_why_batches_deduplicate(count: int) -> No
 )
 def test_d4_batches_hold_no_duplicate_problem(task: Task, count: int) -> None:
     """Not even one equal up to renaming (issue 41)."""
-    problems = {task.problem_key(task.make_item("D4", 2, i).problem) for i in range(count)}
+    problems = {hooks.problem_key(task, make_item(task, "D4", 2, i).problem) for i in range(count)}
     assert len(problems) == count
 
 
@@ -460,30 +463,30 @@ def test_d4_batches_hold_no_duplicate_problem(task: Task, count: int) -> None:
 def test_exhausted_level_repeats_and_says_so(count: int) -> None:
     # D1 boolean logic has eight problems up to renaming, five in the test split: item
     # ``count`` exists, repeats are counted, and the shortfall is one line.
-    items = [BOOL.make_item("D1", 1, i) for i in range(count)]
-    distinct = {BOOL.problem_key(i.problem) for i in items}
+    items = [make_item(BOOL, "D1", 1, i) for i in range(count)]
+    distinct = {hooks.problem_key(BOOL, i.problem) for i in items}
     assert len(distinct) <= 5
-    assert BOOL.repeated("D1", 1, count) == count - len(distinct)
-    assert BOOL.shortfall("D1", 1, count) == (
+    assert sampler(BOOL).repeated("D1", 1, count) == count - len(distinct)
+    assert sampler(BOOL).shortfall("D1", 1, count) == (
         f"dyval.boolean_logic D1: {count - len(distinct)} of {count} items repeat an earlier "
         f"problem: the test split has only {len(distinct)} distinct problems under these knobs "
         "(docs/tasks/splits.md)"
     )
-    assert BOOL.shortfall("D1", 1, 4) is None
+    assert sampler(BOOL).shortfall("D1", 1, 4) is None
 
 
 class _Counting(ArithmeticTask):
-    """The arithmetic task, counting its raw draws (``Task.draw``)."""
+    """The arithmetic task, counting its raw draws (one ``generate`` each)."""
 
     draws = 0
 
-    def draw(self, *args: Any) -> Generated:
+    def generate(self, *args: Any) -> Generated:
         self.draws += 1
-        return super().draw(*args)
+        return super().generate(*args)
 
 
 def _state(task: Task) -> tuple[Any, ...]:
-    [batch] = task.__dict__["_batches"].values()
+    [batch] = sampler(task)._batches.values()
     return list(batch.raw), bytes(batch.repeats), batch.seen, batch.patience, batch.next_raw
 
 
@@ -498,22 +501,22 @@ def test_a_batch_one_worker_drew_is_read_by_the_others(
     from pytest_reasoning.tasks.shared_batches import RECORD, share_batches
 
     alone = ArithmeticTask()
-    expected = [alone.make_item(level, 3, i).prompt for i in range(count)]
+    expected = [make_item(alone, level, 3, i).prompt for i in range(count)]
     share_batches(str(tmp_path))
     try:
         first = ArithmeticTask()  # draws items 0..count-1, writing their records
-        assert [first.make_item(level, 3, i).prompt for i in range(0, count, 2)] == expected[::2]
+        assert [make_item(first, level, 3, i).prompt for i in range(0, count, 2)] == expected[::2]
         [path] = tmp_path.iterdir()
         assert path.stat().st_size == RECORD.size * (count - 1)
         reader = _Counting()
-        assert reader.make_item(level, 3, count - 2).prompt == expected[count - 2]
+        assert make_item(reader, level, 3, count - 2).prompt == expected[count - 2]
         assert reader.draws < count // 2  # its own item replayed, not the batch redrawn
         assert _state(reader) == _state(first)
         with path.open("r+b") as fh:  # a damaged record half-way: the rest is drawn again
             fh.seek(RECORD.size * (count // 2))
             fh.write(RECORD.pack(-5, 0, bytes(16)))
         late = ArithmeticTask()
-        assert [late.make_item(level, 3, i).prompt for i in range(count - 1, 0, -3)] == (
+        assert [make_item(late, level, 3, i).prompt for i in range(count - 1, 0, -3)] == (
             expected[count - 1 : 0 : -3]
         )
         assert _state(late) == _state(alone)
@@ -525,10 +528,10 @@ def test_random_access_equals_sequential() -> None:
     # One instance asked in index order builds its batch exactly as a fresh one replays it
     # for item i (a batch only grows in index order), in 61 draws rather than 1,800.
     ordered = ArithmeticTask()
-    sequential = [ordered.make_item("D2", 5, i).prompt for i in range(60)]
+    sequential = [make_item(ordered, "D2", 5, i).prompt for i in range(60)]
     fresh = ArithmeticTask()  # its own batch cache, asked out of order
     for i in (59, 3, 41, 0, 58):
-        assert fresh.make_item("D2", 5, i).prompt == sequential[i]
+        assert make_item(fresh, "D2", 5, i).prompt == sequential[i]
 
 
 @pytest.mark.parametrize(
@@ -543,7 +546,7 @@ def test_random_access_equals_sequential() -> None:
 )
 @pytest.mark.parametrize("n", [24, pytest.param(60, marks=pytest.mark.e2e)])  # 60: CI
 def test_balanced_labels_are_exactly_balanced(task: Task, labels: tuple[str, ...], n: int) -> None:
-    answers = [task.make_item("D3", 5, i).answer for i in range(n)]
+    answers = [make_item(task, "D3", 5, i).answer for i in range(n)]
     if task is ABDUCT:  # exact semantics: definite (True or False) against N/A
         answers = ["N/A" if a == "N/A" else "definite" for a in answers]
     assert all(answers.count(label) == n // len(labels) for label in labels)
@@ -569,10 +572,10 @@ def test_fewshot_never_shows_the_item_itself(
 ) -> None:
     task = get_task(task_id)
     for index in range(items):  # six: each class of a balanced task three times
-        item = task.make_item(level, 7, index, params, "fewshot")
+        item = make_item(task, level, 7, index, params, "fewshot")
         own = item.prompt.split("Now the problem to solve:\nQ:\n", 1)[1]
-        shown = task.worked_examples(
-            level, 7, index, task.resolve_params(level, params), Generated(item.problem, "", "")
+        shown = sampler(task).worked_examples(
+            level, 7, index, resolve_params(task, level, params), Generated(item.problem, "", "")
         )
         assert own not in re.findall(r"Example \d+:\nQ:\n(.*?)\n\nA:\n", item.prompt, re.S)
         assert all(task.identity(e.problem) != task.identity(item.problem) for e in shown)
@@ -586,17 +589,17 @@ def test_a_class_whose_only_problem_is_in_the_other_split_is_one_line(level: str
     """Deduction over AND alone at D1 and at D2 has one True problem (every leaf True), in
     the train split: a test item of that class cannot exist, and says so in one line."""
     with pytest.raises(InvalidArgument) as caught:
-        DEDUCT.make_item(level, 7, 0, {"ops": ["and"]})
+        make_item(DEDUCT, level, 7, 0, {"ops": ["and"]})
     assert "\n" not in str(caught.value) and "train/test split" in str(caught.value)
-    assert DEDUCT.make_item(level, 7, 0, {"ops": ["and"]}, split="train").answer == "True"
+    assert make_item(DEDUCT, level, 7, 0, {"ops": ["and"]}, split="train").answer == "True"
 
 
 def test_fewshot_examples_are_other_problems_of_the_same_level() -> None:
-    item = ARITH.make_item("D1", 4, 0, {"shots": 3}, "fewshot")
+    item = make_item(ARITH, "D1", 4, 0, {"shots": 3}, "fewshot")
     blocks = item.prompt.split("Q:\n")[1:]
     assert len(blocks) == 4 and len(set(blocks)) == 4
     assert blocks[-1].startswith("Here is the description of an arithmetic problem")
-    assert ARITH.score(item, ARITH.reference_response(item)).correct
+    assert ARITH.score(item, hooks.reference_response(ARITH, item)).correct
 
 
 def test_linear_steps_do_the_elimination_arithmetic() -> None:
@@ -606,8 +609,8 @@ def test_linear_steps_do_the_elimination_arithmetic() -> None:
     num = r"(-?[\d.e+-]+)"
     kinds = set()
     for seed in range(60):
-        item = LINEAR.make_item("D2", seed, 0)
-        steps = LINEAR.steps(item)
+        item = make_item(LINEAR, "D2", seed, 0)
+        steps = hooks.steps(LINEAR, item)
         system = steps.split("Now solve the system:\n", 1)[1].splitlines()
         rows = [
             [float(v) for v in re.findall(r"-?[\d.]+(?:e[+-]?\d+)?", ln.replace("- ", "-"))]
@@ -639,14 +642,14 @@ def test_linear_steps_do_the_elimination_arithmetic() -> None:
 
 
 def test_fewshot_header_reads_as_english() -> None:
-    three = LINEAR.make_item("D1", 1, 0, style="fewshot").prompt
+    three = make_item(LINEAR, "D1", 1, 0, style="fewshot").prompt
     assert three.startswith("Here are 3 examples of linear equation problems with their ")
-    one = ARITH.make_item("D1", 1, 0, {"shots": 1}, "fewshot").prompt
+    one = make_item(ARITH, "D1", 1, 0, {"shots": 1}, "fewshot").prompt
     assert one.startswith("Here is an example of an arithmetic problem with its step-by-step")
 
 
 def test_extra_links_make_a_dag_not_a_tree() -> None:
-    item = ARITH.make_item("D4", 1, 0, {"extra_links": 1})
+    item = make_item(ARITH, "D4", 1, 0, {"extra_links": 1})
     parents: dict[str, int] = {}
     for n in item.problem["nodes"]:
         for c in n["children"]:
@@ -682,9 +685,9 @@ def test_export_is_byte_identical_across_hash_seeds() -> None:
 @pytest.mark.parametrize("index", [5, pytest.param(17, marks=pytest.mark.e2e)])
 def test_same_address_same_bytes_and_different_seeds_differ(index: int) -> None:
     for task in ALL:
-        a = task.make_item("D4", 3, index)
-        assert json.dumps(a.to_dict()) == json.dumps(task.make_item("D4", 3, index).to_dict())
-        assert task.make_item("D4", 4, index).prompt != a.prompt
+        a = make_item(task, "D4", 3, index)
+        assert json.dumps(a.to_dict()) == json.dumps(make_item(task, "D4", 3, index).to_dict())
+        assert make_item(task, "D4", 4, index).prompt != a.prompt
 
 
 # -- one-line errors naming the knob ------------------------------------------------------------
@@ -763,18 +766,18 @@ def test_impossible_knobs_name_the_knob(
     task: Task, params: dict[str, object], message: str
 ) -> None:
     with pytest.raises(InvalidArgument) as exc:
-        task.make_item("D1", 1, 0, params)
+        make_item(task, "D1", 1, 0, params)
     assert str(exc.value) == message
 
 
 def test_unknown_level() -> None:
     with pytest.raises(UnknownLevel, match=r"unknown level 'D9' for dyval\.arithmetic"):
-        ARITH.make_item("D9", 1, 0)
+        make_item(ARITH, "D9", 1, 0)
 
 
 def test_style_not_offered() -> None:
     with pytest.raises(InvalidArgument, match="style 'oneshot' is not offered"):
-        ARITH.make_item("D1", 1, 0, style="oneshot")
+        make_item(ARITH, "D1", 1, 0, style="oneshot")
 
 
 # -- scoring and failure modes ------------------------------------------------------------------
@@ -791,13 +794,13 @@ def test_style_not_offered() -> None:
     ],
 )
 def test_arithmetic_failure_modes(response: str, correct: bool, mode: str | None) -> None:
-    item = ARITH.make_item("D2", 1, 7)
+    item = make_item(ARITH, "D2", 1, 7)
     score = ARITH.score(item, response.format(gold=item.answer, prompt=item.prompt))
     assert (score.correct, score.failure_mode) == (correct, mode)
 
 
 def test_partial_calculation_is_recognised() -> None:
-    item = ARITH.make_item("D2", 1, 7)
+    item = make_item(ARITH, "D2", 1, 7)
     inner = next(
         n
         for n in item.problem["nodes"]
@@ -831,7 +834,7 @@ def _wrong_label(item: Item) -> str:
     ids=lambda v: getattr(v, "id", None) or "",
 )
 def test_failure_modes_per_task(task: Task, response: Any, mode: str | None) -> None:
-    item = task.make_item("D2", 1, 2)
+    item = make_item(task, "D2", 1, 2)
     text = response(item)
     if not text.startswith("<<<") and text != "no idea":
         text = f"<<<{text}>>>"
@@ -840,7 +843,7 @@ def test_failure_modes_per_task(task: Task, response: Any, mode: str | None) -> 
 
 
 def test_na_is_accepted_where_the_gold_is_na() -> None:
-    item = next(i for i in (DEDUCT.make_item("D2", 1, k) for k in range(10)) if i.answer == "N/A")
+    item = next(i for i in (make_item(DEDUCT, "D2", 1, k) for k in range(10)) if i.answer == "N/A")
     assert DEDUCT.score(item, "so <<<N/A>>>").correct
     assert DEDUCT.score(item, "<<<n/a>>>").correct
 
@@ -959,17 +962,17 @@ def test_max_sum_path_d1_asks_pairs_that_three_paths_join() -> None:
     pairs that at least three paths join. D2-D4 are as they were; a user's own graph knobs
     drop the rule unless ``min_paths`` is set."""
     for index in range(12):
-        p = MAXSUM.make_item("D1", 4, index).problem
+        p = make_item(MAXSUM, "D1", 4, index).problem
         g = nx.DiGraph([(a, b) for a, kids in p["edges"].items() for b in kids])
         paths = list(nx.all_simple_paths(g, p["source"], p["target"]))
         assert len(paths) >= 3 and max(len(path) for path in paths) >= 3
-        assert int(MAXSUM.make_item("D1", 4, index).answer) == max(
+        assert int(make_item(MAXSUM, "D1", 4, index).answer) == max(
             sum(p["values"][n] for n in path) for path in paths
         )
-    assert MAXSUM.resolve_params("D1")["min_paths"] == 3
-    assert "min_paths" not in MAXSUM.resolve_params("D2")
-    assert "min_paths" not in MAXSUM.resolve_params("D1", {"nodes": 5})
-    assert MAXSUM.resolve_params("D1", {"nodes": 5, "min_paths": 2})["min_paths"] == 2
+    assert resolve_params(MAXSUM, "D1")["min_paths"] == 3
+    assert "min_paths" not in resolve_params(MAXSUM, "D2")
+    assert "min_paths" not in resolve_params(MAXSUM, "D1", {"nodes": 5})
+    assert resolve_params(MAXSUM, "D1", {"nodes": 5, "min_paths": 2})["min_paths"] == 2
 
 
 # A sweep (many generated items): CI runs it, the inner loop does not.
@@ -979,7 +982,7 @@ def test_true_reachability_pairs_are_mostly_multi_hop() -> None:
     adjacency check is no shortcut; distances of two hops or more all occur."""
     direct, far = 0, set()
     for index in range(0, 400, 2):  # even indices: the True items
-        item = REACH.make_item("D3", 11, index)
+        item = make_item(REACH, "D3", 11, index)
         edges, s, t = item.problem["edges"], item.problem["source"], item.problem["target"]
         assert item.answer == "True"
         g = nx.DiGraph([(a, b) for a, kids in edges.items() for b in kids])
@@ -1050,8 +1053,8 @@ def test_renaming_and_reordering_keep_the_problem(task: Task, data: Any, shuffle
     item = data.draw(problems(task.id, **knobs))
     renamed = _renamed(item.problem, random.Random(shuffle))
     assert task.identity(renamed) == task.identity(item.problem)
-    assert task.problem_key(renamed) == task.problem_key(item.problem)
-    assert task.split_of(renamed) == task.split_of(item.problem)
+    assert hooks.problem_key(task, renamed) == hooks.problem_key(task, item.problem)
+    assert split_of(task, renamed) == split_of(task, item.problem)
 
 
 def _sweep(task: Task, level: str, count: int) -> dict[str, set[str]]:
@@ -1061,10 +1064,10 @@ def _sweep(task: Task, level: str, count: int) -> dict[str, set[str]]:
         for split in ("test", "train"):
             for i in range(count):
                 try:
-                    item = task.make_item(level, seed, i, {"unique": False}, split=split)
+                    item = make_item(task, level, seed, i, {"unique": False}, split=split)
                 except InvalidArgument:  # a class with no problem in this split (one line)
                     continue
-                answers.setdefault(task.problem_key(item.problem), set()).add(item.answer)
+                answers.setdefault(hooks.problem_key(task, item.problem), set()).add(item.answer)
     return answers
 
 

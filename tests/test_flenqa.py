@@ -19,10 +19,12 @@ from conftest import export_digests, inner_and_sweep
 from pytest_reasoning.core import Item
 from pytest_reasoning.errors import InvalidArgument, UnknownLevel
 from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.draw import split_of
 from pytest_reasoning.tasks.flenqa import TASKS
 from pytest_reasoning.tasks.flenqa.task import COT, DIRECT, INTRO, TOLERANCE
 from pytest_reasoning.tasks.flenqa.tokens import count
 from pytest_reasoning.tasks.flenqa.vocab import PERSON_BANK, PROPERTY_GROUPS, ROOM_BANK, task_words
+from pytest_reasoning.tasks.sampler import make_item
 
 IDS = [cls.id for cls in TASKS]
 
@@ -61,11 +63,11 @@ def _generated_items_keep_every_promise(
 ) -> None:
     task = get_task(task_id)
     params = {"padding": padding, "position": position, "target_tokens": target}
-    item = task.make_item("1000", seed, index, params)
+    item = make_item(task, "1000", seed, index, params)
     p = item.problem
     # Lengths: both styles' prompts within the tolerance, and `tokens` is the direct one's.
     assert p["tokens"] == count(item.prompt)
-    cot = task.make_item("1000", seed, index, params, style="cot")
+    cot = make_item(task, "1000", seed, index, params, style="cot")
     for prompt in (item.prompt, cot.prompt):
         assert abs(count(prompt) - target) <= TOLERANCE, (count(prompt), target)
     assert item.prompt.endswith(DIRECT) and cot.prompt.endswith(COT)
@@ -138,17 +140,17 @@ def _entities(task_id: str, logic: dict[str, Any]) -> set[str]:
 @pytest.mark.parametrize("task_id", IDS)
 def test_labels_are_exactly_balanced(task_id: str) -> None:
     task = get_task(task_id)
-    answers = [task.make_item("500", 3, i).answer for i in range(20)]
+    answers = [make_item(task, "500", 3, i).answer for i in range(20)]
     assert answers.count("True") == answers.count("False") == 10
 
 
 @pytest.mark.parametrize("task_id", IDS)
 def test_same_address_same_bytes(task_id: str) -> None:
     task = get_task(task_id)
-    a = task.make_item("2000", 9, 4, {"padding": "similar"})
-    b = task.make_item("2000", 9, 4, {"padding": "similar"})
+    a = make_item(task, "2000", 9, 4, {"padding": "similar"})
+    b = make_item(task, "2000", 9, 4, {"padding": "similar"})
     assert a.to_dict() == b.to_dict()
-    assert task.make_item("2000", 10, 4, {"padding": "similar"}).prompt != a.prompt
+    assert make_item(task, "2000", 10, 4, {"padding": "similar"}).prompt != a.prompt
 
 
 @pytest.mark.e2e
@@ -161,7 +163,7 @@ def test_export_is_byte_identical_across_hash_seeds() -> None:
 def test_the_question_sits_where_the_paper_puts_it(task_id: str) -> None:
     """MonoRel asks before and after the text, RuleTaker states the rule and the question
     before the facts only, PIR asks after (the paper's appendix D prompts)."""
-    item = get_task(task_id).make_item("500", 4, 1)
+    item = make_item(get_task(task_id), "500", 4, 1)
     question = f"Question: {item.problem['question']}"
     opening, *_, closing = item.prompt.split("\n\n")
     assert opening.startswith(INTRO)
@@ -182,7 +184,7 @@ def test_no_filler_sentence_is_said_of_two_people_in_one_prompt(task_id: str) ->
     used at most once per prompt, whoever it is about (issue 25, finding 10)."""
     slot = {"{name}": r"[A-Z][a-z]+", "{room}": r"[a-z ]+?"}
     for index in range(4):
-        prompt = get_task(task_id).make_item("3000", 6, index, {"padding": "similar"}).prompt
+        prompt = make_item(get_task(task_id), "3000", 6, index, {"padding": "similar"}).prompt
         for template in PERSON_BANK + ROOM_BANK:
             # Each match holds the template's longest fixed part: where that part is said at
             # most once, so is the template (the regex below, 3/4 of the checks' CPU, is moot).
@@ -213,7 +215,7 @@ def test_bank_sentences_are_counted_exactly_from_their_parts() -> None:
 def test_the_same_problem_at_every_length() -> None:
     """Length variants of one address share the base instance: only the padding changes."""
     task = get_task("flenqa.people_in_rooms")
-    items = [task.make_item(level, 5, 3) for level in task.levels]
+    items = [make_item(task, level, 5, 3) for level in task.levels]
     assert len({json.dumps(i.problem["logic"]) for i in items}) == 1
     assert len({i.answer for i in items}) == 1
     assert [i.problem["tokens"] for i in items] == sorted(i.problem["tokens"] for i in items)
@@ -243,24 +245,24 @@ def test_too_short_a_target_names_the_knob() -> None:
     with pytest.raises(
         InvalidArgument, match=r"knob 'target_tokens': 100 is too short; this instance alone is \d+"
     ):
-        get_task("flenqa.monorel").make_item("100", 1, 0)
+        make_item(get_task("flenqa.monorel"), "100", 1, 0)
 
 
 @pytest.mark.parametrize("level", ["D1", "4x4", "99", "-5", "1e3"])
 def test_unknown_levels(level: str) -> None:
     with pytest.raises(UnknownLevel, match="expected a length in tokens"):
-        get_task("flenqa.ruletaker").make_item(level, 1, 0)
+        make_item(get_task("flenqa.ruletaker"), level, 1, 0)
 
 
 def test_corpora(tmp_path: Any) -> None:
     task = get_task("flenqa.monorel")
-    item = task.make_item("1500", 1, 0, {"padding_corpus": "pydoc", "position": "first"})
+    item = make_item(task, "1500", 1, 0, {"padding_corpus": "pydoc", "position": "first"})
     assert abs(item.problem["tokens"] - 1500) <= TOLERANCE
     book = tmp_path / "book.txt"
     book.write_text(
         " ".join(f"The lighthouse keeper counted wave number {i} that night." for i in range(400))
     )
-    own = task.make_item("1000", 1, 0, {"padding_corpus": str(book)})
+    own = make_item(task, "1000", 1, 0, {"padding_corpus": str(book)})
     assert "lighthouse keeper" in own.prompt
     with pytest.raises(
         InvalidArgument,
@@ -268,7 +270,7 @@ def test_corpora(tmp_path: Any) -> None:
             "knob 'padding_corpus': expected kjv, pydoc or a .txt file or folder; no such path"
         ),
     ):
-        task.make_item("1000", 1, 0, {"padding_corpus": str(tmp_path / "missing")})
+        make_item(task, "1000", 1, 0, {"padding_corpus": str(tmp_path / "missing")})
 
 
 # -- scoring ----------------------------------------------------------------------------------
@@ -276,7 +278,7 @@ def test_corpora(tmp_path: Any) -> None:
 # FLenQA item of a process costs ~1 s (the padding corpus and the tokenizer).
 @functools.cache
 def _item(style: str = "direct") -> Item:
-    return get_task("flenqa.monorel").make_item("250", 1, 0, style=style)  # gold True
+    return make_item(get_task("flenqa.monorel"), "250", 1, 0, style=style)  # gold True
 
 
 @pytest.mark.parametrize(
@@ -369,7 +371,7 @@ def _check_long(task_id: str, target: int, padding: str, seed: int, index: int) 
     the sample's own filler sentences repeated elsewhere in the prompt."""
     task = get_task(task_id)
     params = {"padding": padding, "position": "random", "target_tokens": target}
-    item = task.make_item("1000", seed, index, params)
+    item = make_item(task, "1000", seed, index, params)
     p = item.problem
     assert p["tokens"] == count(item.prompt)
     assert abs(p["tokens"] - target) <= TOLERANCE
@@ -411,7 +413,7 @@ def test_a_base_instance_renamed_is_the_same_problem(task_id: str) -> None:
     """The template: people (and rooms) renamed, the key paragraphs in the other order, the
     same problem in the same split; another relation, property or rule is another."""
     task = get_task(task_id)
-    items = [task.make_item("250", 4, i) for i in range(12)]
+    items = [make_item(task, "250", 4, i) for i in range(12)]
     for item in items:
         p = item.problem
         logic = p["logic"]
@@ -423,7 +425,7 @@ def test_a_base_instance_renamed_is_the_same_problem(task_id: str) -> None:
         renamed["key_sentences"].reverse()
         assert renamed["logic"] != logic
         assert task.identity(renamed) == task.identity(p)
-        assert task.split_of(renamed) == task.split_of(p) == "test"
+        assert split_of(task, renamed) == split_of(task, p) == "test"
     assert len({json.dumps(task.identity(i.problem)) for i in items}) > 1
 
 
@@ -434,7 +436,7 @@ def test_both_answers_of_a_topic_are_in_one_split(task_id: str) -> None:
     split, the topic does not tell the answer."""
     task = get_task(task_id)
     for index in range(8):
-        logic = task.make_item("250", 5, index).problem["logic"]
+        logic = make_item(task, "250", 5, index).problem["logic"]
         flipped = dict(logic)
         if "query" in logic and isinstance(logic["query"], list):  # monorel
             flipped["query"] = logic["query"][::-1]
@@ -447,4 +449,4 @@ def test_both_answers_of_a_topic_are_in_one_split(task_id: str) -> None:
             if sorted(flipped["facts"]) == sorted(logic["facts"]):
                 flipped["facts"] = [flipped["facts"][0], f"{name} is rich"]
         assert task.identity({"logic": flipped}) != task.identity({"logic": logic})
-        assert task.split_of({"logic": flipped}) == task.split_of({"logic": logic})
+        assert split_of(task, {"logic": flipped}) == split_of(task, {"logic": logic})

@@ -29,6 +29,7 @@ from pytest_reasoning.models.endpoints import parse_model_list
 from pytest_reasoning.models.litellm_client import check_litellm_version
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.stats import wilson_interval
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer, key_digest
 
 
@@ -41,7 +42,7 @@ def rows(path: Path) -> list[dict[str, Any]]:
 
 
 def arithmetic(index: int = 0) -> Item:
-    return get_task("dyval.arithmetic").make_item("D1", 1, index)
+    return make_item(get_task("dyval.arithmetic"), "D1", 1, index)
 
 
 # -- unit: versions, replies, redaction, statistics, configuration ----------------------------
@@ -720,7 +721,7 @@ def test_items_are_answered_in_collection_order(
     )
     assert result.ret == pytest.ExitCode.OK
     task = get_task("dyval.arithmetic")
-    expected = [key_digest(task.make_item("D2", 1, i).prompt) for i in range(6)]
+    expected = [key_digest(make_item(task, "D2", 1, i).prompt) for i in range(6)]
     assert fake_server.stats()["order"] == expected
 
 

@@ -26,6 +26,8 @@ from pytest_reasoning.config import load_suite
 from pytest_reasoning.errors import InvalidArgument, InvalidSuite
 from pytest_reasoning.registry import get_task, task_ids
 from pytest_reasoning.strategies import problems
+from pytest_reasoning.tasks import hooks
+from pytest_reasoning.tasks.base import check_knob, resolve_params
 from pytest_reasoning.tasks.gym import entries, guard
 from pytest_reasoning.tasks.gym.build import MANIFEST, describe
 from pytest_reasoning.tasks.gym.checks import perturb, perturbations
@@ -35,6 +37,7 @@ from pytest_reasoning.tasks.gym.readers import (
     read_integer_expression,
     read_literal,
 )
+from pytest_reasoning.tasks.sampler import make_item
 
 # Asked of the installed metadata, not by importing it: reasoning-gym's import (sympy,
 # matplotlib, cellpylib) costs seconds of every xdist worker's collection.
@@ -86,12 +89,12 @@ def test_the_manifest_is_what_the_installed_curricula_say(tid: str) -> None:
 def test_items_are_deterministic_and_their_gold_scores(tid: str) -> None:
     task = get_task(tid)
     for level in dict.fromkeys((task.levels[0], task.levels[-1])):
-        a = task.make_item(level, 3, 1)
-        b = task.make_item(level, 3, 1)
+        a = make_item(task, level, 3, 1)
+        b = make_item(task, level, 3, 1)
         assert (a.prompt, a.answer, a.problem) == (b.prompt, b.answer, b.problem)
-        assert a.problem["gym_seed"] != task.make_item(level, 3, 2).problem["gym_seed"]
+        assert a.problem["gym_seed"] != make_item(task, level, 3, 2).problem["gym_seed"]
         assert a.system and "<answer>" in a.system
-        s = task.score(a, task.reference_response(a))
+        s = task.score(a, hooks.reference_response(task, a))
         assert s.correct and s.value == 1.0 and s.extracted == a.answer
         assert task.score(a, a.answer).failure_mode == "no_answer"  # no answer tags
         assert task.score(a, f"<<<{a.answer}>>>").correct  # the project's delimiters too
@@ -112,7 +115,7 @@ def test_verifiers_reject_perturbed_gold_answers(
     """The independent check: one letter or digit of the gold changed or dropped is not
     given full marks (datasets the docs mark as lenient are left out, not hidden)."""
     task = get_task(tid)
-    item = task.make_item("L0", seed, 0)
+    item = make_item(task, "L0", seed, 0)
     wrong = perturb(item.answer, position, mode)
     if wrong is None or wrong == item.answer:
         return
@@ -124,14 +127,14 @@ def test_verifiers_reject_perturbed_gold_answers(
 @given(problems(task="gym.basic_arithmetic", level="L1"))
 def test_the_public_strategies_draw_gym_items(item: Any) -> None:
     task = get_task("gym.basic_arithmetic")
-    assert task.score(item, task.reference_response(item)).correct
+    assert task.score(item, hooks.reference_response(task, item)).correct
 
 
 @settings(max_examples=10, deadline=None)
 @given(st.text(max_size=200), st.sampled_from(SAMPLE))
 def test_scorers_survive_arbitrary_text(text: str, tid: str) -> None:
     task = get_task(tid)
-    item = task.make_item("L0", 1, 0)
+    item = make_item(task, "L0", 1, 0)
     for response in (text, f"<answer>{text}</answer>"):
         s = task.score(item, response)
         assert s.correct or s.failure_mode in ("no_answer", "wrong_answer")
@@ -145,22 +148,22 @@ def test_perturbations_change_one_character() -> None:
 
 def test_knobs_override_and_bad_values_are_one_line() -> None:
     task = get_task("gym.basic_arithmetic")
-    params = task.resolve_params("L0")
+    params = resolve_params(task, "L0")
     knob = next(k for k, v in params.items() if type(v) is int and k != "curriculum_step")
     with pytest.raises(InvalidArgument, match=f"knob '{knob}': expected int"):
-        task.make_item("L0", 1, 0, {knob: "x"})
+        make_item(task, "L0", 1, 0, {knob: "x"})
     with pytest.raises(InvalidArgument, match="knob 'curriculum_step' = 99 is out of range"):
-        task.make_item("L0", 1, 0, {"curriculum_step": 99})
+        make_item(task, "L0", 1, 0, {"curriculum_step": 99})
 
 
 def test_a_rejected_configuration_is_one_line() -> None:
     task = get_task("gym.basic_arithmetic")
-    low = {k: v for k, v in task.resolve_params("L0").items() if k.startswith("min_")}
+    low = {k: v for k, v in resolve_params(task, "L0").items() if k.startswith("min_")}
     assert low, "basic_arithmetic has min_ knobs"
     name = next(iter(low))
     high = name.replace("min_", "max_", 1)
     with pytest.raises(InvalidArgument, match=r"^gym\.basic_arithmetic: reasoning-gym rejects"):
-        task.make_item("L0", 1, 0, {name: 4, high: 2})
+        make_item(task, "L0", 1, 0, {name: 4, high: 2})
 
 
 # -- the pack through suites ---------------------------------------------------------------
@@ -212,7 +215,7 @@ def test_gym_exports_are_byte_identical_across_hash_seeds() -> None:
 # -- model output is data (issue 44) --------------------------------------------------------
 def _gold(tid: str, seed: int = 3) -> tuple[Any, Any]:
     task = get_task(tid)
-    item = task.make_item("L0", seed, 0)
+    item = make_item(task, "L0", seed, 0)
     return task, item
 
 
@@ -379,7 +382,7 @@ def test_a_scorer_that_would_not_finish_is_stopped() -> None:
     s = entries.scored_at("countdown", item.params, item.problem["gym_seed"], "E**E**E**E**E",
                           cpu_seconds=0.5)  # fmt: skip
     assert (s.value, s.failure) == (0.0, "scorer_timeout")
-    assert task.score(item, task.reference_response(item)).correct  # nothing left behind
+    assert task.score(item, hooks.reference_response(task, item)).correct  # nothing left behind
 
 
 def test_scorers_print_and_warn_nothing(capsys: pytest.CaptureFixture[str]) -> None:
@@ -419,7 +422,7 @@ def test_knobs_past_the_curriculum_are_refused_before_generating(
         "reasoning-gym's curriculum)"
     )
     with pytest.raises(InvalidArgument) as exc:
-        get_task(tid).resolve_params("L0", {knob: value})
+        resolve_params(get_task(tid), "L0", {knob: value})
     assert str(exc.value) == message
     path = tmp_path / "s.yaml"
     path.write_text(f"tasks:\n  - task: {tid}\n    levels: [L0]\n    params: {{{knob}: {value}}}\n")
@@ -433,7 +436,7 @@ def test_every_level_of_every_dataset_is_inside_its_ranges() -> None:
         task = get_task(tid)
         for level in task.levels:
             for knob, value in task.preset(level).items():
-                assert task.check_knob(knob, value) == value, (tid, level, knob)
+                assert check_knob(task, knob, value) == value, (tid, level, knob)
 
 
 @pytest.mark.parametrize(
@@ -459,7 +462,7 @@ def test_knobs_reasoning_gym_rejects_are_one_line_at_collection(
     """Before: every sample failed (exit 1); now the suite is refused when read, in one line
     (a suite error at collection, exit status 2, before any item)."""
     with pytest.raises(InvalidArgument) as exc:
-        get_task(tid).resolve_params("L0", params)
+        resolve_params(get_task(tid), "L0", params)
     assert str(exc.value).startswith(said) and "\n" not in str(exc.value)
 
 

@@ -35,6 +35,7 @@ from pytest_reasoning.models.cache import ResponseCache, new_owner
 from pytest_reasoning.models.endpoints import load_model_list, parse_model_list
 from pytest_reasoning.models.shared_cache import PREFIX, RedisStore, check_redis_url
 from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.redis_server import RedisServer
 from pytest_reasoning.testing.server import FakeOpenAIServer, key_digest
 
@@ -82,7 +83,7 @@ def within(seconds: float = 300.0) -> Iterator[None]:
 
 
 def _item(index: int, level: str = "D2") -> Item:
-    return get_task("dyval.arithmetic").make_item(level, 5, index, {}, "direct")
+    return make_item(get_task("dyval.arithmetic"), level, 5, index, {}, "direct")
 
 
 # -- 1: poisoned cache values ---------------------------------------------------------------------
@@ -403,9 +404,9 @@ def test_a_padding_corpus_that_is_not_a_file_says_what_it_is(tmp_path: Path) -> 
         fh.truncate(300_000_000)
     with within():
         with pytest.raises(InvalidArgument) as fifo_info:
-            task.make_item("1000", 1, 0, {"padding_corpus": str(fifo)})
+            make_item(task, "1000", 1, 0, {"padding_corpus": str(fifo)})
         with pytest.raises(InvalidArgument) as big_info:
-            task.make_item("1000", 1, 0, {"padding_corpus": str(big)})
+            make_item(task, "1000", 1, 0, {"padding_corpus": str(big)})
     assert str(fifo_info.value) == (
         f"knob 'padding_corpus': {fifo}: not a regular file (a FIFO (named pipe))"
     )
@@ -566,7 +567,7 @@ def test_a_huge_shard_count_is_one_usage_line(pytester: pytest.Pytester, shard: 
 # -- 7: deep JSON, byte order marks -----------------------------------------------------------------
 def _rows(n: int = 2) -> list[dict[str, Any]]:
     task = get_task("dyval.arithmetic")
-    return [export_row(task, task.make_item("D1", 1, i)) for i in range(n)]
+    return [export_row(task, make_item(task, "D1", 1, i)) for i in range(n)]
 
 
 def test_deep_json_in_a_dataset_is_one_line(tmp_path: Path) -> None:

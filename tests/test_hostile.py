@@ -35,6 +35,8 @@ from pytest_reasoning.errors import InvalidArgument, InvalidSuite
 from pytest_reasoning.evaluate import EvalConfig, Evaluator, score_reply
 from pytest_reasoning.models.cache import ResponseCache, new_owner
 from pytest_reasoning.registry import get_task, task_ids
+from pytest_reasoning.tasks.base import resolve_params
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer, hostile_answers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,7 +145,7 @@ def test_a_cached_reply_with_a_lone_surrogate_from_an_older_run_is_cleaned(
 ) -> None:
     """An older version stored the reply as it came: reading it must not bring the surrogate
     back into the run."""
-    item = get_task("dyval.arithmetic").make_item("D1", 1, 0, {}, "direct")
+    item = make_item(get_task("dyval.arithmetic"), "D1", 1, 0, {}, "direct")
     evaluator = Evaluator(EvalConfig(api_base="http://127.0.0.1:9/v1", cache_dir=str(tmp_path)))
     request = evaluator.request_for(item, "openai/x")
     stored = json.dumps({"content": f"<<<{item.answer}>>> \ud800", "error": None})
@@ -320,7 +322,7 @@ def test_trees_past_the_node_limit_fail_before_generating(
     8 MB prompt. Now the knobs are refused when resolved, before anything is built."""
     for task in ("dyval.arithmetic", "dyval.boolean_logic", "dyval.linear_equation"):
         with pytest.raises(InvalidArgument) as exc:
-            get_task(task).resolve_params("D1", {"depth": depth, "width": width})
+            resolve_params(get_task(task), "D1", {"depth": depth, "width": width})
         assert str(exc.value) == (
             f"knob 'depth': depth {depth} × width {width} makes up to {nodes} nodes; "
             "at most 5,000 (lower depth or width)"
@@ -358,7 +360,7 @@ def test_the_largest_allowed_trees_stay_a_bounded_prompt() -> None:
     """Every operation binary, at the allowed extremes: prompts of at most a few hundred kB."""
     sizes = {}
     for depth, width in [(12, 2), (8, 3), (6, 5), (5, 6)]:
-        item = get_task("dyval.arithmetic").make_item(
+        item = make_item(get_task("dyval.arithmetic"),
             "D1", 1, 0, {"depth": depth, "width": width, "ops": ["+"]}, "direct"
         )
         sizes[f"{depth}x{width}"] = len(item.prompt)
@@ -485,10 +487,10 @@ def test_damage_met_during_a_run_stops_it_in_one_line(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         evaluator = Evaluator(EvalConfig(api_base=server.url, cache_dir=str(tmp_path)))
         try:
-            item = get_task("dyval.arithmetic").make_item("D1", 1, 0, {}, "direct")
+            item = make_item(get_task("dyval.arithmetic"), "D1", 1, 0, {}, "direct")
             outcome = evaluator.answer(item, "openai/oracle")
             second = evaluator.answer(
-                get_task("dyval.arithmetic").make_item("D1", 1, 1, {}, "direct"), "openai/oracle"
+                make_item(get_task("dyval.arithmetic"), "D1", 1, 1, {}, "direct"), "openai/oracle"
             )
         finally:
             evaluator.close()
@@ -616,7 +618,7 @@ def test_a_full_stdout_is_one_line_and_exit_4(argv: list[str]) -> None:
 
 # -- 11: concurrent runs sharing a cache ---------------------------------------------------------
 def _item(index: int) -> Item:
-    return get_task("dyval.arithmetic").make_item("D2", 5, index, {}, "direct")
+    return make_item(get_task("dyval.arithmetic"), "D2", 5, index, {}, "direct")
 
 
 def test_two_evaluators_sharing_a_cache_pay_once_per_prompt(tmp_path: Path) -> None:
@@ -704,7 +706,7 @@ def test_hostile_answers_never_run_in_any_scorer(tid: str, tmp_path: Path) -> No
     as an answer, raising nothing, and no canary file appears."""
     canary = tmp_path / "canary"
     task = get_task(tid)
-    item = task.make_item(task.levels[0], 1, 0)
+    item = make_item(task, task.levels[0], 1, 0)
     for answer in hostile_answers(str(canary)):
         for text in (f"<answer>{answer}</answer>", f"<<<{answer}>>>", f"\\boxed{{{answer}}}"):
             reply = Reply(content=text, prompt_tokens=1, completion_tokens=1, latency_s=0.0)

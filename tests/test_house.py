@@ -102,6 +102,22 @@ def test_task_authors_import_only_the_public_face() -> None:
             assert allowed.match(module), f"{path.name}: from {module} import"
 
 
+def test_an_author_holds_the_task_contract_in_their_head() -> None:
+    """``Task`` is the author's class: at most 20 public members (class variables, annotated
+    ones included, and methods), none of them the sampler's; the optional hooks beyond it
+    are declared once (``tasks.hooks.TaskHooks``) and never shadow a member of ``Task``."""
+    from pytest_reasoning.tasks import Task
+    from pytest_reasoning.tasks.hooks import HOOKS
+
+    members = {n for n in (*dir(Task), *Task.__annotations__) if not n.startswith("_")}
+    assert len(members) <= 20, sorted(members)
+    required = {"id", "levels", "knobs", "preset", "generate", "render", "score", "solve"}
+    assert required <= members
+    assert Task.__abstractmethods__ == {"preset", "generate", "render", "score", "solve"}
+    assert not members & {"make_item", "split_of", "fits_draw", "repeated", "shortfall"}
+    assert not members & set(HOOKS)
+
+
 def test_a_fifo_named_like_a_suite_never_hangs_a_plain_run(pytester: pytest.Pytester) -> None:
     """Without --llm the door sniffs YAML files for a top-level ``tasks:``; a FIFO with that
     name (no writer) must be passed over, not waited on."""

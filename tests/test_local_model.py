@@ -13,6 +13,7 @@ from pytest_reasoning.models.base import ChatRequest
 from pytest_reasoning.models.litellm_client import LiteLLMClient
 from pytest_reasoning.models.local import ALIAS, LocalServer
 from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.sampler import make_item
 
 pytestmark = pytest.mark.needs_local_model
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.needs_local_model
 @pytest.mark.e2e
 def test_same_prompt_same_answer_under_interleaving() -> None:
     task = get_task("dyval.arithmetic")
-    prompts = [task.make_item("D1", 1, i).prompt for i in range(3)]
+    prompts = [make_item(task, "D1", 1, i).prompt for i in range(3)]
     with LocalServer() as server:
         assert server.url.startswith("http://127.0.0.1:")
         client = LiteLLMClient(f"openai/{ALIAS}", api_base=server.url, api_key="local")

@@ -21,6 +21,8 @@ from pytest_reasoning.strategies import (
     object_placement_problems,
     team_allocation_problems,
 )
+from pytest_reasoning.tasks import hooks
+from pytest_reasoning.tasks.draw import split_of
 from pytest_reasoning.tasks.musr import murder, placement, teams
 from pytest_reasoning.tasks.musr.examples import solved
 from pytest_reasoning.tasks.musr.reasoning import Step, check
@@ -28,6 +30,7 @@ from pytest_reasoning.tasks.musr.shortcuts import bag_of_words
 from pytest_reasoning.tasks.musr.story import fact_recall
 from pytest_reasoning.tasks.musr.task import MusrTask, extract_choice
 from pytest_reasoning.tasks.musr.trees import Fact, FactType, Node, banned_pattern, grow, leaks
+from pytest_reasoning.tasks.sampler import make_item
 
 MURDER, PLACEMENT, TEAMS = "musr.murder_mystery", "musr.object_placement", "musr.team_allocation"
 DOMAINS = (MURDER, PLACEMENT, TEAMS)
@@ -43,7 +46,7 @@ def _items(task_id: str, level: str, n: int, seed: int = 11) -> list[Any]:
 
 @functools.cache
 def _cached_item(task_id: str, level: str, seed: int, index: int) -> Any:
-    return get_task(task_id).make_item(level, seed, index)
+    return make_item(get_task(task_id), level, seed, index)
 
 
 # -- gold answers against Φ written in the test ---------------------------------------------------
@@ -315,11 +318,11 @@ def test_murder_stories_at_l3_are_at_least_600_words_and_not_near_duplicates(cou
 @pytest.mark.parametrize("task_id", DOMAINS)
 def test_styles_and_the_papers_name_for_direct(task_id: str) -> None:
     task = get_task(task_id)
-    plain = task.make_item("L1", 3, 0, style="regular")
-    assert plain.style == "direct" and plain.prompt == task.make_item("L1", 3, 0).prompt
-    cot = task.make_item("L1", 3, 0, style="cot")
-    plus = task.make_item("L1", 3, 0, style="cot+")
-    shot = task.make_item("L1", 3, 0, style="1shot-cot+")
+    plain = make_item(task, "L1", 3, 0, style="regular")
+    assert plain.style == "direct" and plain.prompt == make_item(task, "L1", 3, 0).prompt
+    cot = make_item(task, "L1", 3, 0, style="cot")
+    plus = make_item(task, "L1", 3, 0, style="cot+")
+    shot = make_item(task, "L1", 3, 0, style="1shot-cot+")
     assert "How to reason" not in cot.prompt and "How to reason" in plus.prompt
     assert shot.prompt.startswith("Here is a solved example.") and shot.prompt.endswith(
         plus.prompt[-200:]
@@ -329,7 +332,7 @@ def test_styles_and_the_papers_name_for_direct(task_id: str) -> None:
     assert plain.problem["story"] not in example  # another story, not the item's own
     assert (
         example
-        == task.make_item("L3", 9, 4, style="1shot-cot+").prompt.split("Now the story to solve.")[0]
+        == make_item(task, "L3", 9, 4, style="1shot-cot+").prompt.split("Now the story to solve.")[0]
     )  # the paper's protocol: one fixed, hand-written example
 
 
@@ -372,7 +375,7 @@ test_the_scorer_never_raises, test_the_scorer_never_raises_sweep = inner_and_swe
 )
 
 
-_ITEMS = {t: get_task(t).make_item("L1", 1, 0) for t in DOMAINS}
+_ITEMS = {t: make_item(get_task(t), "L1", 1, 0) for t in DOMAINS}
 
 
 def test_failure_modes_say_what_went_wrong() -> None:
@@ -398,7 +401,7 @@ def test_failure_modes_say_what_went_wrong() -> None:
 def test_team_answer_exports_as_an_allocation_object() -> None:
     task = get_task(TEAMS)
     item = _ITEMS[TEAMS]
-    exported = task.export_answer(item.answer)
+    exported = hooks.export_answer(task, item.answer)
     gold = item.problem["choices"][item.problem["answer_index"]]
     assert exported == {t: g for t, g in zip(item.problem["tasks"], gold, strict=True)}
 
@@ -415,7 +418,7 @@ def test_same_seed_same_bytes() -> None:
 def _accuracy(task_id: str, level: str, n: int, seed: int = 31) -> dict[str, float]:
     task = get_task(task_id)
     items = _items(task_id, level, n, seed)
-    return {s.name: sum(s.guess(it) == it.answer for it in items) / n for s in task.shortcuts()}
+    return {s.name: sum(s.guess(it) == it.answer for it in items) / n for s in hooks.shortcuts(task)}
 
 
 @pytest.mark.parametrize("level", ["L1", pytest.param("L3", marks=pytest.mark.e2e)])
@@ -606,7 +609,7 @@ def test_reasoning_steps_check_against_the_facts(task_id: str, level: str, count
             _tree_steps_cite_children(Node.from_dict(tree), steps)
         gold = f"Choice {p['answer_index'] + 1} " if task_id == TEAMS else item.answer
         assert gold in steps[-1].conclusion
-        assert task.steps(item).endswith(f"ANSWER: {p['answer_index'] + 1}")
+        assert hooks.steps(task, item).endswith(f"ANSWER: {p['answer_index'] + 1}")
 
 
 def test_the_hand_written_examples_are_valid_and_share_no_template() -> None:
@@ -641,7 +644,7 @@ def test_a_story_about_other_people_is_the_same_problem(task_id: str) -> None:
 
     task = get_task(task_id)
     assert isinstance(task, MusrTask)
-    items = [task.make_item("L1", 2, i) for i in range(3)]
+    items = [make_item(task, "L1", 2, i) for i in range(3)]
     for item in items:
         text = json.dumps(item.problem)
         for k, name in enumerate(task.people(item.problem)):
@@ -650,5 +653,5 @@ def test_a_story_about_other_people_is_the_same_problem(task_id: str) -> None:
         renamed["chapters"] = {}
         assert renamed != item.problem
         assert task.identity(renamed) == task.identity(item.problem)
-        assert task.split_of(renamed) == task.split_of(item.problem) == "test"
-    assert len({task.problem_key(i.problem) for i in items}) == len(items)
+        assert split_of(task, renamed) == split_of(task, item.problem) == "test"
+    assert len({hooks.problem_key(task, i.problem) for i in items}) == len(items)

@@ -27,7 +27,9 @@ from pytest_reasoning.narrate import (
     planner_for,
 )
 from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks import hooks
 from pytest_reasoning.tasks.musr import solver
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 MUSR = ("musr.murder_mystery", "musr.object_placement", "musr.team_allocation")
@@ -62,7 +64,7 @@ def _narrate(srv: FakeOpenAIServer, model: str, items: list[Item], **kw: Any) ->
 
 
 def _items(task_id: str, count: int = 2, level: str = "L1") -> list[Item]:
-    return [get_task(task_id).make_item(level, 7, i) for i in range(count)]
+    return [make_item(get_task(task_id), level, 7, i) for i in range(count)]
 
 
 # -- the validators on the template's own chapters ---------------------------------------------
@@ -77,7 +79,7 @@ def test_template_chapters_pass_every_deterministic_validator(task_id: str, coun
     task = get_task(task_id)
     for level in task.levels:
         for index in range(count):
-            item = task.make_item(level, 11, index)
+            item = make_item(task, level, 11, index)
             plan = planner_for(task_id).plan(item)
             story, spans = item.problem["story"], item.problem["chapters"]
             texts = [story[slice(*spans[c.name])] for c in plan.chapters]
@@ -90,7 +92,7 @@ def test_template_chapters_pass_every_deterministic_validator(task_id: str, coun
 
 
 def _plan_and_chapter(task_id: str, n: int = 0) -> tuple[Any, Any, str]:
-    item = get_task(task_id).make_item("L1", 3, 0)
+    item = make_item(get_task(task_id), "L1", 3, 0)
     plan = planner_for(task_id).plan(item)
     chapter = [c for c in plan.chapters if not c.fixed][n]
     return plan, chapter, " ".join(f"{f}." for f in chapter.facts)
@@ -107,7 +109,7 @@ def test_each_validator_rejects_what_it_names() -> None:
     assert any(x.startswith("it states") for x in stated.leaks)
     stranger = inspect(good + " Later, Zebulon Quimby came by with Sarah.", chapter, plan)
     assert stranger.strangers == ["Zebulon", "Quimby", "Sarah"]
-    weapon = get_task("musr.murder_mystery").make_item("L1", 3, 0).problem["weapon"]
+    weapon = make_item(get_task("musr.murder_mystery"), "L1", 3, 0).problem["weapon"]
     assert chapter.outside and chapter.outside[0] in weapon  # never in a suspect's facts
     outside = inspect(good + f" A {chapter.outside[0]} lay on the table.", chapter, plan)
     assert outside.failures() == ["outside"]
@@ -154,7 +156,7 @@ def test_a_narrator_that_states_every_fact_is_accepted(
         problem = row["problem"]
         # The symbolic answer is unchanged: Φ over the exported facts, written apart.
         assert SOLVERS[task_id](problem) == problem["answer_index"] == item.problem["answer_index"]
-        assert row["id"] == item.id and row["answer"] == get_task(task_id).export_answer(
+        assert row["id"] == item.id and row["answer"] == hooks.export_answer(get_task(task_id),
             item.answer
         )
         kept = {k: v for k, v in problem.items() if k not in ("story", "chapters")}
@@ -305,10 +307,10 @@ def test_narrated_items_feed_the_shortcut_rules(
     items = read_dataset(tmp_path / "s.jsonl").items
     assert len(items) == count
     for item in items:
-        texts = task.choice_texts(item)
+        texts = hooks.choice_texts(task, item)
         assert set(texts) == set(item.problem["choices"])
         assert all(t and t in item.problem["story"] for t in texts.values())
-        for rule in task.shortcuts():
+        for rule in hooks.shortcuts(task):
             assert rule.guess(item) in item.problem["choices"]
 
 
@@ -360,7 +362,7 @@ def test_any_chapter_that_states_its_facts_passes(
 ) -> None:
     """Its facts in any order, with everyday sentences between them, in one paragraph or
     several: the deterministic validators accept it (they judge content, not layout)."""
-    item = get_task(task_id).make_item("L2", 5, index)
+    item = make_item(get_task(task_id), "L2", 5, index)
     plan = planner_for(task_id).plan(item)
     for chapter in plan.chapters:
         if chapter.fixed:

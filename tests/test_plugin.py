@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 
@@ -28,7 +29,7 @@ def distinct_prompts(samples: int = 4) -> int:
 
     return len(
         {
-            get_task(t).make_item("D1", 1, i).prompt
+            make_item(get_task(t), "D1", 1, i).prompt
             for t in ("dyval.arithmetic", "dyval.boolean_logic")
             for i in range(samples)
         }

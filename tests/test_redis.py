@@ -29,6 +29,7 @@ from pytest_reasoning.models.shared_cache import (
     shown_url,
 )
 from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.redis_server import RedisServer
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
@@ -45,7 +46,7 @@ def _request(n: int = 0) -> ChatRequest:
 
 
 def _item(index: int) -> Item:
-    return get_task("dyval.arithmetic").make_item("D2", 5, index, {}, "direct")
+    return make_item(get_task("dyval.arithmetic"), "D2", 5, index, {}, "direct")
 
 
 # -- the URL ------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@ registry which task a prompt belongs to."""
 
 from __future__ import annotations
 
+import re
 from importlib.metadata import EntryPoint
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,8 @@ from pytest_reasoning.registry import (
     load_tasks,
     task_for_prompt,
 )
+from pytest_reasoning.tasks import hooks
+from pytest_reasoning.tasks.sampler import make_item
 
 
 def ep(name: str, value: str) -> EntryPoint:
@@ -27,6 +31,28 @@ def test_builtin_families_register_through_entry_points() -> None:
     tasks = load_tasks([ep(f, f"pytest_reasoning.tasks.{f}:TASKS") for f in families])
     assert list(tasks) == list(all_tasks())  # the installed metadata says the same, in order
     assert len([t for t in tasks if not t.startswith("gym.")]) == 14
+
+
+def test_the_contract_on_one_screen_is_a_whole_family(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/extending.md's family (one class, one registration line) registers, its items
+    are drawn by the sampler, and its independent solver answers every one of them."""
+    doc = (Path(__file__).parent.parent / "docs" / "extending.md").read_text()
+    code = re.search(r"```python\n# my_tasks/__init__.py\n(.*?)```", doc, re.S)
+    line = re.search(r'^(\w+) = "(my_tasks:TASKS)"', doc, re.M)
+    assert code is not None and line is not None
+    assert len(code.group(1).splitlines()) <= 60  # one screen
+    (tmp_path / "my_tasks").mkdir()
+    (tmp_path / "my_tasks" / "__init__.py").write_text(code.group(1))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    [(tid, task)] = load_tasks([ep(line.group(1), line.group(2))]).items()
+    assert tid == "mine.sum"
+    for level in task.levels:
+        for index in range(3):
+            item = make_item(task, level, 1, index, style="cot")
+            assert task.score(item, hooks.reference_response(task, item)).correct
+            assert not task.score(item, "<<<-1>>>").correct
 
 
 def test_a_task_id_registered_twice_is_one_line_naming_both() -> None:
@@ -66,7 +92,7 @@ def test_a_prompt_is_claimed_by_its_own_task() -> None:
             continue
         for style in task.styles:
             level = task.levels[0]
-            item = task.make_item(level, 3, 1, style=style)
+            item = make_item(task, level, 3, 1, style=style)
             claimed = task_for_prompt(item.prompt)
             if task_id.startswith("gym."):  # reasoning-gym's questions: no text answer
                 assert claimed is None, (task_id, claimed)
@@ -78,5 +104,5 @@ def test_a_prompt_is_claimed_by_its_own_task() -> None:
             else:
                 assert claimed is task, (task_id, style, claimed)
             if claimed is not None:  # the text answer is what the task scores as right
-                answer = claimed.text_answer(item.prompt)
+                answer = hooks.text_answer(claimed, item.prompt)
                 assert answer is not None and get_task(task_id).score(item, answer).correct

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_reasoning.report.viewer import page_data
+from pytest_reasoning.tasks.sampler import make_item
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = """\
@@ -334,7 +335,7 @@ def test_a_results_row_cannot_make_the_report_generate_without_bound(tmp_path: P
     from pytest_reasoning.registry import get_task
     from pytest_reasoning.report import build_report
 
-    item = get_task("dyval.arithmetic").make_item("D1", 1, 0)
+    item = make_item(get_task("dyval.arithmetic"), "D1", 1, 0)
     good = score_reply(item, "m", Reply(f"<<<{item.answer}>>>", latency_s=0.1)).to_dict()
     rows = [good]
     for n, address in enumerate(

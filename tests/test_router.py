@@ -28,6 +28,7 @@ from pytest_reasoning.models.router import (
     router_refusal,
 )
 from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.redis_server import RedisServer
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
@@ -43,7 +44,7 @@ def _groups(data: dict[str, Any], tmp_path: Path) -> dict[str, RouterGroup]:
 
 
 def _item(index: int, level: str = "D2") -> Item:
-    return get_task("dyval.arithmetic").make_item(level, 5, index, {}, "direct")
+    return make_item(get_task("dyval.arithmetic"), level, 5, index, {}, "direct")
 
 
 # -- the file -----------------------------------------------------------------------------------

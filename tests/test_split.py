@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import networkx as nx
 import pytest
 
 from pytest_reasoning.cli import main
-from pytest_reasoning.core import canonical_json
+from pytest_reasoning.core import Item, Score, canonical_json
 from pytest_reasoning.registry import get_task, task_ids
+from pytest_reasoning.rng import Chooser, SeededChooser
+from pytest_reasoning.tasks import Generated, Knob, Task, draw_of, hooks
+from pytest_reasoning.tasks.base import resolve_params
+from pytest_reasoning.tasks.draw import FREE, split_of
+from pytest_reasoning.tasks.sampler import make_item
 
-BUILT_IN = [t for t in task_ids() if not get_task(t).pack]
+BUILT_IN = [t for t in task_ids() if not hooks.is_pack(get_task(t))]
 CASES = [(t, lv) for t in BUILT_IN for lv in get_task(t).levels]
 N = 3  # items of each split per level: the split is a function of the problem, so a few
 # items per level check that every generator honours it (each test item hashes to test);
@@ -29,8 +35,8 @@ def test_no_problem_is_in_both_splits(task_id: str, level: str, n: int) -> None:
     task = get_task(task_id)
     keys: dict[str, set[str]] = {}
     for split in ("test", "train"):
-        items = [task.make_item(level, 1, i, split=split) for i in range(n)]
-        assert all(task.split_of(i.problem) == split for i in items), (task_id, level, split)
+        items = [make_item(task, level, 1, i, split=split) for i in range(n)]
+        assert all(split_of(task, i.problem) == split for i in items), (task_id, level, split)
         keys[split] = {canonical_json(dict(task.identity(i.problem))) for i in items}
     assert not keys["test"] & keys["train"]
 
@@ -40,12 +46,55 @@ def test_the_split_partitions_problems_about_half_and_half() -> None:
     task = get_task("dyval.arithmetic")
     from pytest_reasoning.rng import SeededChooser, derive_seed
 
-    params = task.resolve_params("D4")
+    params = resolve_params(task, "D4")
     splits = [
-        task.split_of(task.generate(SeededChooser(derive_seed("raw", i)), params, i).problem)
+        split_of(task, task.generate(SeededChooser(derive_seed("raw", i)), params, i).problem)
         for i in range(400)
     ]
     assert 160 < splits.count("test") < 240
+
+
+class _Asking(Task):
+    """A generator that asks the draw it is part of, as DyVal's balanced ones do."""
+
+    id = "test.asking"
+    levels = ("L1",)
+    knobs: ClassVar[Mapping[str, Knob]] = {}
+    asked: ClassVar[list[tuple[str, int, bool]]] = []
+
+    def preset(self, level: str) -> dict[str, Any]:
+        return {}
+
+    def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
+        n = chooser.randint(0, 10**9)
+        draw = draw_of(chooser)
+        self.asked.append((draw.split, n, draw.fits({"n": n})))
+        return Generated({"n": n}, str(n), f"Say {n}.")
+
+    def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:
+        return generated.body
+
+    def score(self, item: Item, response: str) -> Score:
+        return Score(response == item.answer, response, None)
+
+    def solve(self, item: Item) -> str:
+        return item.answer
+
+
+def test_a_generator_asks_its_draw_through_its_chooser() -> None:
+    """The sampler hands a generator its draw with the chooser (no thread-local): the split
+    being drawn, and whether a problem fits it; called directly (Hypothesis, a test), the
+    draw is free and every problem fits."""
+    task = _Asking()
+    item = make_item(task, "L1", 1, 0, split="train")
+    assert split_of(task, item.problem) == "train"
+    assert {split for split, _, _ in task.asked} == {"train"}
+    # each answer is the split's own; the kept draw fitted, the ones before were redrawn
+    assert all(fits == (split_of(task, {"n": n}) == "train") for _, n, fits in task.asked)
+    assert task.asked[-1] == ("train", item.problem["n"], True)
+    task.asked.clear()
+    task.generate(SeededChooser(1), {}, 0)
+    assert draw_of(SeededChooser(1)) is FREE and [f for *_, f in task.asked] == [True]
 
 
 def test_export_draws_test_items_and_split_train_gives_training_items(
@@ -58,7 +107,7 @@ def test_export_draws_test_items_and_split_train_gives_training_items(
         assert main([*args, *(["--split", "train"] if split == "train" else [])]) == 0
         rows[split] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         assert len(rows[split]) == 20
-        assert all(task.split_of(r["problem"]) == split for r in rows[split])
+        assert all(split_of(task, r["problem"]) == split for r in rows[split])
     assert all(r["id"].endswith("-train]") for r in rows["train"])
     assert not any(r["id"].endswith("-train]") for r in rows["test"])
     seen = {canonical_json(dict(task.identity(r["problem"]))) for r in rows["test"]}
@@ -202,7 +251,7 @@ def test_no_test_problem_is_a_training_problem_renamed(task_id: str, level: str)
         "train": FEW_TRAINING_PROBLEMS.get((task_id, level), each),
     }
     drawn = {
-        split: [task.make_item(level, s, i, split=split) for s in (1, 2, 3) for i in range(n)]
+        split: [make_item(task, level, s, i, split=split) for s in (1, 2, 3) for i in range(n)]
         for split, n in count.items()
     }
     if task_id.startswith("zebra"):

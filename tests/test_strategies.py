@@ -27,6 +27,8 @@ from pytest_reasoning.strategies import (
     problems,
     reachability_problems,
 )
+from pytest_reasoning.tasks import hooks
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 # Derandomized: a shrink is a search, and which minimum it reaches may depend on where it
@@ -133,8 +135,8 @@ def test_strategy_items_are_correct(strategy: st.SearchStrategy[Item], examples:
     @given(strategy)
     def check(item: Item) -> None:
         task = get_task(item.task)
-        assert task.score(item, task.reference_response(item)).correct
-        assert task.steps(item).endswith(f"<<<{item.answer}>>>")
+        assert task.score(item, hooks.reference_response(task, item)).correct
+        assert hooks.steps(task, item).endswith(f"<<<{item.answer}>>>")
 
     check()
 
@@ -144,7 +146,7 @@ def test_strategy_items_match_the_suite_item_shape() -> None:
     # (about a second) searching for an item that has no more to show.
     first = settings(SHRINK, phases=[Phase.generate])
     item = find(problems("dyval.arithmetic", level="D2"), lambda i: True, settings=first)
-    suite = get_task("dyval.arithmetic").make_item("D2", 1, 0)
+    suite = make_item(get_task("dyval.arithmetic"), "D2", 1, 0)
     assert set(item.to_dict()) == set(suite.to_dict())
     assert item.params.keys() == suite.params.keys()
     assert item.id.startswith("dyval.arithmetic[D2-fuzz-")
@@ -370,7 +372,7 @@ def test_a_noted_answer_is_clipped_and_shows_control_characters() -> None:
     from pytest_reasoning.evaluate import score_reply
     from pytest_reasoning.strategies import NOTE_LIMIT, describe_answer
 
-    item = get_task("dyval.arithmetic").make_item("D1", 1, 0)
+    item = make_item(get_task("dyval.arithmetic"), "D1", 1, 0)
     reply = "\x1b[2J\u202eall PASSED\r\nstep 2\n" + "x" * 10_000 + "\n<<<7>>>"
     text = describe_answer(item, score_reply(item, "m\x1b[31m", Reply(content=reply)))
     assert "\x1b" not in text and "\u202e" not in text and "\r" not in text

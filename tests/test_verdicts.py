@@ -30,6 +30,8 @@ from pytest_reasoning.report import RunSummary, summary_lines
 from pytest_reasoning.report.summary import closing_lines
 from pytest_reasoning.report.tables import breakdowns, levels_table
 from pytest_reasoning.stats import wilson_interval
+from pytest_reasoning.tasks import hooks
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 SUITE = """\
@@ -337,7 +339,7 @@ def test_merged_verdicts_are_the_live_ones_or_not_decided(
 # -- 3. and 4. truncation where people look; FLenQA's table on the gate's denominator ----------
 def _truncated(task: str, level: str, count: int) -> Iterator[Outcome]:
     for index in range(count):
-        item = get_task(task).make_item(level, 1, index)
+        item = make_item(get_task(task), level, 1, index)
         reply = Reply(content="Let me think step by step about", finish_reason="length")
         outcome = score_reply(item, "gpt-5", reply)
         yield Outcome.from_dict(
@@ -373,7 +375,7 @@ def _gate_message(content: str, default: bool) -> str:
     ledger.plan("local", spec, "dyval.arithmetic", 5, gate_id="s.yaml::dyval.arithmetic[D1-gate]")
     decided: list[Verdict] = []
     for index in range(5):
-        item = get_task("dyval.arithmetic").make_item("D1", 1, index)
+        item = make_item(get_task("dyval.arithmetic"), "D1", 1, index)
         outcome = score_reply(item, "local", Reply(content=content, finish_reason="length"))
         limit = {"token_limit": ["max_tokens", 256]} | ({"token_limit_default": True} if default else {})
         row = {**outcome.to_dict(), "extra": {**outcome.extra, **limit}}
@@ -405,7 +407,7 @@ def test_a_truncated_reply_records_its_limit_as_ours_only_when_the_user_set_none
     """Over HTTP, a reply cut off at ``--llm-param max_tokens=64`` records that limit and not
     as our default; the client, not the evaluator's look at its class, says whose a parameter
     is (without the user's parameter, it is not theirs)."""
-    item = get_task("dyval.arithmetic").make_item("D1", 1, 0)
+    item = make_item(get_task("dyval.arithmetic"), "D1", 1, 0)
     for params, default in (({"max_tokens": 64}, False), ({}, True)):
         ev = Evaluator(EvalConfig(api_base=fake_server.url, cache_dir=None, params=params))
         try:
@@ -426,10 +428,10 @@ def test_flenqa_length_table_counts_truncated_samples_like_the_gate() -> None:
     task = get_task("flenqa.monorel")
     rows = []
     for index in range(6):
-        item = task.make_item("250", 1, index)
+        item = make_item(task, "250", 1, index)
         rows.append(score_reply(item, "m", Reply(content=f"<<<{task.solve(item)}>>>")).to_dict())
     for index in range(6):
-        item = task.make_item("250", 1, 6 + index)
+        item = make_item(task, "250", 1, 6 + index)
         reply = Reply(content="Let me think", finish_reason="length")
         rows.append(score_reply(item, "m", reply).to_dict())
     (table,) = breakdowns(rows)  # the family's own table: FLenQA by length
@@ -479,8 +481,8 @@ def test_zebra_buckets_break_down_by_size_every_answered_row_counted() -> None:
     task = get_task("zebra.grid")
     rows = []
     for index in range(4):  # Small: 2x2, 2x3, 2x4, 2x5 in turn
-        item = task.make_item("Small", 1, index)
-        reply = Reply(content=task.reference_response(item))
+        item = make_item(task, "Small", 1, index)
+        reply = Reply(content=hooks.reference_response(task, item))
         if index == 1:
             reply = Reply(content="Let me", finish_reason="length")
         rows.append(score_reply(item, "m", reply).to_dict())

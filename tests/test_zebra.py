@@ -22,6 +22,9 @@ from pytest_reasoning.core import Item
 from pytest_reasoning.errors import InvalidArgument, UnknownLevel
 from pytest_reasoning.registry import get_task
 from pytest_reasoning.strategies import zebra_problems
+from pytest_reasoning.tasks import hooks
+from pytest_reasoning.tasks.draw import split_of
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.tasks.zebra import solver
 from pytest_reasoning.tasks.zebra.clues import KINDS, true_clues
 from pytest_reasoning.tasks.zebra.pools import FEATURES, article, feature, phrase
@@ -102,14 +105,14 @@ def _small_puzzles_have_exactly_the_gold_solution_by_brute_force(
 ) -> None:
     level = f"{size[0]}x{size[1]}"
     try:
-        item = ZEBRA.make_item(level, seed, index, {"clue_weights": weights} if weights else None)
+        item = make_item(ZEBRA, level, seed, index, {"clue_weights": weights} if weights else None)
     except InvalidArgument as exc:  # only kinds that cannot pin houses down
         assert "clue_weights" in str(exc)
         assert not any(weights.get(k, 1) for k in KINDS if k not in SYMMETRIC)
         return
     assert brute_force(item.problem) == [_gold(item)]
     assert ZEBRA.solve(item) == item.answer  # the reference solver reads the prompt text
-    assert ZEBRA.score(item, ZEBRA.reference_response(item)).correct
+    assert ZEBRA.score(item, hooks.reference_response(ZEBRA, item)).correct
     for c in item.problem["clues"]:  # no clue names a kind weighted 0
         assert weights.get(c["kind"], 1) > 0
 
@@ -133,13 +136,13 @@ SYMMETRIC = {"same_house", "side_by_side", "one_between", "two_between"}
 @pytest.mark.parametrize("level", ["4x4", "5x5", "6x6", "5x3", "3x6"])
 def test_bigger_puzzles_are_unique_by_the_reference_solver(level: str) -> None:
     for index in range(6):
-        item = ZEBRA.make_item(level, 11, index)
+        item = make_item(ZEBRA, level, 11, index)
         puzzle = solver.parse_prompt(item.prompt)
         assert solver.count_solutions(puzzle) == [_gold(item)]
 
 
 def _kept_clues_are_minimal(level: str, seed: int) -> None:
-    item = ZEBRA.make_item(level, seed, 0)
+    item = make_item(ZEBRA, level, seed, 0)
     clues = item.problem["clues"]
     for i in range(len(clues)):
         fewer = {**item.problem, "clues": clues[:i] + clues[i + 1 :]}
@@ -199,13 +202,13 @@ def _fast_reduction_equals_the_one_at_a_time_algorithm(
 
 
 def test_min_and_max_clues() -> None:
-    many = ZEBRA.make_item("4x4", 1, 0, {"min_clues": 30})
+    many = make_item(ZEBRA, "4x4", 1, 0, {"min_clues": 30})
     assert len(many.problem["clues"]) == 30
     assert brute_force(many.problem) == [_gold(many)]
-    few = [ZEBRA.make_item("4x4", 1, i, {"max_clues": 9}) for i in range(5)]
+    few = [make_item(ZEBRA, "4x4", 1, i, {"max_clues": 9}) for i in range(5)]
     assert all(len(it.problem["clues"]) <= 9 for it in few)
     with pytest.raises(InvalidArgument, match="knob 'max_clues'"):
-        ZEBRA.make_item("5x5", 1, 0, {"max_clues": 3})
+        make_item(ZEBRA, "5x5", 1, 0, {"max_clues": 3})
 
 
 # -- the paper's table -----------------------------------------------------------------------
@@ -229,7 +232,7 @@ def test_easy_hard_reproduces_the_papers_table() -> None:
                 assert ours == -4.140634 and printed == -4.146634
             else:
                 assert ours == printed, (n, m)
-            item_problem = ZEBRA.make_item(f"{n}x{m}", 1, 0).problem
+            item_problem = make_item(ZEBRA, f"{n}x{m}", 1, 0).problem
             assert item_problem["log10_space"] == ours
             assert item_problem["difficulty"] == ("easy" if ours > EASY_THRESHOLD else "hard")
     easy = {f"{n}x{m}" for n in range(2, 7) for m in range(2, 7) if log10_space(n, m) > -2.334}
@@ -237,7 +240,7 @@ def test_easy_hard_reproduces_the_papers_table() -> None:
 
 
 # -- scoring ---------------------------------------------------------------------------------
-ITEM = ZEBRA.make_item("3x3", 4, 2)
+ITEM = make_item(ZEBRA, "3x3", 4, 2)
 GOLD = _gold(ITEM)
 
 
@@ -290,7 +293,7 @@ def test_failure_modes(response: str, correct: bool, mode: str | None) -> None:
 def test_cell_accuracy_and_contradiction_names_the_clue() -> None:
     # A grid that breaks a clue it was given: find one by swapping two houses' names.
     for seed in range(50):
-        item = ZEBRA.make_item("4x4", seed, 0)
+        item = make_item(ZEBRA, "4x4", seed, 0)
         gold = _gold(item)
         s = ZEBRA.score(item, json.dumps(_swap_names(gold)))
         if s.failure_mode == "contradiction":
@@ -305,7 +308,7 @@ def test_cell_accuracy_and_contradiction_names_the_clue() -> None:
 
 
 def test_partial_grid_when_no_given_clue_is_broken() -> None:
-    item = ZEBRA.make_item("3x3", 4, 2)
+    item = make_item(ZEBRA, "3x3", 4, 2)
     half = [{k: v for k, v in row.items() if k == "Name"} for row in _gold(item)]
     s = ZEBRA.score(item, json.dumps(half))
     assert (s.failure_mode, s.value) == ("partial_grid", pytest.approx(3 / 9))
@@ -341,8 +344,8 @@ test_scoring_never_raises, test_scoring_never_raises_sweep = inner_and_sweep(
 
 # -- rendering, determinism, knobs -----------------------------------------------------------
 def test_styles_and_the_oneshot_example() -> None:
-    one = ZEBRA.make_item("5x4", 7, 3, style="oneshot")
-    direct = ZEBRA.make_item("5x4", 7, 3)
+    one = make_item(ZEBRA, "5x4", 7, 3, style="oneshot")
+    direct = make_item(ZEBRA, "5x4", 7, 3)
     assert one.problem == direct.problem and one.answer == direct.answer
     assert one.prompt.count("There are ") == 2  # a solved 3x3 example, then the puzzle
     assert "There are 3 houses" in one.prompt
@@ -352,20 +355,20 @@ def test_styles_and_the_oneshot_example() -> None:
         .startswith(direct.prompt.split("\n\nFind the value")[0])
     )
     assert ZEBRA.solve(one) == one.answer  # the solver reads the LAST puzzle
-    cot = ZEBRA.make_item("5x4", 7, 3, style="cot")
+    cot = make_item(ZEBRA, "5x4", 7, 3, style="cot")
     assert '"reasoning"' in cot.prompt and "step by step" in cot.prompt
 
 
 def test_same_seed_same_bytes() -> None:
-    a = [ZEBRA.make_item("4x5", 3, i, style="oneshot") for i in range(3)]
-    b = [ZEBRA.make_item("4x5", 3, i, style="oneshot") for i in range(3)]
+    a = [make_item(ZEBRA, "4x5", 3, i, style="oneshot") for i in range(3)]
+    b = [make_item(ZEBRA, "4x5", 3, i, style="oneshot") for i in range(3)]
     assert [x.to_dict() for x in a] == [y.to_dict() for y in b]
-    c = ZEBRA.make_item("4x5", 4, 0)
+    c = make_item(ZEBRA, "4x5", 4, 0)
     assert c.prompt != a[0].prompt
 
 
 def test_values_are_listed_sorted_not_in_solution_order() -> None:
-    item = ZEBRA.make_item("6x6", 2, 0)
+    item = make_item(ZEBRA, "6x6", 2, 0)
     for values in item.problem["features"].values():
         assert values == sorted(values, key=str.lower)
     assert next(iter(item.problem["features"])) == "Name"
@@ -385,7 +388,7 @@ def _worked_solution_steps_follow_from_the_clues_they_cite(level: str, seed: int
     """Each step of the one-shot reasoning (and --with-steps) follows from exactly the clues
     it cites, every one of them needed, plus the steps before it: checked here by brute
     force over all grids, apart from the solver that wrote the steps (issue 25, finding 8)."""
-    item = ZEBRA.make_item(level, seed, 0)
+    item = make_item(ZEBRA, level, seed, 0)
     problem = item.problem
     puzzle = solver.parse_prompt(item.prompt)
     steps = solver.deduce(puzzle)
@@ -438,7 +441,7 @@ def _worked_solution_steps_follow_from_the_clues_they_cite(level: str, seed: int
 
 
 def test_the_oneshot_example_shows_those_steps() -> None:
-    item = ZEBRA.make_item("4x4", 3, 2, style="oneshot")
+    item = make_item(ZEBRA, "4x4", 3, 2, style="oneshot")
     example = item.prompt.split("Now solve this puzzle the same way.")[0]
     reasoning = json.loads(example.rsplit("\n\n", 2)[-2])["reasoning"]
     puzzle = solver.parse_prompt(example)
@@ -467,8 +470,8 @@ def test_values_read_as_english() -> None:
 
 
 def test_steps_end_with_the_solution() -> None:
-    item = ZEBRA.make_item("4x4", 5, 1)
-    steps = ZEBRA.steps(item)
+    item = make_item(ZEBRA, "4x4", 5, 1)
+    steps = hooks.steps(ZEBRA, item)
     assert "clue" in steps
     assert ZEBRA.score(item, steps).correct
 
@@ -492,24 +495,24 @@ def test_steps_end_with_the_solution() -> None:
 )
 def test_bad_knobs_name_the_knob(level: str, params: dict[str, Any], message: str) -> None:
     with pytest.raises(InvalidArgument) as exc:
-        ZEBRA.make_item(level, 1, 0, params)
+        make_item(ZEBRA, level, 1, 0, params)
     assert message in str(exc.value)
 
 
 def test_symmetric_kinds_alone_cannot_make_a_puzzle() -> None:
     only = {k: (1.0 if k in SYMMETRIC else 0.0) for k in KINDS}
     with pytest.raises(InvalidArgument, match="cannot force a unique solution"):
-        ZEBRA.make_item("3x3", 1, 0, {"clue_weights": only})
+        make_item(ZEBRA, "3x3", 1, 0, {"clue_weights": only})
 
 
 @pytest.mark.parametrize("level", ["1x3", "3x1", "11x2", "2x15", "D1", "4X4", "4x4x4"])
 def test_unknown_levels(level: str) -> None:
     with pytest.raises(UnknownLevel, match="expected NxM"):
-        ZEBRA.make_item(level, 1, 0)
+        make_item(ZEBRA, level, 1, 0)
 
 
 def test_larger_sizes_are_allowed() -> None:
-    item = ZEBRA.make_item("7x7", 1, 0)
+    item = make_item(ZEBRA, "7x7", 1, 0)
     assert item.problem["houses"] == 7 and len(item.problem["features"]) == 7
     assert ZEBRA.solve(item) == item.answer
 
@@ -673,7 +676,7 @@ def test_renaming_values_and_features_keeps_the_puzzle(item: Item, shuffle: int)
     renamed = _renamed(item.problem, random.Random(shuffle))
     assert renamed["features"] != item.problem["features"]
     assert ZEBRA.identity(renamed) == ZEBRA.identity(item.problem)
-    assert ZEBRA.split_of(renamed) == ZEBRA.split_of(item.problem)
+    assert split_of(ZEBRA, renamed) == split_of(ZEBRA, item.problem)
 
 
 def _mirrored(problem: Mapping[str, Any]) -> dict[str, Any]:
@@ -690,7 +693,7 @@ def _mirrored(problem: Mapping[str, Any]) -> dict[str, Any]:
 def test_a_different_puzzle_is_a_different_problem() -> None:
     """Houses are not renamed (left and right mean something): the mirror image of a puzzle
     is another problem, and so is a puzzle with one clue taken away."""
-    item = ZEBRA.make_item("4x4", 3, 0)
+    item = make_item(ZEBRA, "4x4", 3, 0)
     mirror = _mirrored(item.problem)
     assert solver.count_solutions(zebra_puzzle(mirror))[0] == json.loads(item.answer)[::-1]
     assert ZEBRA.identity(mirror) != ZEBRA.identity(item.problem)

@@ -18,6 +18,8 @@ from test_zebra import brute_force
 from conftest import inner_and_sweep
 from pytest_reasoning.errors import InvalidArgument
 from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks import hooks
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.tasks.zebra import solver
 from pytest_reasoning.tasks.zebra.clues import names
 from pytest_reasoning.tasks.zebra.herrings import ATTRIBUTES, FACTS, KINDS
@@ -54,7 +56,7 @@ def test_buckets_are_the_leaderboards_and_split_the_search_space() -> None:
 def test_bucket_items_take_their_sizes_in_turn_and_are_re_solved(bucket: str) -> None:
     sizes = BUCKETS[bucket]
     for index in range(len(sizes)):
-        item = ZEBRA.make_item(bucket, 5, index)
+        item = make_item(ZEBRA, bucket, 5, index)
         p = item.problem
         assert p["size"] == sizes[index] == f"{p['houses']}x{len(p['features'])}"
         assert p["search_space_log10"] == pytest.approx(_space(p["size"]), abs=1e-6)
@@ -65,24 +67,24 @@ def test_bucket_items_take_their_sizes_in_turn_and_are_re_solved(bucket: str) ->
 @pytest.mark.parametrize("level", ["7x7", "8x8"])
 def test_past_6x6_the_gold_is_the_only_solution(level: str) -> None:
     for index in range(2):
-        item = ZEBRA.make_item(level, 9, index)
+        item = make_item(ZEBRA, level, 9, index)
         assert solver.count_solutions(solver.parse_prompt(item.prompt)) == [json.loads(item.answer)]
 
 
 def test_custom_sizes_and_bad_sizes() -> None:
-    item = ZEBRA.make_item("XL", 1, 1, {"sizes": ["7x7", "8x8"]})
+    item = make_item(ZEBRA, "XL", 1, 1, {"sizes": ["7x7", "8x8"]})
     assert item.problem["size"] == "8x8"
     with pytest.raises(InvalidArgument, match="knob 'sizes': '9x' is not a size"):
-        ZEBRA.make_item("XL", 1, 0, {"sizes": ["9x"]})
+        make_item(ZEBRA, "XL", 1, 0, {"sizes": ["9x"]})
     with pytest.raises(InvalidArgument, match="knob 'houses': not with 'sizes'"):
-        ZEBRA.make_item("XL", 1, 0, {"houses": 4})
+        make_item(ZEBRA, "XL", 1, 0, {"houses": 4})
     with pytest.raises(InvalidArgument, match="knob 'red_herrings': must be <= 8"):
-        ZEBRA.make_item("4x4", 1, 0, {"red_herrings": 9})
+        make_item(ZEBRA, "4x4", 1, 0, {"red_herrings": 9})
 
 
 def test_difficulty_measures_reach_the_results_row() -> None:
-    item = ZEBRA.make_item("Large", 2, 3, {"red_herrings": 2})
-    for response in (ZEBRA.reference_response(item), "no grid here", '{"House 1": {}}'):
+    item = make_item(ZEBRA, "Large", 2, 3, {"red_herrings": 2})
+    for response in (hooks.reference_response(ZEBRA, item), "no grid here", '{"House 1": {}}'):
         extra = ZEBRA.score(item, response).extra
         assert extra["size"] == item.problem["size"]
         assert extra["search_space_log10"] == item.problem["search_space_log10"]
@@ -96,7 +98,7 @@ def test_difficulty_measures_reach_the_results_row() -> None:
 def test_conflicts_grow_with_the_size(items: int) -> None:
     def median(level: str) -> float:
         return statistics.median(
-            ZEBRA.make_item(level, 4, i).problem["sat_conflicts"] for i in range(items)
+            make_item(ZEBRA, level, 4, i).problem["sat_conflicts"] for i in range(items)
         )
 
     assert median("3x3") < median("8x8")
@@ -110,7 +112,7 @@ def _real(problem: dict[str, Any]) -> dict[str, Any]:
 def _red_herrings_leave_the_gold_the_only_solution(
     level: str, count: int, seed: int, index: int
 ) -> None:
-    item = ZEBRA.make_item(level, seed, index, {"red_herrings": count})
+    item = make_item(ZEBRA, level, seed, index, {"red_herrings": count})
     herrings = [c for c in item.problem["clues"] if c["kind"] == "red_herring"]
     assert len(herrings) == count == item.problem["red_herrings"]
     gold = json.loads(item.answer)
@@ -118,7 +120,7 @@ def _red_herrings_leave_the_gold_the_only_solution(
     # the reference solver reads the whole prompt, herrings and all, to the same grid.
     assert brute_force(_real(item.problem)) == [gold]
     assert ZEBRA.solve(item) == item.answer
-    assert ZEBRA.score(item, ZEBRA.reference_response(item)).correct
+    assert ZEBRA.score(item, hooks.reference_response(ZEBRA, item)).correct
     # Each herring attribute is named once: no two herrings can combine into a constraint.
     for _, says in ATTRIBUTES:
         mark = says.split()[-1]  # the attribute's own word ("glasses")
@@ -155,6 +157,6 @@ def test_herring_sentences_name_no_value_name_or_relation() -> None:
 
 def test_herrings_change_nothing_when_zero() -> None:
     """red_herrings 0 (the default) draws nothing more: the same puzzle as before the knob."""
-    a = ZEBRA.make_item("4x4", 8, 2)
-    b = ZEBRA.make_item("4x4", 8, 2, {"red_herrings": 0})
+    a = make_item(ZEBRA, "4x4", 8, 2)
+    b = make_item(ZEBRA, "4x4", 8, 2, {"red_herrings": 0})
     assert a.prompt == b.prompt and a.answer == b.answer

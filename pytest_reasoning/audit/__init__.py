@@ -49,7 +49,9 @@ from typing import Any
 from ..core import Item, canonical_json, level_key
 from ..registry import get_task, task_ids
 from ..stats import wilson_interval
-from ..tasks.base import Task
+from ..tasks import hooks
+from ..tasks.base import Task, check_level, resolve_params
+from ..tasks.sampler import make_item
 from .learners import (
     WORD,
     ChoiceSurface,
@@ -234,8 +236,8 @@ def _batteries(
     prior = _mode(i.answer for i in train)
     add("answer prior", "prior", "the training problems' most frequent answer", lambda _i: prior)
 
-    choices = {i.id: task.choices(i) for i in (*train, *test)}
-    texts = {i.id: task.choice_texts(i) for i in (*train, *test)}
+    choices = {i.id: hooks.choices(task, i) for i in (*train, *test)}
+    texts = {i.id: hooks.choice_texts(task, i) for i in (*train, *test)}
     per_item = len({tuple(c) for c in choices.values() if c}) > 1
     if per_item and all(choices[i.id] for i in test):
         positions = Counter(
@@ -308,7 +310,7 @@ def _batteries(
         lambda i: majority.get(quartile(i), prior),
     )
 
-    for rule in task.shortcuts():
+    for rule in hooks.shortcuts(task):
         add(rule.name, "rule", rule.doc, rule.guess)
 
     if all(texts[i.id] for i in (*train, *test)):
@@ -402,9 +404,9 @@ def _number_text(value: float | None) -> str | None:
 
 
 def _chance(task: Task, test: Sequence[Item]) -> tuple[float, str]:
-    values = [task.chance(i) for i in test]
+    values = [hooks.chance(task, i) for i in test]
     if test and all(v is not None for v in values):
-        options = {len(c) for i in test if (c := task.choices(i))}
+        options = {len(c) for i in test if (c := hooks.choices(task, i))}
         basis = (
             f"uniform over {options.pop()} answers"
             if len(options) == 1
@@ -444,12 +446,12 @@ def audit_level(
     share no problem whatever the seeds), in the ``direct`` style. ``task_id`` may be a
     :class:`Task` object (one not registered)."""
     task = task_id if isinstance(task_id, Task) else get_task(task_id)
-    task.resolve_params(level, params)  # a bad level or knob fails before any work
+    resolve_params(task, level, params)  # a bad level or knob fails before any work
     train_seed = seed if train_seed is None else train_seed
     train_count = max(count, DEFAULT_TRAIN_COUNT) if train_count is None else train_count
-    test = distinct((task.make_item(level, seed, i, params) for i in range(count)), task)
+    test = distinct((make_item(task, level, seed, i, params) for i in range(count)), task)
     train = distinct(
-        (task.make_item(level, train_seed, i, params, split="train") for i in range(train_count)),
+        (make_item(task, level, train_seed, i, params, split="train") for i in range(train_count)),
         task,
     )
     return _audit(task, level, test, train, seed, train_seed, params, confidence)
@@ -530,13 +532,13 @@ def audit(
     order. ``levels`` limits the levels: a named task lacking one is an error; over all
     tasks, each keeps its own."""
     work: list[tuple[str, str]] = []
-    for tid in tasks or [t for t in task_ids() if not get_task(t).pack]:
+    for tid in tasks or [t for t in task_ids() if not hooks.is_pack(get_task(t))]:
         task = get_task(tid)
         wanted = list(levels) if levels else sorted(task.levels, key=level_key)
         if tasks is None:  # every task: only the levels a task has
             wanted = [lv for lv in wanted if lv in task.levels]
         for level in wanted:
-            task.check_level(level)
+            check_level(task, level)
         work.extend((tid, level) for level in wanted)
     out: list[LevelAudit] = []
     if jobs <= 1 or len(work) <= 1:

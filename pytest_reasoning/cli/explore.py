@@ -15,6 +15,8 @@ from ..core import Item
 from ..errors import ReasoningError, StorageFailed
 from ..models.kinds import model_kind
 from ..registry import get_task, task_ids
+from ..tasks import hooks
+from ..tasks.base import check_level
 from .common import (
     EXIT_INFRASTRUCTURE,
     EXIT_INTERRUPTED,
@@ -45,8 +47,10 @@ def audit_command(args: argparse.Namespace) -> int:
     for level in args.level or ():
         if args.tasks:
             for tid in args.tasks:
-                get_task(tid).check_level(level)
-        elif not any(level in get_task(t).levels for t in task_ids() if not get_task(t).pack):
+                check_level(get_task(tid), level)
+        elif not any(
+            level in get_task(t).levels for t in task_ids() if not hooks.is_pack(get_task(t))
+        ):
             raise ReasoningError(
                 f"--level: no built-in task has a level {level!r} (a pack's tasks, "
                 "gym.<name>, are audited only when named)"
@@ -419,8 +423,8 @@ def _describe_task(task_id: str) -> str:
     if len(shown) < len(levels):
         head[2] += " …"
     styles = ", ".join(task.styles) + (
-        "; also " + ", ".join(f"{a} (= {b})" for a, b in task.style_aliases.items())
-        if task.style_aliases
+        "; also " + ", ".join(f"{a} (= {b})" for a, b in hooks.style_aliases(task).items())
+        if hooks.style_aliases(task)
         else ""
     )
     lines = [

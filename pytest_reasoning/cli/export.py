@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import ReasoningError
 from ..registry import get_task
-from ..tasks.base import check_split
+from ..tasks import hooks
+from ..tasks.base import check_style, resolve_params
+from ..tasks.draw import check_split
+from ..tasks.sampler import make_item, sampler
 from .common import _bar, show_progress
 
 if TYPE_CHECKING:
@@ -39,8 +42,8 @@ def export_items(
     with ``progress``, a bar with rate and ETA on stderr once the export takes over a second;
     with ``note``, one line on stderr when items repeat an earlier problem."""
     task = get_task(task_id)
-    task.resolve_params(level, params)  # fail before writing anything
-    task.check_style(style)
+    resolve_params(task, level, params)  # fail before writing anything
+    check_style(task, style)
     check_split(split)
     from ..datasets import export_row, write_row
 
@@ -48,8 +51,8 @@ def export_items(
     if progress:
         indices = _bar(indices, total=count, unit="item", desc=f"{task_id} {level}")
     for index in indices:
-        item = task.make_item(level, seed, index, params, style, split=split)
-        row = export_row(task, item, **({"steps": task.steps(item)} if with_steps else {}))
+        item = make_item(task, level, seed, index, params, style, split=split)
+        row = export_row(task, item, **({"steps": hooks.steps(task, item)} if with_steps else {}))
         write_row(out, row)
     if note:
         _repeat_note(task_id, level, seed, params, start, count, split=split)
@@ -90,8 +93,8 @@ def _repeats_in(
 ) -> int:
     """Items of ``start..start+count-1`` that repeat an earlier problem (free once built)."""
     task = get_task(task_id)
-    stop = task.repeated(level, seed, start + count, params, split)
-    return stop - (task.repeated(level, seed, start, params, split) or 0) if stop else 0
+    stop = sampler(task).repeated(level, seed, start + count, params, split)
+    return stop - (sampler(task).repeated(level, seed, start, params, split) or 0) if stop else 0
 
 
 # -- export --workers: contiguous index ranges in processes, concatenated in order ----------
@@ -134,13 +137,13 @@ def _replay_ratio(
     from ..datasets import export_row, write_row
 
     task = get_task(task_id)
-    if task.repeated(level, seed, 0, params, split) is None:  # not ``unique``: no replay
+    if sampler(task).repeated(level, seed, 0, params, split) is None:  # not ``unique``: no replay
         return 0.0
     probe, sink = seed + 1, io.StringIO()
-    make = task.make_item
+    make = sampler(task).item
     write_row(sink, export_row(task, make(level, probe, 0, params, style, split=split)))
     t0 = time.process_time()
-    task.repeated(level, probe, 1 + _PROBE, params, split)  # replay only
+    sampler(task).repeated(level, probe, 1 + _PROBE, params, split)  # replay only
     t1 = time.process_time()
     for index in range(1 + _PROBE, 1 + 2 * _PROBE):  # fresh items, built and written
         write_row(sink, export_row(task, make(level, probe, index, params, style, split=split)))
@@ -209,8 +212,8 @@ def export_parallel(
     folder = folder or tempfile.gettempdir()
     remove_stale(folder)
     task = get_task(task_id)
-    task.resolve_params(level, params)  # fail before starting anything
-    task.check_style(style)
+    resolve_params(task, level, params)  # fail before starting anything
+    check_style(task, style)
     check_split(split)
     ratio = _replay_ratio(task_id, level, seed, params, style, split)
     bounds = _boundaries(start, start + count, workers, ratio)

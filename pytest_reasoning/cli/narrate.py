@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ReasoningError, printable
 from ..registry import get_task
+from ..tasks.base import check_style, resolve_params
+from ..tasks.sampler import make_item
 from .common import EXIT_INFRASTRUCTURE, CommandFailed, _check_output, _open_evaluator, _param
 
 if TYPE_CHECKING:
@@ -83,8 +85,8 @@ def narrate_command(args: argparse.Namespace) -> int:
     planner_for(args.task)
     task = get_task(args.task)
     params = dict(args.param)
-    task.resolve_params(args.level, params)  # fail before any call
-    task.check_style(args.style)
+    resolve_params(task, args.level, params)  # fail before any call
+    check_style(task, args.style)
     _check_output("--out", args.out)
     if args.price_as:
         from ..models.litellm_client import cost_usd
@@ -98,7 +100,7 @@ def narrate_command(args: argparse.Namespace) -> int:
     )  # fmt: skip
     summary = Narration()
     items = (
-        task.make_item(args.level, args.seed, i, params, args.style) for i in range(args.count)
+        make_item(task, args.level, args.seed, i, params, args.style) for i in range(args.count)
     )
     done = 0
 

@@ -24,7 +24,7 @@ from ..errors import (
 from ..gates import METRICS, GateRule
 from ..gates.rules import PASS_METRICS, pass_metric
 from ..registry import get_task
-from ..tasks.base import Task
+from ..tasks.base import Task, check_knob, check_level, check_style, resolve_params
 from .schema import (
     _ID,
     _RULE,
@@ -437,7 +437,7 @@ def _level(
     if task is None:
         return None
     try:
-        task.check_level(lv)
+        check_level(task, lv)
     except UnknownLevel as exc:
         problems.add(path, lwhere, str(exc))
         return None
@@ -445,18 +445,18 @@ def _level(
     before = len(problems.found)
     for knob, value in lset["params"].items():
         try:
-            task.check_knob(str(knob), value)
+            check_knob(task, str(knob), value)
         except InvalidArgument as exc:
             problems.add(path, f"{owner}params", str(exc))
     if len(problems.found) == before:
         # Validated here so a bad combination fails collection; items resolve again from
         # the user's overrides (the preset stays out of the suite spec).
         try:
-            task.resolve_params(lv, lset["params"])
+            resolve_params(task, lv, lset["params"])
         except InvalidArgument as exc:
             problems.add(path, f"{owner}params", str(exc))
     try:
-        task.check_style(lset["style"])
+        check_style(task, lset["style"])
     except InvalidArgument as exc:
         problems.add(path, f"{owner}style", str(exc))
     if lset["metric"] == "cell" and not task.partial_credit:

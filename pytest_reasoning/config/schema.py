@@ -13,6 +13,7 @@ from ..datasets import Dataset
 from ..gates import GateRule, GateSpec
 from ..registry import get_task
 from ..tasks.base import item_id
+from ..tasks.sampler import sampler
 
 MAX_SAMPLES = 100_000
 MAX_REPEATS = 1_000
@@ -195,7 +196,7 @@ class Address:
         if self.entry.dataset is not None:
             item = self._stored
             return item if lv.repeats <= 1 else replace(item, id=self.sample_id)
-        return get_task(self.entry.task).make_item(
+        return sampler(get_task(self.entry.task)).item(
             lv.level, self.seed, self.index, lv.params, lv.style, id=self.sample_id
         )
 

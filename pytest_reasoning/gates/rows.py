@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import ReasoningError, clip
 from ..files import InputRefused, open_input
+from ..tasks.base import resolve_params
 from .store import NOT_NEEDED, RESULT_FIELDS
 
 __all__ = [
@@ -202,7 +203,7 @@ def _knobs_pass(task_id: str, level: str, params: Mapping[str, Any]) -> bool:
     except ReasoningError:
         return True  # not installed here: no generation can follow
     try:
-        task.resolve_params(level, params)
+        resolve_params(task, level, params)
     except Exception:  # InvalidArgument, UnknownLevel, a task's own check failing oddly
         return False
     return True

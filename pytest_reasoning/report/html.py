@@ -24,6 +24,7 @@ from ..gates import Comparison, GateResult, LevelStats
 from ..gates.threshold import MARGINAL_NOTE
 from ..gates.verdicts import failure_cause
 from ..models.kinds import model_kind
+from ..tasks.sampler import make_item
 from .cells import Cell, cells
 from .links import fragment
 from .plots import plots, plots_unavailable
@@ -94,7 +95,7 @@ def _prompts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
             if not shas:
                 continue
             try:
-                item = get_task(task_id).make_item(level, seed, index, json.loads(knobs), style)
+                item = make_item(get_task(task_id), level, seed, index, json.loads(knobs), style)
             except Exception:  # a task not installed here, a changed generator, bad knobs
                 continue
             if item.prompt_sha256 in shas:

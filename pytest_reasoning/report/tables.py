@@ -14,6 +14,7 @@ from ..gates import Comparison, GateResult, LevelStats
 from ..gates.ledger import sample_key
 from ..gates.verdicts import UNANSWERED, failure_cause
 from ..registry import get_task
+from ..tasks import hooks
 from ..tasks.base import Task
 from ..tasks.breakdown import Breakdown
 
@@ -310,8 +311,8 @@ def breakdowns(
     out = []
     for _, mine in sorted(families.items()):
         task = _task(str(mine[0]["task"]))
-        if task is not None and task.breaks_down:
-            found = task.breakdown(mine, suites=suites)
+        if task is not None and hooks.breaks_down(task):
+            found = hooks.breakdown(task, mine, suites=suites)
             if isinstance(found, Breakdown):
                 out.append(found)
     return out
@@ -329,7 +330,7 @@ def breakdown_table(b: Breakdown) -> Table:
 def breaks_down(task: str) -> bool:
     """Whether ``task``'s family reads its rows for a breakdown (a run keeps them)."""
     found = _task(task)
-    return found is not None and found.breaks_down
+    return found is not None and hooks.breaks_down(found)
 
 
 def _task(task_id: str) -> Task | None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..tasks import hooks
 from .batches import HANG, BatchDesk, BatchSettings
 
 __all__ = [
@@ -151,7 +152,7 @@ def shallow_answer(prompt: str, limit: int | None) -> str:
     from ..registry import task_for_prompt
 
     task = task_for_prompt(prompt)
-    answer = task.text_answer(prompt, max_size=limit) if task is not None else None
+    answer = hooks.text_answer(task, prompt, max_size=limit) if task is not None else None
     return "<<<N/A>>>" if answer is None else answer
 
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from ...core import Item, Score
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut
+from ..draw import Draw, draw_of
 from . import shortcuts, solver
 from .canon import Shape, node_form, remembered_form, tree_shape, value_label
 from .common import (
@@ -122,7 +123,8 @@ class BooleanLogicTask(DyvalTask):
             if not params["balanced"] or LEAVES.balance_in(
                 dag, chooser, lambda v: v is want,
                 match=params["depth"] >= 3 and attempt < MATCH_SHAPES,
-                fits=partial(self._fits, dag, None if extra_links else tree_shape(dag)),
+                fits=partial(self._fits, draw_of(chooser), dag,
+                             None if extra_links else tree_shape(dag)),
             ):  # fmt: skip
                 break
         else:
@@ -138,20 +140,26 @@ class BooleanLogicTask(DyvalTask):
         return Generated(problem=problem, answer=str(dag.root.value), body=body)
 
     def _fits(
-        self, dag: TreeDag, shape: Shape | None, *, kept: bool = True, paired: bool = False
+        self,
+        draw: Draw,
+        dag: TreeDag,
+        shape: Shape | None,
+        *,
+        kept: bool = True,
+        paired: bool = False,
     ) -> bool:
         """Whether ``dag`` with its leaves as drawn is a problem this draw may give;
         ``shape``: its :func:`tree_shape`, None with extra links."""
         if shape is None:  # the form of the exported problem
             problem = {"nodes": export_nodes(dag, []), "target": dag.root.name}
-            return self.fits_draw(problem, kept=kept, paired=paired)
+            return draw.fits(problem, kept=kept, paired=paired)
         # A tree: the same form read off the nodes (value_label: how a leaf's bool is written).
         leaves = tuple([n.value for n in dag.nodes if n.op is None])
         form = remembered_form(
             (self.id, shape, leaves),
             lambda: node_form(dag, lambda n: value_label(n.value), {dag.root.name: "@"}),
         )
-        return self.fits_draw(None, key={"form": form}, kept=kept, paired=paired)
+        return draw.fits(None, key={"form": form}, kept=kept, paired=paired)
 
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, ECHO_MARKER)

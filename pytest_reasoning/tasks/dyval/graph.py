@@ -17,6 +17,7 @@ from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut
+from ..draw import draw_of
 from . import shortcuts, solver
 from .canon import graph_form
 from .common import GDAG_PRESETS, DyvalTask, gdag_knobs, label_score, read_value
@@ -182,6 +183,7 @@ class ReachabilityTask(_GraphTask):
         want = self.wanted(index) == "True"
         kind = ("direct" if chooser.random() < DIRECT_SHARE else "path") if want else "none"
         met: set[str] = set()  # the kinds any walk has met, to give up early on bad knobs
+        draw = draw_of(chooser)
         found = None
         for attempt in range(25 * GIVE_UP):
             if attempt == GIVE_UP and not {"path", "none"} <= met:
@@ -196,7 +198,7 @@ class ReachabilityTask(_GraphTask):
             def fits(
                 edges: dict[str, list[str]], g: Graph = g, pair: tuple[str, str] = (source, target)
             ) -> bool:
-                return self.fits_draw(self.problem(Graph(g.names, edges, g.values), [], *pair))
+                return draw.fits(self.problem(Graph(g.names, edges, g.values), [], *pair))
 
             found = _walk(g, source, target, chooser, fits, met)
             if found is not None:

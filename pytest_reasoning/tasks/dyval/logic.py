@@ -20,6 +20,7 @@ from ...core import Item, Score
 from ...errors import InvalidArgument
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut
+from ..draw import Draw, draw_of
 from . import abduction, shortcuts, solver
 from .canon import Shape, node_form, remembered_form, tree_shape, value_label
 from .common import (
@@ -153,7 +154,7 @@ class _ImplicationTask(DyvalTask):
         )
 
     def _fits(
-        self, dag: TreeDag, shape: Shape, *, kept: bool = True, paired: bool = False
+        self, draw: Draw, dag: TreeDag, shape: Shape, *, kept: bool = True, paired: bool = False
     ) -> bool:
         """Whether ``dag`` (of ``shape``, :func:`tree_shape`) with its leaves as drawn is a
         problem this draw may give."""
@@ -164,7 +165,7 @@ class _ImplicationTask(DyvalTask):
             (self.id, shape, leaves),
             lambda: node_form(dag, _leaf_label, {dag.root.name: "@"}),
         )
-        return self.fits_draw(None, key={"form": form}, kept=kept, paired=paired)
+        return draw.fits(None, key={"form": form}, kept=kept, paired=paired)
 
     def score(self, item: Item, response: str) -> Score:
         return label_score(response, item.answer, ECHO_MARKER)
@@ -190,7 +191,7 @@ class DeductiveLogicTask(_ImplicationTask):
             if not params["balanced"] or LEAVES.balance_in(
                 dag, chooser, lambda v: text(v) == want,
                 match=params["depth"] >= 3 and attempt < MATCH_SHAPES,
-                fits=partial(self._fits, dag, tree_shape(dag)),
+                fits=partial(self._fits, draw_of(chooser), dag, tree_shape(dag)),
             ):  # fmt: skip
                 break
         else:
@@ -317,7 +318,7 @@ class AbductiveLogicTask(_ImplicationTask):
             dag = self.tree(chooser, params, names, params["depth"], shape_only=True)
             drawn = abduction.draw_statements(
                 dag, chooser, want, match=params["depth"] >= 3, apart=params["depth"] >= 3,
-                fits=partial(self._fits_exact, dag),
+                fits=partial(self._fits_exact, draw_of(chooser), dag),
             )  # fmt: skip
             if drawn is not None:
                 break
@@ -336,7 +337,9 @@ class AbductiveLogicTask(_ImplicationTask):
         problem = _exact_problem(dag, extra, leaf, stated)
         return Generated(problem=problem, answer=answer, body=self.text(lines, question))
 
-    def _fits_exact(self, dag: TreeDag, leaf: str, stated: Mapping[str, bool]) -> bool:
+    def _fits_exact(
+        self, draw: Draw, dag: TreeDag, leaf: str, stated: Mapping[str, bool]
+    ) -> bool:
         # The form of _exact_problem(dag, [], leaf, stated), read off the tree. (The shape
         # is taken here: most shapes drawn are never checked, draw_statements refuses them.)
         shape = tree_shape(dag)
@@ -349,7 +352,7 @@ class AbductiveLogicTask(_ImplicationTask):
             (self.id, shape, leaf, frozenset(stated.items())),
             lambda: node_form(dag, label, {leaf: "@", dag.root.name: "=False"}),
         )
-        return self.fits_draw(None, key={"form": form})
+        return draw.fits(None, key={"form": form})
 
     def shortcuts(self) -> Sequence[Shortcut]:
         return shortcuts.ABDUCTIVE

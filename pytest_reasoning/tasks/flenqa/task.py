@@ -20,23 +20,18 @@ from typing import Any, ClassVar
 from ...core import Item, Score
 from ...errors import InvalidArgument, UnknownLevel
 from ...rng import Chooser, SeededChooser, derive_seed
-from ..base import Generated, Knob, Shortcut, Task
+from ..base import Generated, Knob, Task
+from ..draw import Draw, SampledChooser, draw_of
 from ..names import first_names, last_names
-from . import corpus, shortcuts, solver
+from . import corpus, solver
 from .breakdown import length_breakdown
 from .tokens import count
 from .vocab import (
-    CONCLUSIONS,
-    CONDITIONS,
     PERSON_BANK,
-    PROPERTY_GROUPS,
-    RELATIONS,
-    ROOM_BANK,
-    ROOMS,
     task_words,
 )
 
-__all__ = ["TOLERANCE", "FlenqaTask", "MonoRelTask", "PeopleInRoomsTask", "RuleTakerTask"]
+__all__ = ["TOLERANCE", "Base", "FlenqaTask"]
 
 TOLERANCE = 70  # a sample "has length N" when its prompt measures N ± 70 tokens
 KEY_TOKENS = 100  # a key paragraph continues until about this long
@@ -226,17 +221,19 @@ class FlenqaTask(Task):
         return self._build(chooser, chooser, params, index)
 
     def draw(
-        self, level: str, seed: int, raw: int, params: Mapping[str, Any], index: int
+        self, level: str, seed: int, raw: int, params: Mapping[str, Any], index: int, draw: Draw
     ) -> Generated:
-        # The paper's point is the SAME reasoning at every length: the base instance comes
-        # from (task, seed, index) alone; the padding from the length and kind as well (so
-        # positions share one padding text, and only the key paragraphs move).
-        base = SeededChooser(derive_seed(self.id, "base", seed, raw))
-        pad = SeededChooser(
+        """The ``draw`` hook (hooks.TaskHooks): the paper's point is the SAME reasoning at
+        every length, so the base instance comes from (task, seed, index) alone; the padding
+        from the length and kind as well (positions share one padding text, and only the
+        key paragraphs move)."""
+        base = SampledChooser(derive_seed(self.id, "base", seed, raw), draw)
+        pad = SampledChooser(
             derive_seed(
                 self.id, params["target_tokens"], params["padding"], params["padding_corpus"],
                 seed, raw,
-            )
+            ),
+            draw,
         )  # fmt: skip
         return self._build(base, pad, params, index)
 
@@ -276,7 +273,7 @@ class FlenqaTask(Task):
             )
         # The split is the base instance's: a draw in the other one stops before its padding
         # (most of the work) is measured out, and is redrawn as it would have been.
-        self.stop_if_other_split({"logic": base.logic})
+        draw_of(chooser).stop_if_other_split({"logic": base.logic})
         # First guess from the sentences' own counts, then a sentence at a time towards the
         # target, so that the two styles' prompts straddle it.
         aim = target - fixed - _cot_extra() // 2
@@ -521,162 +518,3 @@ def _cot_extra() -> int:
 
 def _full(person: tuple[str, str]) -> str:
     return f"{person[0]} {person[1]}"
-
-
-class MonoRelTask(FlenqaTask):
-    id = "flenqa.monorel"
-    description = (
-        "Two comparisons on one monotone scale; is a third comparison implied? (True/False)"
-    )
-
-    def shortcuts(self) -> Sequence[Shortcut]:
-        return shortcuts.MONOREL
-
-    def base(self, chooser: Chooser, label: bool, used: set[str] | None = None) -> Base:
-        own: set[str] = set() if used is None else used
-        rel, converse = chooser.choice(RELATIONS)
-        people = _people(chooser, 3)
-        a, b, c = (_full(p) for p in people)
-        sentences = []
-        for (x, y), (px, py) in (((a, b), people[:2]), ((b, c), people[1:])):
-            if chooser.random() < 0.5:
-                key, subject = f"{x} is {rel} than {y}.", px
-            else:
-                key, subject = f"{y} is {converse} than {x}.", py
-            sentences.append((key, subject))
-        order = [0, 1] if chooser.random() < 0.5 else [1, 0]
-        # The two paragraphs share no sentence: `own` holds the templates already taken.
-        paragraphs = [
-            _continue(sentences[i][0], PERSON_BANK, "{name}", sentences[i][1][0], chooser, own)
-            for i in order
-        ]
-        query = [a, c] if label else [c, a]
-        question = f"Is {query[0]} {rel} than {query[1]}?"
-        return Base(
-            keys=(paragraphs[0][0], paragraphs[1][0]),
-            paragraphs=(paragraphs[0], paragraphs[1]),
-            question=question,
-            logic={"facts": [[a, b], [b, c]], "relation": rel, "query": query},
-            answer=str(label),
-            entities=frozenset(w for p in people for w in p),
-            head=f"{INTRO}\nQuestion: {question}",  # the paper asks before and after the text
-            templates=frozenset(own),
-        )
-
-    def template(self, logic: Mapping[str, Any]) -> Any:
-        (a, b), (_, c) = logic["facts"]
-        role = {a: 0, b: 1, c: 2}
-        return {"relation": logic["relation"], "query": [role[p] for p in logic["query"]]}
-
-    def topic(self, logic: Mapping[str, Any]) -> Any:
-        return logic["relation"]
-
-    def reasoning(self, problem: Mapping[str, Any]) -> str:
-        (a, b), (_, c) = problem["logic"]["facts"]
-        rel = problem["logic"]["relation"]
-        return f"So {a} is {rel} than {b}, who is {rel} than {c}; hence {a} is {rel} than {c}."
-
-
-class PeopleInRoomsTask(FlenqaTask):
-    id = "flenqa.people_in_rooms"
-    banks = (PERSON_BANK, ROOM_BANK)
-    description = "A person is in a room, the room has a property; is the person in a room with it?"
-
-    def shortcuts(self) -> Sequence[Shortcut]:
-        return shortcuts.PEOPLE_IN_ROOMS
-
-    def base(self, chooser: Chooser, label: bool, used: set[str] | None = None) -> Base:
-        own: set[str] = set() if used is None else used
-        person = _people(chooser, 1)[0]
-        name = _full(person)
-        room = chooser.choice(ROOMS)
-        group = chooser.choice(PROPERTY_GROUPS)
-        prop = chooser.choice(group)
-        asked = prop if label else next(p for p in group if p != prop)
-        k1 = _continue(f"{name} is in the {room}.", PERSON_BANK, "{name}", person[0], chooser, own)
-        k2 = _continue(f"The {room} is {prop}.", ROOM_BANK, "{room}", room, chooser, own)
-        first, second = (k1, k2) if chooser.random() < 0.5 else (k2, k1)
-        article = "an" if asked[0] in "aeiou" else "a"
-        return Base(
-            keys=(first[0], second[0]),
-            paragraphs=(first, second),
-            question=f"Is {name} in {article} {asked} room?",
-            logic={"person": name, "room": room, "room_property": prop, "query_property": asked},
-            answer=str(label),
-            entities=frozenset([*person, *room.split()]),
-            templates=frozenset(own),
-        )
-
-    def template(self, logic: Mapping[str, Any]) -> Any:
-        return {"room_property": logic["room_property"], "query_property": logic["query_property"]}
-
-    def topic(self, logic: Mapping[str, Any]) -> Any:
-        prop = logic["room_property"]
-        return next((sorted(g) for g in PROPERTY_GROUPS if prop in g), [prop])
-
-    def reasoning(self, problem: Mapping[str, Any]) -> str:
-        g = problem["logic"]
-        same = g["room_property"] == g["query_property"]
-        return (
-            f"So {g['person']} is in the {g['room']}, which is {g['room_property']}, and a room "
-            f"that is {g['room_property']} is {'' if same else 'not '}{g['query_property']}."
-        )
-
-
-class RuleTakerTask(FlenqaTask):
-    id = "flenqa.ruletaker"
-    description = (
-        "A rule with two conditions and two facts about one person: can the conclusion be derived?"
-    )
-
-    def shortcuts(self) -> Sequence[Shortcut]:
-        return shortcuts.RULETAKER
-
-    def tail(self, base: Base) -> str:
-        return ""  # the paper states the rule and the question before the facts only
-
-    def base(self, chooser: Chooser, label: bool, used: set[str] | None = None) -> Base:
-        own: set[str] = set() if used is None else used
-        person = _people(chooser, 1)[0]
-        name = _full(person)
-        c1, c2, other = chooser.sample(CONDITIONS, 3)
-        then = chooser.choice(CONCLUSIONS)
-        facts = [c1, c2] if label else [chooser.choice((c1, c2)), other]
-        chooser.shuffle(facts)
-        k1 = _continue(f"{name} is {facts[0]}.", PERSON_BANK, "{name}", person[0], chooser, own)
-        k2 = _continue(f"{name} is {facts[1]}.", PERSON_BANK, "{name}", person[0], chooser, own)
-        question = (
-            f'Given the rule "If a person is {c1} and {c2}, then the person is {then}", can '
-            f'"{name} is {then}" be derived from the rule and the facts in the text?'
-        )
-        return Base(
-            keys=(k1[0], k2[0]),
-            paragraphs=(k1, k2),
-            question=question,
-            logic={
-                "rule": {"if": [c1, c2], "then": then},
-                "facts": [f"{name} is {f}" for f in facts],
-                "query": f"{name} is {then}",
-            },
-            answer=str(label),
-            entities=frozenset(person),
-            head=f"{INTRO}\nQuestion: {question}",
-            templates=frozenset(own),
-        )
-
-    def template(self, logic: Mapping[str, Any]) -> Any:
-        # "If a person is c1 and c2": the conditions, like the two facts, are a set.
-        have = sorted(f.rsplit(" is ", 1)[1] for f in logic["facts"])
-        return {**self.topic(logic), "facts": have}
-
-    def topic(self, logic: Mapping[str, Any]) -> Any:
-        return {"if": sorted(logic["rule"]["if"]), "then": logic["rule"]["then"]}
-
-    def reasoning(self, problem: Mapping[str, Any]) -> str:
-        g = problem["logic"]
-        needed = g["rule"]["if"]
-        have = [f.rsplit(" is ", 1)[1] for f in g["facts"]]
-        missing = [c for c in needed if c not in have]
-        if not missing:
-            return f"Both conditions of the rule hold, so {g['query']} follows."
-        return f"The text never says the person is {missing[0]}, so the rule does not apply."

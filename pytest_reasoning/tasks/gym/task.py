@@ -28,15 +28,16 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...core import Item, Score
 from ...errors import InvalidArgument, quote
 from ...rng import Chooser
-from ..base import Generated, Knob, Task
+from ..base import Generated, Knob, Task, check_level
 from . import entries
 
-__all__ = ["GymTask", "knob_ranges", "make_task"]
+__all__ = ["GymKnob", "GymTask", "knob_ranges", "make_task"]
 
 # reasoning-gym's answer tags, or the project's own delimiters (the lenient extraction
 # re-scores what it finds as <<<answer>>>): the last of either counts.
@@ -91,40 +92,17 @@ class GymTask(Task):
     knobs: ClassVar[dict[str, Knob]] = {}
     presets: ClassVar[tuple[dict[str, Any], ...]] = ()
 
-    ranges: ClassVar[dict[str, tuple[float, float, str]]] = {}
-    longest: ClassVar[dict[str, int]] = {}  # a list knob's longest value in the curriculum
 
     def preset(self, level: str) -> dict[str, Any]:
-        self.check_level(level)
+        check_level(self, level)
         return dict(self.presets[self.levels.index(level)])
 
-    def check_knob(self, name: str, value: Any) -> Any:
-        """The knob's range and type, and what a text or list may hold; every message
-        names the dataset (and a number out of range, the range and where it comes from)."""
-        low, high, why = self.ranges.get(name, (-math.inf, math.inf, ""))
-        number = type(value) in (int, float) and math.isfinite(value)
-        if number and not low <= value <= high:
-            raise InvalidArgument(
-                f"{self.id}: knob '{name}' = {quote(value)} is out of range: allowed "
-                f"{low:g}..{high:g} ({why})"
-            )
-        try:
-            value = super().check_knob(name, value)
-        except InvalidArgument as exc:
-            raise InvalidArgument(f"{self.id}: {exc}") from None
-        problem = _bad_value(value, 10 * max(self.longest.get(name, 1), 1))
-        if problem:
-            raise InvalidArgument(f"{self.id}: knob '{name}': {problem}")
-        return value
-
-    def resolve_params(self, level: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def adapt(self, params: dict[str, Any], given: set[str]) -> None:
         """Also reasoning-gym's own validation of knobs a suite set and its dataset built
         with them, once per combination (this imports reasoning-gym: only when a suite sets
         gym knobs)."""
-        merged = super().resolve_params(level, params)
-        if params:
-            _validated(self.dataset, json.dumps(merged, sort_keys=True))
-        return merged
+        if given:
+            _validated(self.dataset, json.dumps(params, sort_keys=True))
 
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
         seed = chooser.randint(0, 2**31 - 1)
@@ -173,6 +151,34 @@ class GymTask(Task):
         return f"<answer>{answer}</answer>"
 
 
+@dataclass(frozen=True)
+class GymKnob(Knob):
+    """A dataset's knob: its range (and where it comes from) and what a text or list may
+    hold; every message names the dataset."""
+
+    task: str = ""
+    why: str = ""
+    longest: int = 1  # a list knob's longest value in the curriculum
+
+    def check(self, value: Any) -> Any:
+        low = -math.inf if self.minimum is None else self.minimum
+        high = math.inf if self.maximum is None else self.maximum
+        number = type(value) in (int, float) and math.isfinite(value)
+        if number and not low <= value <= high:
+            raise InvalidArgument(
+                f"{self.task}: knob '{self.name}' = {quote(value)} is out of range: allowed "
+                f"{low:g}..{high:g} ({self.why})"
+            )
+        try:
+            value = super().check(value)
+        except InvalidArgument as exc:
+            raise InvalidArgument(f"{self.task}: {exc}") from None
+        problem = _bad_value(value, 10 * max(self.longest, 1))
+        if problem:
+            raise InvalidArgument(f"{self.task}: knob '{self.name}': {problem}")
+        return value
+
+
 @functools.lru_cache(maxsize=256)
 def _validated(dataset: str, params: str) -> None:
     entries.prepare(dataset, json.loads(params))
@@ -201,34 +207,32 @@ def _bad_value(value: Any, longest: int) -> str | None:
 
 def make_task(name: str, spec: Mapping[str, Any], system_prompt: str) -> type[GymTask]:
     """The task class of one dataset from its manifest entry."""
+    tid = f"gym.{name}"
     knobs: dict[str, Knob] = {}
     ranges = knob_ranges(spec)
-    for field, kind in spec["knobs"].items():
-        item_kind = _KINDS.get(kind.get("item", "")) if kind["kind"] == "list" else None
-        low, high, _ = ranges.get(field, (None, None, ""))
-        knobs[field] = Knob(field, _KINDS[kind["kind"]], f"reasoning-gym config field '{field}'",
-                            minimum=low, maximum=high, item_kind=item_kind)  # fmt: skip
     steps = len(spec["levels"])
-    knobs["curriculum_step"] = Knob(
+    for field, kind in spec["knobs"].items():
+        listed = kind["kind"] == "list"
+        item_kind = _KINDS.get(kind.get("item", "")) if listed else None
+        low, high, why = ranges.get(field, (None, None, ""))
+        longest = max(len(lv[field]) for lv in spec["levels"]) if listed else 1
+        knobs[field] = GymKnob(field, _KINDS[kind["kind"]], f"reasoning-gym config field '{field}'",
+                               minimum=low, maximum=high, item_kind=item_kind, task=tid, why=why,
+                               longest=longest)  # fmt: skip
+    knobs["curriculum_step"] = GymKnob(
         "curriculum_step",
         int,
         "the curriculum step the fields that are not knobs come from (the level's own)",
         minimum=0,
         maximum=steps - 1,
+        task=tid,
+        why="its levels",
     )
-    ranges["curriculum_step"] = (0, steps - 1, "its levels")
-    longest = {
-        f: max(len(lv[f]) for lv in spec["levels"])
-        for f, kind in spec["knobs"].items()
-        if kind["kind"] == "list"
-    }
     attrs: dict[str, Any] = {
-        "id": f"gym.{name}",
+        "id": tid,
         "dataset": name,
         "levels": tuple(f"L{k}" for k in range(steps)),
         "knobs": knobs,
-        "ranges": ranges,
-        "longest": longest,
         "presets": tuple(spec["levels"]),
         "description": f"reasoning-gym {name}: {spec['description']}",
         "system_prompt": system_prompt,

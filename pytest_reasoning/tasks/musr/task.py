@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...core import Item, Score
 from ...rng import Chooser
-from ..base import Generated, Knob, Shortcut, Task
+from ..base import Generated, Knob, Shortcut, Task, check_level
 from ..names import gendered_first_names
 from . import shortcuts, solver
 from .examples import solved
@@ -74,7 +75,7 @@ class MusrTask(Task):
     )
 
     def preset(self, level: str) -> dict[str, Any]:
-        self.check_level(level)
+        check_level(self, level)
         return dict(self.presets[level])
 
     presets: ClassVar[Mapping[str, Mapping[str, Any]]]
@@ -484,7 +485,7 @@ class TeamAllocationTask(MusrTask):
         # {"the bake sale": ["Ann", "Bo"], ...} → "the bake sale: Ann and Bo; ..."
         if isinstance(value, dict):
             return describe_allocation(list(value), [list(g) for g in value.values()])
-        return super().import_answer(value)
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
     def failure(self, problem: Mapping[str, Any], got: int) -> str:
         return "suboptimal"

@@ -13,6 +13,7 @@ from ...core import Item, Score, canonical_json
 from ...errors import InvalidArgument, UnknownLevel
 from ...rng import Chooser
 from ..base import Generated, Knob, Shortcut, Task
+from ..draw import draw_of
 from . import herrings, shortcuts, solver
 from .breakdown import size_breakdown
 from .canon import puzzle_form
@@ -207,7 +208,7 @@ class ZebraGridTask(Task):
         sizes = _sizes(params)
         n, m = sizes[index % len(sizes)]
         weights = params["clue_weights"]
-        tries = 0
+        tries, draw = 0, draw_of(chooser)
         for _ in range(_ATTEMPTS):
             while True:
                 feats = [NAME, *chooser.sample(FEATURES[1:], m - 1)]
@@ -223,7 +224,7 @@ class ZebraGridTask(Task):
                 tries += 1
                 skeleton = {"houses": n, "features": _listing(columns),
                             "clues": [c.to_dict() for c in kept]}  # fmt: skip
-                if tries >= _SPLIT_TRIES or self.fits_draw(skeleton):
+                if tries >= _SPLIT_TRIES or draw.fits(skeleton):
                     break
             if len(kept) <= params.get("max_clues", len(kept)):
                 break
