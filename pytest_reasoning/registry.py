@@ -45,6 +45,9 @@ def _as_tasks(name: str, value: str, obj: Any) -> list[Task]:
                 f"entry point {name!r} ({value}) in group {ENTRY_POINT_GROUP}: expected a Task "
                 f"subclass, a Task or a sequence of them, got {type(one).__name__} {one!r:.80}"
             )
+        wrong = hooks.misdeclared(task)
+        if wrong is not None:
+            raise ReasoningError(f"entry point {name!r} ({value}): {wrong}")
         out.append(task)
     return out
 

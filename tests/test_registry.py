@@ -55,6 +55,27 @@ def test_the_contract_on_one_screen_is_a_whole_family(
             assert not task.score(item, "<<<-1>>>").correct
 
 
+def test_a_hook_of_the_wrong_kind_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Optional hooks are read by name (tasks.hooks): one written as a method where a value
+    is declared (or the reverse) would be misread, so registering it stops with one line."""
+    (tmp_path / "odd_tasks.py").write_text(
+        "from pytest_reasoning.tasks.dyval import ArithmeticTask\n"
+        "class Odd(ArithmeticTask):\n"
+        "    id = 'odd.arithmetic'\n"
+        "    def breaks_down(self):\n"
+        "        return False\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ReasoningError) as info:
+        load_tasks([ep("odd", "odd_tasks:Odd")])
+    assert str(info.value) == (
+        "entry point 'odd' (odd_tasks:Odd): odd.arithmetic: hook 'breaks_down' must be a "
+        "value, not a method (tasks.hooks.TaskHooks)"
+    )
+
+
 def test_a_task_id_registered_twice_is_one_line_naming_both() -> None:
     with pytest.raises(ReasoningError) as info:
         load_tasks(

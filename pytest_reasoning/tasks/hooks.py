@@ -32,6 +32,7 @@ __all__ = [
     "import_answer",
     "is_pack",
     "locate",
+    "misdeclared",
     "problem_key",
     "reference_response",
     "shortcuts",
@@ -138,6 +139,21 @@ class TaskHooks(Protocol):
 HOOKS: tuple[str, ...] = tuple(
     name for name in (*TaskHooks.__annotations__, *vars(TaskHooks)) if not name.startswith("_")
 )
+
+
+def misdeclared(task: Task) -> str | None:
+    """What is wrong with the task's hooks, for the registry's one-line error: a method hook
+    that is not callable, or an attribute hook that is (``breaks_down`` written as a method
+    would otherwise be read as always true); None when nothing is."""
+    for name in HOOKS:
+        found = getattr(task, name, None)
+        if found is None:
+            continue
+        method = callable(getattr(TaskHooks, name, None))
+        if method != callable(found):
+            want = "a method" if method else "a value, not a method"
+            return f"{task.id}: hook {name!r} must be {want} (tasks.hooks.TaskHooks)"
+    return None
 
 
 def _hook(task: Task, name: str) -> Callable[..., Any] | None:

@@ -55,9 +55,8 @@ def _raw(raw: int, attempt: int, split: str) -> int:
 def sampler(task: Task) -> Sampler:
     """The task's sampler (one per task object: it holds the task's ``unique`` batches)."""
     found = task.__dict__.get("_sampler")
-    if found is None:
-        with Sampler.lock:
-            found = task.__dict__.setdefault("_sampler", Sampler(task))
+    if found is None:  # setdefault is atomic: two threads asking at once share one
+        found = task.__dict__.setdefault("_sampler", Sampler(task))
     assert isinstance(found, Sampler)
     return found
 
