@@ -1,6 +1,6 @@
 """DyVal generation benchmarks (numbers go in the README and docs/tasks/dyval.md).
 
-1. Throughput per task at D4, single process, items/s: ours through ``Task.make_item`` (the
+1. Throughput per task at D4, single process, items/s: ours through ``make_item`` (the
    path suites and ``export`` use), with batch de-duplication on (default) and off (raw draws).
 2. The same tasks side by side with microsoft/promptbench's DyVal (``--promptbench DIR``: a
    directory holding ``promptbench/dyval``; run with ``--promptbench-python``, a Python with

@@ -1,7 +1,7 @@
 """FLenQA generation benchmarks (numbers go in docs/benchmarks.md and docs/tasks/flenqa.md).
 
 Default mode: items per second at one target length with one padding, single process, through
-``Task.make_item``, and the share of that time spent in the tokenizer (cl100k encode calls,
+``make_item``, and the share of that time spent in the tokenizer (cl100k encode calls,
 timed by wrapping the encoder). The padding is chosen from per-sentence counts (each sentence
 encoded once and cached), then the whole prompt is encoded once or a few times to land inside
 the ±70 tolerance.

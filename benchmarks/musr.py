@@ -1,7 +1,7 @@
 """MuSR generation benchmark (numbers go in the README and docs/tasks/musr.md).
 
 Stories per second per domain and level with the template narrator, single process, through
-``Task.make_item`` (trees, validators, narrator, prompt); story length in words; and how alike
+``make_item`` (trees, validators, narrator, prompt); story length in words; and how alike
 the stories are: self-BLEU-4 (each story scored as a hypothesis against all the others as
 references; 1.0 = every 4-gram of a story occurs in another) and distinct-4 (unique 4-grams /
 all 4-grams) over ``--diversity`` L3 stories per domain, and pair by pair: the 4-gram Jaccard

@@ -1,7 +1,7 @@
 """ZebraLogic generation benchmarks (numbers go in the README and docs/tasks/zebra.md).
 
 1. Puzzles per second at 4x4, 5x5, 6x6 (and larger sizes, for the practical limit), single
-   process, through ``Task.make_item`` (the path suites and ``export`` use). Every puzzle's
+   process, through ``make_item`` (the path suites and ``export`` use). Every puzzle's
    uniqueness is proved by the SAT solver; the solver calls per puzzle are reported too.
 2. The same reduction with our own propagation solver (``tasks/zebra/solver.py``) as the
    uniqueness oracle instead of python-sat: the measurement behind choosing the library.

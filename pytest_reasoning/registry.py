@@ -125,7 +125,7 @@ def expected_tasks() -> str:
 
 
 def problem_key(item: Item) -> str | None:
-    """The item's problem up to renaming (``Task.problem_key``), or None where its task is
+    """The item's problem up to renaming (``hooks.problem_key``), or None where its task is
     not installed or its problem (a user's dataset row) is not one the task can read: such a
     sample is its own cluster."""
     try:

@@ -10,7 +10,7 @@ with a Wilson interval:
 - length baselines: ``longest choice`` / ``shortest choice`` (multiple choice with per-choice
   text), ``most mentioned choice`` (the option named most often in the prompt), and
   ``prompt length``: the training majority answer of the prompt's length quartile;
-- the family's declared rules (:meth:`Task.shortcuts`), which read only the prompt;
+- the family's declared rules (the ``shortcuts`` hook), which read only the prompt;
 - ``bag of words``: a binarised multinomial naive Bayes and a logistic regression over word
   unigrams and bigrams, trained on the training prompts (multiple choice with per-choice text:
   on each choice's text, gold against the others);
@@ -31,7 +31,7 @@ The bound every learner and rule must keep (docs/audit.md): accuracy at most
 ``max(chance, majority) + 0.10``, where majority is the share of the most frequent gold answer
 among the test problems (what a constant answer scores).
 
-Chance is the accuracy of a uniform guess: the mean over test items of :meth:`Task.chance`
+Chance is the accuracy of a uniform guess: the mean over test items of the ``chance`` hook
 (one over the item's choices; zebra the random-grid probability ``(1/N!)^M``). Where a task
 has no natural guess space (open numeric answers) chance is the best constant answer's
 accuracy on the test items, the share of the most frequent gold answer.
@@ -528,7 +528,7 @@ def audit(
     train_count: int | None = None,
 ) -> list[LevelAudit]:
     """Audit every level of each task (by default every built-in one: a pack's datasets,
-    ``Task.pack``, only when named), in ``jobs`` processes; results come in task and level
+    the ``pack`` hook, only when named), in ``jobs`` processes; results come in task and level
     order. ``levels`` limits the levels: a named task lacking one is an error; over all
     tasks, each keeps its own."""
     work: list[tuple[str, str]] = []

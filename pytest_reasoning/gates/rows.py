@@ -10,7 +10,7 @@ partial and not decided — never decided on a guess.
 A row's item address (``extra.address``: index, knobs, style) is what the report rebuilds its
 prompt from, and generating item ``k`` of a batch of distinct problems walks every item before
 it: an address is kept only when its index is one a suite can ask (below
-:data:`MAX_ITEM_INDEX` + 1) and its knobs pass the task's own checks (``Task.resolve_params``,
+:data:`MAX_ITEM_INDEX` + 1) and its knobs pass the task's own checks (``resolve_params``,
 the bounds a suite's knobs meet). Otherwise it is dropped when the row is read — the verdict
 counts the row as before; the report shows that sample without its prompt — so one row can
 never make a report walk 10**18 items or build a 3.8 GB problem.

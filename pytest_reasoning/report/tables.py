@@ -299,7 +299,7 @@ def breakdowns(
     rows: Iterable[Mapping[str, Any]], uncounted: Collection[tuple[Any, ...]] = ()
 ) -> list[Breakdown]:
     """Each task family's own breakdown of its rows (FLenQA by length, ZebraLogic by size:
-    ``Task.breakdown``), in family order; suites told apart when the rows hold several.
+    the ``breakdown`` hook), in family order; suites told apart when the rows hold several.
     ``uncounted``: the samples no gate counted (``Ledger.uncounted``: answers that arrived
     after a sequential level settled), left out so a table counts what its gate counted."""
     families: dict[str, list[Mapping[str, Any]]] = defaultdict(list)

@@ -141,8 +141,8 @@ class Task(ABC):
     Required: ``id``, ``levels``, ``knobs``, :meth:`preset`, :meth:`generate`,
     :meth:`render`, :meth:`score` and :meth:`solve`. The other members have defaults; the
     rarer optional hooks (an answer's export form, the test server's oracle, the shortcut
-    audit, a family's breakdown, ...) are declared in :class:`~pytest_reasoning.tasks.hooks.
-    TaskHooks` and defined on a task by name when it needs them.
+    audit, a family's breakdown, ...) are declared in ``tasks.hooks.TaskHooks`` and defined
+    on a task by name when it needs them.
     """
 
     id: ClassVar[str]

@@ -3,7 +3,7 @@ and how the rest of the package reads them.
 
 As with pytest's own hooks, a hook is declared once (:class:`TaskHooks`, its signature and
 its meaning) and a task implements the ones it needs by defining a member of that name:
-``MusrTask.choice_texts``, ``ZebraTask.export_answer``. The functions here read a hook off a
+``MusrTask.choice_texts``, ``ZebraGridTask.export_answer``. The functions here read a hook off a
 task, or give the default where the task does not define it, so ``Task`` stays the short
 contract an author reads (docs/extending.md) and a caller never guesses a default.
 """

@@ -142,12 +142,12 @@ def hostile_answers(path: str) -> list[str]:
 
 def oracle_answer(prompt: str) -> str:
     """Solve a prompt of any task whose family can answer from the text alone; ``<<<N/A>>>``
-    when none can. The registry says which task a prompt belongs to (``Task.locate``)."""
+    when none can. The registry says which task a prompt belongs to (the ``locate`` hook)."""
     return shallow_answer(prompt, None)
 
 
 def shallow_answer(prompt: str, limit: int | None) -> str:
-    """Right up to a size (``Task.text_answer``'s ``max_size``): arithmetic DAGs of depth
+    """Right up to a size (the ``text_answer`` hook's ``max_size``): arithmetic DAGs of depth
     <= limit, zebra grids of <= limit houses; other tasks as the oracle."""
     from ..registry import task_for_prompt
 

@@ -376,7 +376,7 @@ class LeafBalancer:
         fits: Fits,
     ) -> bool:
         """:meth:`balance`, the leaves redrawn (the shape kept) until ``fits()`` says the
-        problem is in the split being drawn (:meth:`Task.fits_draw`); False, for another
+        problem is in the split being drawn (``Draw.fits``); False, for another
         shape, when ``SPLIT_LEAVES`` draws never fit (this shape has no problem of the
         wanted answer in the split).
 
@@ -510,7 +510,7 @@ class LeafBalancer:
 
 
 class Fits(Protocol):
-    """Whether the leaves as drawn make a problem the draw may give (``Task.fits_draw``);
+    """Whether the leaves as drawn make a problem the draw may give (``Draw.fits``);
     ``paired`` when a problem of the other answer is drawn with it, ``kept=False`` for that
     one, drawn only to be checked."""
 
