@@ -38,6 +38,7 @@ from .gates.verdicts import (
 )
 from .recheck import SHOWN, Origin, recheck
 from .report import RunSummary
+from .report.summary import ledger_summary
 
 __all__ = [
     "MISSING_HINT",
@@ -485,23 +486,7 @@ def decide(
     if not rows:
         notes.append("no results row belongs to the suites given: nothing to decide")
         verdicts, status = [], EXIT_NOTHING
-    stats = list(ledger.levels.values())
-    summary = RunSummary(
-        levels=stats,
-        gates=ledger.gates,
-        comparisons=ledger.comparisons,
-        rows=rows,
-        errors=sum(s.errors for s in stats),
-        answered=len(rows),
-        partial=ledger.partial(),
-        error_messages=ledger.tally.messages,
-        not_asked=ledger.tally.not_asked,
-        merged=True,
-        sequential=ledger.sequential_counts(),
-        uncounted=ledger.uncounted,
-        not_asked_why=ledger.tally.not_asked_why,
-        missing_why=ledger.missing(),
-    )
+    summary = ledger_summary(ledger, rows=rows, answered=len(rows), merged=True)
     return Merge(verdicts, summary, status, notes, files, total)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_reasoning.plugin.sample import PROPERTY, LevelRef, SampleReport, UnreadableReport
 from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
@@ -356,3 +357,113 @@ def test_every_dyval_task_and_style_over_http(
         result.stdout.fnmatch_lines([f"*openai/oracle*dyval.{task}*4*4*1.000*"])
     # D1 boolean logic has five test problems (ten in all): the summary says so.
     result.stdout.fnmatch_lines(["*tiny D1 (openai/oracle): 9 of 14 items repeat an earlier*"])
+
+
+def _sample() -> SampleReport:
+    from pytest_reasoning.core import Outcome
+    from pytest_reasoning.gates import GateRule
+
+    outcome = Outcome(
+        item_id="dyval.arithmetic[D1-s1-000]",
+        model="openai/m",
+        task="dyval.arithmetic",
+        level="D1",
+        seed=1,
+        prompt_sha256="ab" * 32,
+        response="<<<3>>>",
+        extracted="3",
+        gold="3",
+        correct=True,
+        failure_mode=None,
+        error=None,
+        prompt_tokens=10,
+        completion_tokens=1,
+        latency_s=0.5,
+        suite="mini.yaml",
+        entry="dyval.arithmetic",
+    )
+    return SampleReport(
+        outcome,
+        LevelRef("openai/m", "mini.yaml", "dyval.arithmetic", "D1"),
+        GateRule(min_accuracy=0.5, sequential=True),
+        size=4,
+        position=2,
+        gate_id="mini.yaml::dyval.arithmetic[D1-gate]",
+        comparison_id="mini.yaml::dyval.arithmetic[D1-vs-baseline]",
+        family=3,
+        notices=(("shared-cache", "the shared cache is gone"),),
+    )
+
+
+def test_a_sample_report_is_read_back_as_written() -> None:
+    """What a worker sends is what the controller reads: one typed report, its level one
+    reference, through one JSON string whose shape JUnit readers know (the row, then the
+    gate and the ledger's fields)."""
+    sent = _sample()
+    text = sent.to_json()
+    assert SampleReport.from_json(text) == sent
+    assert SampleReport.read([("other", "x"), (PROPERTY, text)]) == sent
+    data = json.loads(text)
+    assert list(data)[-7:] == [
+        "notices", "gate", "gate_id", "comparison_id", "level_size", "position", "family"
+    ]  # fmt: skip
+    assert data["gate"]["level"] == "D1" and data["correct"] is True
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"correct": "false"}, "correct: expected true or false"),
+        ({"position": -1}, "position: expected an integer >= 0"),
+        ({"gate": {"suite": "mini.yaml", "entry": "dyval.arithmetic"}}, "gate: expected"),
+        ({"level": "D2"}, "is not the sample's level"),
+        ({"min_accuracy": "half"}, "gate: min_accuracy: expected"),
+        ({"notices": ["lost"]}, "notices: expected"),
+        ({"latency_s": float("nan")}, "latency_s: expected a number"),
+    ],
+)
+def test_a_damaged_sample_report_is_refused_in_one_line(change: dict[str, object], said: str) -> None:
+    data = json.loads(_sample().to_json())
+    if "min_accuracy" in change:
+        data["gate"].update(change)
+    else:
+        data.update(change)
+    with pytest.raises(UnreadableReport) as info:
+        SampleReport.from_json(json.dumps(data))
+    assert said in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(UnreadableReport, match="not JSON"):
+        SampleReport.from_json(json.dumps(data)[:-3])
+
+
+DAMAGE = """
+import pytest
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if call.when == "call" and item.name.startswith("dyval.arithmetic[D1-s1-001"):
+        report.user_properties = [
+            (k, v.replace('"correct": true', '"correct": "yes"')) for k, v in report.user_properties
+        ]
+    return report
+"""
+
+
+def test_a_damaged_report_on_the_controller_is_one_line_not_a_crash(
+    mini_suite: pytest.Pytester,
+) -> None:
+    """A sample's report the controller cannot read is named in one line and not counted:
+    its level is not decided (never decided on a guess), and the run goes on."""
+    mini_suite.makeconftest(DAMAGE)
+    result = mini_suite.runpytest("--llm", "reference", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert "INTERNALERROR" not in out and "Traceback" not in out
+    result.stdout.fnmatch_lines(
+        [
+            "*reasoning: mini.yaml::dyval.arithmetic[[]D1-s1-001[]]: its report cannot be "
+            "read: correct: expected true or false*",
+            "*reference*dyval.arithmetic*D1*3*partial 3/4*",
+            "*reference*dyval.boolean_logic*D1*4*PASS*",
+            "*9 passed, 1 skipped*",
+        ]
+    )

@@ -2,10 +2,13 @@
 session registered only when a model is named); the rooms:
 
 - ``options``: the option table and ``RunOptions`` (built and checked once);
-- ``state``: per-run data in ``config.stash``;
-- ``session``: the run session, every hook of an active run;
-- ``items``: suite files as collectors, one item per sample, outcomes as user_properties;
-- ``controller``: outcomes → results file and verdict ledger → synthetic reports → exit status;
+- ``state``: per-run data in ``config.stash`` (data only: no room in it);
+- ``session``: the run session, every hook of an active run; it owns the controller, the live
+  count and the shard;
+- ``items``: suite files as collectors, one item per sample;
+- ``sample``: ``SampleReport``, what a sample's process tells the controller (one ``LevelRef``);
+- ``controller``: sample reports → results file and verdict ledger → synthetic reports → exit
+  status;
 - ``batch``: ``--reasoning-batch``, the Batch API before the run loop;
 - ``shards``, ``progress``, ``checks``; ``xdist``: the only module that touches xdist's internals;
 - ``fixtures``: ``llm`` and ``reasoning_results``.

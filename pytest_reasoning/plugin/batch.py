@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -37,14 +37,21 @@ from ..models.litellm_client import LiteLLMClient
 from .progress import EVERY_S, LiveCount
 from .state import RunState
 
+if TYPE_CHECKING:
+    from .controller import Controller
+    from .items import ReasoningItem
+
 __all__ = ["run_batch_phase"]
 
 
-def run_batch_phase(state: RunState) -> None:
-    """Answer the run's uncached requests through the Batch API, or stop the run."""
+def run_batch_phase(
+    state: RunState, controller: Controller | None, samples: list[ReasoningItem]
+) -> None:
+    """Answer the uncached requests of the run's ``samples`` through the Batch API (the
+    bill lands in the ``controller``'s spend), or stop the run."""
     config = state.config
     tr = config.pluginmanager.getplugin("terminalreporter")
-    jobs, sequential = _jobs(state)
+    jobs, sequential = _jobs(state, samples)
     if sequential:
         _say(
             tr,
@@ -61,7 +68,6 @@ def run_batch_phase(state: RunState) -> None:
     ledger = BatchLedger(state.options.cache_dir / FOLDER)
     progress = BatchProgress()
     cache = state.evaluator.cache
-    controller = state.controller
     assert cache is not None and controller is not None  # the controller's process, no -n
     purse = BatchPurse(state.options.budget, controller.spend)  # the bill lands in its spend
     wait_s = state.options.batch_wait_s
@@ -79,17 +85,17 @@ def run_batch_phase(state: RunState) -> None:
         results = future.result()
     # The endpoint's words (batch ids, refusals) are shown, never obeyed (errors.printable).
     except (BatchFailed, BatchTimedOut, StorageFailed) as exc:
-        _spent(tr, state)
+        _spent(tr, state, controller)
         pytest.exit(printable(str(exc)), returncode=pytest.ExitCode.INTERRUPTED)
     except ReasoningError as exc:  # no batch API, a refused batch, a key not set: nothing paid
-        _spent(tr, state)  # (by this batch: another model's may have been collected)
+        _spent(tr, state, controller)  # (by this batch: another model's may have been collected)
         pytest.exit(printable(str(exc)), returncode=pytest.ExitCode.USAGE_ERROR)
     for result in results:
         _say(tr, _summary(result))
     controller.batch_billed(purse.refusal())
 
 
-def _jobs(state: RunState) -> tuple[list[BatchJob], int]:
+def _jobs(state: RunState, samples: list[ReasoningItem]) -> tuple[list[BatchJob], int]:
     """Per model that calls, its selected items' requests without a cached answer (each
     request once), in collection order; and how many samples of sequential levels were left
     to the run (it stops asking a level once its verdict is settled)."""
@@ -98,7 +104,7 @@ def _jobs(state: RunState) -> tuple[list[BatchJob], int]:
     specs = state.options.model_specs
     wanted: dict[str, dict[str, ChatRequest]] = {}
     sequential = 0
-    for item in state.items:
+    for item in samples:
         if not model_kind(item.model, specs).calls_model:
             continue
         if item.sequential:
@@ -146,11 +152,10 @@ def _summary(result: BatchResult) -> str:
     return text
 
 
-def _spent(tr: Any, state: RunState) -> None:
+def _spent(tr: Any, state: RunState, controller: Controller) -> None:
     """The spend line of a run the batch phase stops (no summary follows): what the batches
     collected before it billed."""
-    controller = state.controller
-    line = controller.spend.line(state.options.budget) if controller is not None else None
+    line = controller.spend.line(state.options.budget)
     if line:
         _say(tr, f"reasoning: {line}")
 

@@ -24,7 +24,7 @@ import pytest
 from ..budget import Spend
 from ..core import Outcome
 from ..errors import StorageFailed, printable
-from ..gates import GateSpec, Ledger, ResultStore
+from ..gates import Ledger, ResultStore
 from ..gates.drift import load_drift
 from ..gates.verdicts import (
     EXIT_INFRASTRUCTURE,
@@ -33,11 +33,12 @@ from ..gates.verdicts import (
     exit_status,
     load_baseline,
 )
-from ..report import RunSummary, closing_lines, summary_lines, summary_reads
+from ..report import closing_lines, summary_lines, summary_reads
 from ..report.links import gate_link
 from ..report.publish import check_output_dir, publish
-from .items import domain, lookahead, payload
-from .signals import level_key
+from ..report.summary import ledger_summary
+from .items import domain, lookahead
+from .sample import LevelRef, SampleReport, UnreadableReport
 from .state import RunState
 from .xdist import stop_workers
 
@@ -146,33 +147,35 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
             return
-        data = payload(report)
-        if data is None:
+        try:
+            sample = SampleReport.read(report.user_properties)
+        except UnreadableReport as exc:  # not counted: its level stays not decided
+            self._line(f"reasoning: {report.nodeid}: its report cannot be read: {exc}", red=True)
             return
-        spec = GateSpec.from_dict(data["gate"])
-        outcome = Outcome.from_dict(data)
+        if sample is None:
+            return
+        outcome, position = sample.outcome, sample.position
+        spec = sample.level.gate(sample.rule)
         # Planned first, so that a stop on this very report still names its level as not
         # decided (a worker's prefetched answers can fill its cache before its first report).
         self.ledger.plan(
             outcome.model,
             spec,
             outcome.task,
-            int(data.get("level_size") or 0),
-            gate_id=data.get("gate_id"),
-            comparison_id=data.get("comparison_id"),
-            repeats=int(data.get("repeats") or 1),
-            family=int(data.get("family") or 1),
+            sample.size,
+            gate_id=sample.gate_id,
+            comparison_id=sample.comparison_id,
+            repeats=outcome.repeats,
+            family=sample.family,
         )
-        position = data.get("position")
         if not self.ledger.needed(outcome.model, spec, position):  # in after its level settled
             outcome = replace(outcome, not_needed=True)
         self._write(outcome)  # the row first: a paid answer is on disk before anything else
-        for kind, text in (data.get("notices") or {}).items():
-            self._notice(str(kind), str(text))
+        for kind, text in sample.notices:
+            self._notice(kind, text)
         self._pay(outcome)
-        gate = data.get("gate_id")
-        if gate:
-            self.gate_samples.setdefault(gate, []).append(report.nodeid)
+        if sample.gate_id:
+            self.gate_samples.setdefault(sample.gate_id, []).append(report.nodeid)
         if outcome.not_needed:  # paid for, counted in the spend, never in a verdict
             self.ledger.not_needed(outcome, spec)
             return
@@ -181,9 +184,9 @@ class Controller:
         decided, stopped = self.ledger.add(outcome, spec, position)
         self.ready += decided
         for model, where in self.ledger.settled():  # the rest of the level is not needed
-            self.state.signals.settle(level_key(model, *where))
+            self.state.signals.settle(LevelRef.of(model, where))
         for (model, where), frontier in self.ledger.moved():  # how far each may ask ahead
-            self.state.signals.allow(level_key(model, *where), frontier)
+            self.state.signals.allow(LevelRef.of(model, where), frontier)
         discarded, self.ledger.discarded = self.ledger.discarded, []
         for late in discarded:  # rows written before their level settled: marked after
             self._write(replace(late, not_needed=True), again=True)
@@ -193,8 +196,8 @@ class Controller:
                 red=True,
                 bold=True,
             )
-        if data.get("storage_error"):  # the worker's cache failed; this row is kept and counted
-            _stop_for_storage(str(data["storage_error"]))
+        if sample.storage_error:  # the worker's cache failed; this row is kept and counted
+            _stop_for_storage(sample.storage_error)
 
     def batch_billed(self, refused: str | None) -> None:
         """After the batch phase (plugin/batch.py), whose bill is in ``spend`` already: a
@@ -332,27 +335,18 @@ class Controller:
         ledger, store = self.ledger, self.store
         if not ledger.levels and not ledger.partial():
             return
-        run = RunSummary(
-            levels=list(ledger.levels.values()),
-            gates=ledger.gates,
-            comparisons=ledger.comparisons,
+        run = ledger_summary(
+            ledger,
             rows=[o.to_dict() for o in store.outcomes],
-            errors=sum(s.errors for s in ledger.levels.values()),
             # Rows really in the results file (a full disk may have refused the last ones).
             answered=store.written if store.path else store.count,
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             saved_to=str(store.path) if store.path else None,
-            partial=ledger.partial(),
             stopped=self.stopped,
             undecided=ledger.undecided(),
-            error_messages=ledger.tally.messages,
-            not_asked=ledger.tally.not_asked,
             deferred=self.deferred,
-            sequential=ledger.sequential_counts(),
             spend=self.spend.line(self.options.budget),
             budget_reached=self.reached,
-            uncounted=ledger.uncounted,
-            not_asked_why=ledger.tally.not_asked_why,
         )
         tr.section("reasoning summary")
         for line in summary_lines(run):

@@ -33,7 +33,11 @@ class LLM:
         self.models = list(state.models)
         self.budget = state.options.max_calls
         self.calls: dict[str, int] = {}
-        self.current = ""
+
+    @property
+    def current(self) -> str:
+        """The test running now (its node id): the call budget is per test."""
+        return self._state.test
 
     @property
     def model(self) -> str:
@@ -140,9 +144,7 @@ def llm(request: pytest.FixtureRequest) -> LLM:
     state = request.config.stash.get(STATE, None)
     if state is None:
         pytest.skip("no --llm given: the llm fixture needs a model")
-    fixture = LLM(state)
-    state.llm = fixture
-    return fixture
+    return LLM(state)
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,8 @@
 """Suite files as pytest collectors: one test item per (model, suite entry, level, seed,
 index), then one *verdict* item per gate (and, with a baseline, per comparison), so
-``--collect-only`` lists gates and the counts add up. The outcome each sample carries to the
-controller travels as JSON primitives in ``user_properties``, which xdist replays on the
-controller like any report.
+``--collect-only`` lists gates and the counts add up. Each sample's report carries a typed
+``SampleReport`` (``sample.py``) to the controller, as JSON in ``user_properties``, which xdist
+replays on the controller like any report.
 
 Names: ``entry[LEVEL-sSEED-INDEX]`` (``-MODEL`` appended with several models),
 ``entry[LEVEL-gate]`` and ``entry[LEVEL-vs-baseline]``. Verdict items never run in the run
@@ -27,7 +27,8 @@ from ..evaluate import Evaluator
 from ..gates.ledger import opening
 from ..gates.verdicts import comparison_name, drift_name, gate_name
 from ..models.kinds import model_kind
-from .signals import level_key
+from .progress import LIVE
+from .sample import PROPERTY, LevelRef, SampleReport, UnreadableReport
 from .state import STATE, RunState
 from .xdist import worker_upcoming
 
@@ -35,7 +36,6 @@ __all__ = [
     "JUNIT_TEXT",
     "LOOKAHEAD_PER_SLOT",
     "NOT_NEEDED",
-    "PROPERTY",
     "TURN_WAIT_S",
     "ReasoningItem",
     "ReasoningSuiteFile",
@@ -43,11 +43,9 @@ __all__ = [
     "complete_levels",
     "domain",
     "lookahead",
-    "payload",
     "teststatus",
 ]
 
-PROPERTY = "reasoning"
 # Characters of any one text (a response, an extracted answer) the JUnit XML keeps of an
 # outcome; the results file has them whole.
 JUNIT_TEXT = 1_000
@@ -203,9 +201,9 @@ class ReasoningItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     @property
-    def level_key(self) -> str:
+    def level(self) -> LevelRef:
         a = self.address
-        return level_key(self.model, a.suite, a.entry.id, a.level.level)
+        return LevelRef(self.model, a.suite, a.entry.id, a.level.level)
 
     @property
     def sequential(self) -> bool:
@@ -216,7 +214,7 @@ class ReasoningItem(pytest.Item):
         evaluator = state.evaluator
         if self.sequential and state.is_worker and self._may_wait(state):
             self._wait_for_turn(state)
-        if self.sequential and state.signals.settled(self.level_key):
+        if self.sequential and state.signals.settled(self.level):
             self._asked_ahead(state, evaluator)
             pytest.skip(NOT_NEEDED)
         a = self.address
@@ -227,11 +225,12 @@ class ReasoningItem(pytest.Item):
         if model_kind(self.model).calls_model:  # the reference answers instantly
             for built, other in self._ahead(state, evaluator):
                 evaluator.submit(built, other.model, other.address.repeat, needed=_need(other))
-        if state.live is not None and not future.done():
-            state.live.wait(future, self.model)
+        live = self.config.stash.get(LIVE, None)  # the waiting line, on a terminal
+        if live is not None and not future.done():
+            live.wait(future, self.model)
         outcome = evaluator.answer(item, self.model, a.repeat)
-        if state.live is not None:
-            state.live.answered()
+        if live is not None:
+            live.answered()
         self._carry(state, evaluator, outcome)
         # Readable for JUnit consumers: wrong answers stay passing tests (the gate decides),
         # but a dashboard can tell them apart.
@@ -277,20 +276,19 @@ class ReasoningItem(pytest.Item):
     def _carry(self, state: RunState, evaluator: Evaluator, outcome: Outcome) -> None:
         """The outcome, and what the controller needs to place it, in the report."""
         a = self.address
-        data = outcome.to_dict()
-        data.update(suite=a.suite, entry=a.entry.id, repeats=a.level.repeats)
-        if evaluator.storage_error is not None:
-            data["storage_error"] = evaluator.storage_error
-        if evaluator.notices:
-            data["notices"] = evaluator.notices
-        data["gate"] = a.gate.to_dict()
-        data["gate_id"] = self.gate_id
-        data["comparison_id"] = self.comparison_id
-        data["level_size"] = self.level_size
-        data["position"] = self.position
-        if self.comparison_id:
-            data["family"] = state.families.get(self.model, 1)
-        self.user_properties.append((PROPERTY, json.dumps(data, ensure_ascii=False)))
+        report = SampleReport(
+            dataclasses.replace(outcome, suite=a.suite, entry=a.entry.id, repeats=a.level.repeats),
+            self.level,
+            a.level.rule,
+            size=self.level_size,
+            position=self.position,
+            gate_id=self.gate_id,
+            comparison_id=self.comparison_id,
+            family=state.families.get(self.model, 1) if self.comparison_id else 1,
+            notices=tuple(evaluator.notices.items()),
+            storage_error=evaluator.storage_error,
+        )
+        self.user_properties.append((PROPERTY, report.to_json()))
 
     def teardown(self) -> None:
         """JUnit XML writes the properties of the teardown report: give it the outcome with
@@ -310,7 +308,7 @@ class ReasoningItem(pytest.Item):
         """Upcoming model-answered items not yet built or in flight (built once, kept until
         they run); of a sequential level, only those below its frontier: never more than the
         fewest answers that could settle it (``gates.ledger``), so none is paid for in vain."""
-        frontiers: dict[str, int | None] = {}
+        frontiers: dict[LevelRef, int | None] = {}
         for other in self._upcoming(state):
             if (
                 other is self
@@ -320,7 +318,7 @@ class ReasoningItem(pytest.Item):
             ):
                 continue
             if other.sequential:
-                key = other.level_key
+                key = other.level
                 if key not in frontiers:
                     frontiers[key] = _frontier(state, other)
                 upto = frontiers[key]
@@ -330,11 +328,17 @@ class ReasoningItem(pytest.Item):
             yield built, other
 
     def _upcoming(self, state: RunState) -> Iterator[ReasoningItem]:
-        """The items this process will run next, this one first (for concurrent prefetch)."""
+        """The samples this process will run next, this one first (for concurrent prefetch)."""
         window = state.options.concurrency * LOOKAHEAD_PER_SLOT
-        if not state.is_worker:
-            start = state.order.get(self.nodeid, 0)
-            yield from state.items[start : start + window]
+        if not state.is_worker:  # the session's items are the run loop's, in its order
+            items = self.session.items
+            for i in range(state.order.get(self.nodeid, 0), len(items)):
+                other = items[i]
+                if isinstance(other, ReasoningItem):
+                    yield other
+                    window -= 1
+                    if not window:
+                        return
             return
         yield self
         for other in worker_upcoming(self, window):
@@ -348,7 +352,7 @@ class ReasoningItem(pytest.Item):
 def _frontier(state: RunState, item: ReasoningItem) -> int | None:
     """The positions of ``item``'s sequential level that may be asked (below the number;
     None: it settled): the controller's word, or before it, the level's opening."""
-    key = item.level_key
+    key = item.level
     if state.signals.settled(key):
         return None
     upto = state.signals.frontier(key)
@@ -374,7 +378,7 @@ def _need(item: ReasoningItem) -> Callable[[], bool] | None:
     sequential level is not needed once the level settled."""
     if not item.sequential:
         return None
-    signals, key = item.config.stash[STATE].signals, item.level_key
+    signals, key = item.config.stash[STATE].signals, item.level
     return lambda: not signals.settled(key)
 
 
@@ -438,15 +442,6 @@ def _clipped(value: Any) -> Any:
     return value
 
 
-def payload(report: pytest.TestReport) -> dict[str, Any] | None:
-    """The outcome an item's report carries, or None for other tests."""
-    for name, value in getattr(report, "user_properties", ()):
-        if name == PROPERTY and isinstance(value, str):
-            data: dict[str, Any] = json.loads(value)
-            return data
-    return None
-
-
 def teststatus(report: pytest.TestReport) -> tuple[str, str, str | tuple[str, Any]] | None:
     """``W``/``WRONG`` for a wrong answer, ``I``/``INFRA-ERROR`` for a failed call; answers
     from the response cache say so under ``-v`` (``PASSED (cached)``). The report passed (the
@@ -456,14 +451,18 @@ def teststatus(report: pytest.TestReport) -> tuple[str, str, str | tuple[str, An
         return "not needed", "n", "NOT NEEDED"
     if report.when != "call" or not report.passed:
         return None
-    data = payload(report)
-    if data is None:
+    try:
+        sample = SampleReport.read(report.user_properties)
+    except UnreadableReport:  # the controller says so, once (controller.py)
         return None
-    cached = " (cached)" if data.get("cached") else ""
-    if data.get("error_kind") == "not_asked":  # no call made: a stopped model, a budget
+    if sample is None:
+        return None
+    outcome = sample.outcome
+    cached = " (cached)" if outcome.cached else ""
+    if outcome.error_kind == "not_asked":  # no call made: a stopped model, a budget
         return "not asked", "-", ("NOT ASKED", {"yellow": True})
-    if data.get("error") is not None:
+    if outcome.error is not None:
         return "infra error", "I", ("INFRA-ERROR", {"red": True})
-    if not data.get("correct"):
+    if not outcome.correct:
         return "wrong", "W", ("WRONG" + cached, {"yellow": True})
     return ("passed", ".", "PASSED" + cached) if cached else None

@@ -26,9 +26,9 @@ import pytest
 from ..errors import duration
 
 if TYPE_CHECKING:
-    from .state import RunState
+    from ..evaluate import Evaluator
 
-__all__ = ["LiveCount", "Pace", "Ticker", "fitted"]
+__all__ = ["LIVE", "LiveCount", "Pace", "Ticker", "fitted"]
 
 FIRST_AFTER_S = 1.0  # a quick answer shows nothing
 EVERY_S = 0.5
@@ -91,9 +91,9 @@ class LiveCount:
     """``[12s for local: 3/31 answered, 8 pending, 6.1 s/answer, ETA 3m05s]`` after the line
     (on a narrow line ``[12s for local: 3/31 answered, ETA 3m05s]``, then less)."""
 
-    def __init__(self, config: pytest.Config, state: RunState, total: int) -> None:
+    def __init__(self, config: pytest.Config, evaluator: Evaluator, total: int) -> None:
         self.config = config
-        self.state = state
+        self.evaluator = evaluator  # its calls in flight
         self.total = total
         self.done = 0
         self.started = time.monotonic()
@@ -125,7 +125,7 @@ class LiveCount:
     def _text(self, model: str, waited: float, room: int) -> str:
         now = time.monotonic()
         head = f"{waited:.0f}s for {model}"
-        pending = self.state.evaluator.in_flight
+        pending = self.evaluator.in_flight
         return fitted(
             [
                 (head, 2),
@@ -160,6 +160,10 @@ class LiveCount:
 
             sys.stdout.write(text)
             sys.stdout.flush()
+
+
+# The run session's live count, where the waiting sample finds it (set on a terminal only).
+LIVE = pytest.StashKey[LiveCount]()
 
 
 class Ticker:

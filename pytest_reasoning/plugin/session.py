@@ -2,7 +2,9 @@
 (``--llm`` names a model), as xdist registers its ``DSession`` only under ``--dist``. It owns
 every hook of a run — start-up, collection, selection, the run loop's glue — so none of them
 asks "am I active?", and it imports what it needs at the top: a plain pytest run never loads
-this module. The controller (the process that sees every report) is registered beside it."""
+this module. It owns the run's rooms: the controller (the process that sees every report,
+registered beside it), the live count and the shard kept; ``RunState`` holds the data they
+share."""
 
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ from .batch import run_batch_phase
 from .controller import Controller
 from .items import ReasoningItem, ReasoningSuiteFile, VerdictItem, complete_levels, teststatus
 from .options import RunOptions
-from .progress import LiveCount
-from .shards import select_shard
+from .progress import LIVE, LiveCount, Ticker
+from .shards import Shard, select_shard
 from .signals import Signals
 from .state import STATE, RunState
 from .xdist import XdistHooks, worker_inputs
@@ -50,6 +52,9 @@ class RunSession:
             )
         self.state = state = RunState(config, options)
         config.stash[STATE] = state
+        self.samples: list[ReasoningItem] = []  # the run's samples, in the order they run
+        self.shard: Shard | None = None  # what --reasoning-shard K/N kept
+        self.ticker: Ticker | None = None  # the live count of an xdist controller
         if state.is_worker:
             state.local_url, state.local_identity, signals = worker_inputs(config)
             state.signals = Signals(signals)
@@ -79,10 +84,12 @@ class RunSession:
             # cache is already there: a warm rerun may ask nothing and never pay for it.
             import_litellm_soon()
         if config.pluginmanager.hasplugin("xdist"):
-            config.pluginmanager.register(XdistHooks(state), "reasoning-xdist")
+            config.pluginmanager.register(
+                XdistHooks(state, self._workers_collected), "reasoning-xdist"
+            )
         self.controller: Controller | None = None
         if not state.is_worker:
-            self.controller = state.controller = Controller(state)
+            self.controller = Controller(state)
             self.controller.start()
             config.pluginmanager.register(self.controller, "reasoning-controller")
 
@@ -208,7 +215,7 @@ class RunSession:
         shard = self.state.options.shard
         if shard is None:
             return
-        kept, dropped, self.state.shard = select_shard(items, *shard)
+        kept, dropped, self.shard = select_shard(items, *shard)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
@@ -221,8 +228,8 @@ class RunSession:
         controller."""
         state = self.state
         added, partial = (0, 0) if state.options.defer_gates else complete_levels(session.items)
-        state.items = [i for i in session.items if isinstance(i, ReasoningItem)]
-        state.order = {i.nodeid: n for n, i in enumerate(state.items)}
+        self.samples = [i for i in session.items if isinstance(i, ReasoningItem)]
+        state.order = {i.nodeid: n for n, i in enumerate(session.items)}
         state.selection = (added, partial)
         for item in session.items:
             if isinstance(item, VerdictItem) and item.kind == "comparison":
@@ -233,7 +240,20 @@ class RunSession:
                 {i.nodeid: (i.kind, i.model) for i in session.items if isinstance(i, VerdictItem)},
             )
             if LiveCount.wanted(self.config) and not self.config.option.collectonly:
-                state.live = LiveCount(self.config, state, len(state.items))
+                live = LiveCount(self.config, state.evaluator, len(self.samples))
+                self.config.stash[LIVE] = live  # where a waiting sample finds it
+
+    def _workers_collected(self, ids: list[str]) -> None:
+        """Under xdist the controller collects nothing: the first worker's ids say which
+        gates were selected (every worker collects the same). Then the live count starts (on
+        a terminal)."""
+        if self.controller is None or self.controller.selected is not None:
+            return
+        self.controller.select(ids)
+        if LiveCount.wanted(self.config) and self.ticker is None:
+            self.ticker = Ticker(self.config, len(ids))
+            self.config.pluginmanager.register(self.ticker, "reasoning-ticker")
+            self.ticker.start()
 
     def pytest_report_collectionfinish(
         self, config: pytest.Config, items: list[pytest.Item]
@@ -241,7 +261,7 @@ class RunSession:
         state = self.state
         samples = sum(isinstance(i, ReasoningItem) for i in items)
         verdicts = [i for i in items if isinstance(i, VerdictItem)]
-        shard = [state.shard.line()] if state.shard is not None else []
+        shard = [self.shard.line()] if self.shard is not None else []
         if not samples and not verdicts:
             return shard
         gates = sum(v.kind == "gate" for v in verdicts)
@@ -295,23 +315,23 @@ class RunSession:
     def pytest_runtestloop(self, session: pytest.Session) -> Iterator[None]:
         try:
             if self.state.options.batch and not self.config.option.collectonly:
-                run_batch_phase(self.state)  # the Batch API first: the run answers from cache
+                # The Batch API first: the run answers from cache.
+                run_batch_phase(self.state, self.controller, self.samples)
             result = yield
         except BaseException:  # -x / --maxfail, Ctrl-C: gates not yet decided stay undecided
             if self.controller is not None:
                 self.controller.stop()
             raise
         finally:
-            if self.state.ticker is not None:
-                self.state.ticker.stop()
+            if self.ticker is not None:
+                self.ticker.stop()
         if self.controller is not None and not self.config.option.collectonly:
             self.controller.finish(session)  # nothing ran: no verdict to report (no "s" line)
         return result
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
-        if self.state.llm is not None:
-            self.state.llm.current = item.nodeid  # the llm fixture's call budget is per test
+        self.state.test = item.nodeid  # the llm fixture's call budget is per test
         return (yield)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -23,9 +23,8 @@ __all__ = ["Shard", "assign", "group_key", "select_shard"]
 def group_key(item: pytest.Item) -> str:
     """The group an item runs with: its level's, or its own node id."""
     if isinstance(item, ReasoningItem):
-        a = item.address  # the file as its node id names it: the same on every runner
-        suite = item.nodeid.partition("::")[0]
-        return "\x1f".join((item.model, suite, a.entry.id, a.level.level))
+        # The file as its node id names it: the same on every runner.
+        return replace(item.level, suite=item.nodeid.partition("::")[0]).key
     if isinstance(item, VerdictItem):
         # A comparison's samples are the candidate's and the baseline's: it goes with its
         # candidate's level (its verdict is deferred in a shard anyway).

@@ -14,18 +14,16 @@ import os
 import shutil
 import tempfile
 
-__all__ = ["Signals", "level_key"]
+from .sample import LevelRef
 
-
-def level_key(model: str, suite: str, entry: str, level: str) -> str:
-    return "\x1f".join((model, suite, entry, level))
+__all__ = ["Signals"]
 
 
 class Signals:
     def __init__(self, folder: str | None = None) -> None:
         self.folder = folder
-        self._settled: set[str] = set()
-        self._frontiers: dict[str, int] = {}
+        self._settled: set[LevelRef] = set()
+        self._frontiers: dict[LevelRef, int] = {}
         self._spent = (0, 0.0)  # this process's (tokens, dollars)
         self._stop: str | None = None
         self._own = False  # the folder was made here (the controller removes it)
@@ -37,17 +35,17 @@ class Signals:
         signals._own = True
         return signals
 
-    def _path(self, key: str) -> str:
+    def _path(self, level: LevelRef) -> str:
         assert self.folder is not None
-        return os.path.join(self.folder, hashlib.sha256(key.encode()).hexdigest()[:32])
+        return os.path.join(self.folder, hashlib.sha256(level.key.encode()).hexdigest()[:32])
 
-    def settle(self, key: str) -> None:
+    def settle(self, key: LevelRef) -> None:
         self._settled.add(key)
         if self.folder is not None:
             with contextlib.suppress(OSError), open(self._path(key), "w"):
                 pass  # a lost marker only costs the calls it would have saved
 
-    def settled(self, key: str) -> bool:
+    def settled(self, key: LevelRef) -> bool:
         if key in self._settled:
             return True
         if self.folder is not None and os.path.exists(self._path(key)):
@@ -55,13 +53,13 @@ class Signals:
             return True
         return False
 
-    def allow(self, key: str, frontier: int) -> None:
+    def allow(self, key: LevelRef, frontier: int) -> None:
         """The samples of a sequential level at positions below ``frontier`` may be asked."""
         self._frontiers[key] = frontier
         if self.folder is not None:
             self._write(self._path(key) + ".ahead", str(frontier))
 
-    def frontier(self, key: str) -> int | None:
+    def frontier(self, key: LevelRef) -> int | None:
         """How far a level may ask (None: no word yet, see ``gates.ledger.opening``)."""
         if self.folder is not None:
             with contextlib.suppress(OSError, ValueError), open(self._path(key) + ".ahead") as fh:

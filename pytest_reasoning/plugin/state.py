@@ -1,6 +1,9 @@
 """Per-run state, kept in ``config.stash`` (no module globals): plain data the run's rooms
-share — the options, the models, the evaluator, the embedded server's address, the collected
-items in order for prefetching. It imports none of the rooms that use it."""
+share — the options, the models, the evaluator, the embedded server's address, where each
+selected test stands in the run loop and what prefetch built ahead, the controller's word
+(``Signals``). It imports none of the rooms that use it, even for types: the rooms (the
+controller, the live count, the shard) belong to the run session (``session.py``), which
+hands each what it needs."""
 
 from __future__ import annotations
 
@@ -14,11 +17,7 @@ from .signals import Signals
 if TYPE_CHECKING:
     from ..core import Item
     from ..evaluate import Evaluator
-    from .controller import Controller
-    from .fixtures import LLM
-    from .items import ReasoningItem
-    from .progress import LiveCount, Ticker
-    from .shards import Shard
+    from .sample import LevelRef
 
 __all__ = ["STATE", "RunState"]
 
@@ -35,17 +34,13 @@ class RunState:
         self.local_identity: str | None = None
         self.local_server: Any = None
         self.evaluator: Evaluator  # set by the run session once the local server runs
-        self.items: list[ReasoningItem] = []  # the run's samples in the order they run
-        self.order: dict[str, int] = {}  # node id → its place in ``items``
+        # Node id → its place in the session's items (the run loop's order, for prefetch).
+        self.order: dict[str, int] = {}
         self.built: dict[str, Item] = {}  # prefetched items, built once, kept until they run
         # Per sequential level: how far it may ask before the controller's first word.
-        self.openings: dict[str, int] = {}
-        self.llm: LLM | None = None
-        self.controller: Controller | None = None  # only in the process that sees every report
-        self.live: LiveCount | None = None  # the waiting line (a TTY, not -q, not xdist)
-        self.ticker: Ticker | None = None  # its xdist controller's form
+        self.openings: dict[LevelRef, int] = {}
+        self.test = ""  # the node id of the test running (the llm fixture's budget is per test)
         self.selection: tuple[int, int] = (0, 0)  # (samples added for gates, partial gates)
-        self.shard: Shard | None = None  # what --reasoning-shard K/N kept
         self.worker_queue: Any = None  # xdist's WorkerInteractor, once looked up (or False)
         self.signals = Signals()  # the controller's word on settled levels (see signals.py)
         # Per candidate: its comparisons in the selection (the Holm family of a sequential

@@ -4,25 +4,23 @@ best effort) at its own queue to prefetch what it will run next."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
-from .progress import LiveCount, Ticker
-from .state import STATE
-
-if TYPE_CHECKING:
-    from .state import RunState
+from .state import STATE, RunState
 
 __all__ = ["XdistHooks", "stop_workers", "worker_upcoming"]
 
 
 class XdistHooks:
-    """Registered only when xdist is present."""
+    """Registered only when xdist is present. ``collected``: told the node ids a worker
+    collected (on the controller, which collects nothing)."""
 
-    def __init__(self, state: RunState) -> None:
+    def __init__(self, state: RunState, collected: Callable[[list[str]], None]) -> None:
         self.state = state
+        self.collected = collected
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["reasoning_local_url"] = self.state.local_url
@@ -32,16 +30,9 @@ class XdistHooks:
         node.workerinput["reasoning_signals"] = self.state.signals.folder
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """The controller does not collect: the workers' ids say which gates were selected
-        (every worker collects the same). Then the live count starts (on a terminal)."""
-        controller = self.state.controller
-        if controller is not None and controller.selected is None:
-            controller.select(ids)
-            config = self.state.config
-            if LiveCount.wanted(config) and self.state.ticker is None:
-                self.state.ticker = Ticker(config, len(ids))
-                config.pluginmanager.register(self.state.ticker, "reasoning-ticker")
-                self.state.ticker.start()
+        """The controller does not collect: the workers' ids say which tests were selected
+        (every worker collects the same)."""
+        self.collected(ids)
 
 
 def stop_workers(config: Any, reason: str) -> None:

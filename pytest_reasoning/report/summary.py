@@ -9,7 +9,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..gates import Comparison, GateResult, LevelStats
+from ..gates import Comparison, GateResult, Ledger, LevelStats
 from ..gates.threshold import MARGINAL_NOTE
 from ..gates.verdicts import failure_cause
 from . import render
@@ -30,6 +30,7 @@ __all__ = [
     "RunSummary",
     "closing_lines",
     "error_lines",
+    "ledger_summary",
     "markdown_summary",
     "summary_lines",
     "summary_reads",
@@ -81,6 +82,27 @@ class RunSummary:
     # and why a partial level lacks samples where its rows say (``Ledger.missing``).
     not_asked_why: Mapping[str, str] = field(default_factory=dict)
     missing_why: Mapping[tuple[str, str, str, str], str] = field(default_factory=dict)
+
+
+def ledger_summary(ledger: Ledger, **run: Any) -> RunSummary:
+    """The summary of what ``ledger`` decided, built here for a pytest run and a merge
+    (``pytest-reasoning gate``) alike; ``run``: what only the caller knows (its rows, how it
+    ended, its spend; ``merged``), as :class:`RunSummary` names it."""
+    levels = list(ledger.levels.values())
+    return RunSummary(
+        levels=levels,
+        gates=ledger.gates,
+        comparisons=ledger.comparisons,
+        errors=sum(s.errors for s in levels),
+        partial=ledger.partial(),
+        error_messages=ledger.tally.messages,
+        not_asked=ledger.tally.not_asked,
+        sequential=ledger.sequential_counts(),
+        uncounted=ledger.uncounted,
+        not_asked_why=ledger.tally.not_asked_why,
+        missing_why=ledger.missing(),
+        **run,
+    )
 
 
 SHOWN_CAUSES = 3  # distinct error messages printed per model
