@@ -73,6 +73,22 @@ class EvalConfig:
 _NOT_NEEDED = "not asked: not needed (its sequential level settled)"
 
 
+def _reference_reply(item: Item) -> str:
+    """The task's own solver's reply to ``item`` (the ``reference`` model's client)."""
+    return get_task(item.task).reference_response(item)
+
+
+def _now(coro: Coroutine[Any, Any, T]) -> T:
+    """A client's answer that waits for nothing (the reference's), run to its end here
+    rather than on the calls' loop."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coro.close()
+    raise RuntimeError("a client that calls no model waited")
+
+
 def _unpaid(source: concurrent.futures.Future[Reply]) -> concurrent.futures.Future[Reply]:
     """A second asker's share of one call: its reply, as an answer from the cache (paid
     once, by the first; at concurrency 1 the second would have found it in the cache)."""
@@ -216,6 +232,7 @@ class Evaluator:
                 local_identity=cfg.local_identity,
                 capabilities=self._capabilities,
                 routers=self._routers,
+                solve=_reference_reply,
             ),
         )
         return client
@@ -242,8 +259,6 @@ class Evaluator:
 
     def model_id(self, model: str) -> str:
         """How results rows name ``model`` precisely (alias, model string, endpoint)."""
-        if not self.model(model).calls_model:
-            return model
         return self._client(model).model_id
 
     def request_for(self, item: Item, model: str, repeat: int = 0) -> ChatRequest:
@@ -255,6 +270,7 @@ class Evaluator:
             api_base=client.api_base,
             identity=client.identity,
             repeat=repeat,
+            item=item,
         )
 
     # -- background loop ---------------------------------------------------------------------
@@ -443,12 +459,9 @@ class Evaluator:
         fut = self._futures.get(key)
         if fut is not None:
             return fut
-        if not self.model(model).calls_model:  # the task's own solver
+        if not self.model(model).calls_model:  # the reference: answered at once, uncached
             fut = concurrent.futures.Future()
-            try:
-                fut.set_result(Reply(content=get_task(item.task).reference_response(item)))
-            except Exception as exc:
-                fut.set_result(Reply(content=None, error=f"reference solver: {exc}"))
+            fut.set_result(_now(self._client(model).acomplete(self.request_for(item, model))))
         else:
             fut = self._request(model, self.request_for(item, model, repeat), needed)
         self._futures[key] = fut

@@ -91,6 +91,20 @@ def test_the_evaluator_resolves_each_model_once(tmp_path: Path) -> None:
             ev.close()
 
 
+def test_the_reference_is_a_client_that_answers_at_once_and_keeps_nothing(
+    tmp_path: Path,
+) -> None:
+    item: Item = get_task("dyval.arithmetic").make_item("D1", 1, 0, {}, "direct")
+    ev = Evaluator(EvalConfig(cache_dir=str(tmp_path / "cache")))
+    try:
+        assert ev.client("reference").model_id == "reference"
+        outcome = ev.answer(item, "reference")
+        assert outcome.correct and outcome.model_id == "reference" and not outcome.cached
+        assert ev.in_flight == 0 and not (tmp_path / "cache").exists()  # no call, no cache
+    finally:
+        ev.close()
+
+
 def test_no_client_class_is_sniffed_outside_models() -> None:
     """Capabilities are asked of the model's kind; ``isinstance(x, SomeClient)`` outside
     ``models/`` would bring back the table of special cases."""

@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from ..core import Reply, canonical_json, sha256_text
+from ..core import Item, Reply, canonical_json, sha256_text
 from ..errors import printable
 from ..redaction import redact, redactor, register_secret_env, secret_env_names
 
@@ -76,6 +76,9 @@ class ChatRequest:
     api_base: str | None = None
     identity: str | None = None  # stable endpoint identity when api_base is not (ephemeral)
     repeat: int = 0  # the k-th sample of the same prompt (suite key ``repeats``)
+    # The item asked, for a client that answers from it rather than from the prompt (the
+    # reference's solvers); never part of the key, never sent.
+    item: Item | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def key(self) -> str:

@@ -15,11 +15,13 @@ from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..core import Item, Reply
 from ..errors import ReasoningError
 from .base import (
     HOSTED_BUDGET,
     LOCAL_BUDGET,
     RESERVED,
+    ChatRequest,
     ModelClient,
     RequestShape,
     TokenBudget,
@@ -35,6 +37,7 @@ __all__ = [
     "Model",
     "ModelAPI",
     "ModelKind",
+    "ReferenceClient",
     "TokenBudget",
     "model_kind",
     "modelapi",
@@ -59,6 +62,9 @@ class ClientContext:
     local_identity: str | None = None
     capabilities: CapabilityCache | None = None
     routers: dict[str, Any] = field(default_factory=dict)
+    # The tasks' own solvers (item → its reference reply), handed in by the evaluator: models
+    # never import tasks.
+    solve: Callable[[Item], str] | None = None
 
 
 class ModelAPI:
@@ -130,10 +136,50 @@ def modelapi(name: str) -> Callable[[A], A]:
     return register
 
 
+class ReferenceClient:
+    """The reference as a client: it answers a request from its item by the task's own solver
+    (``ClientContext.solve``), at once; nothing is sent, cached or paid."""
+
+    api_base: str | None = None
+    identity: str | None = None
+    max_concurrency: int | None = None
+    free_wait_s = 0.0
+
+    def __init__(self, name: str, solve: Callable[[Item], str]) -> None:
+        self.name = name
+        self._solve = solve
+
+    @property
+    def model_id(self) -> str:
+        return self.name
+
+    def params_for(self, style: str, answer_chars: int) -> dict[str, Any]:
+        return {}
+
+    def set_by_user(self, name: str) -> bool:
+        return False
+
+    async def acomplete(self, request: ChatRequest) -> Reply:
+        if request.item is None:
+            return Reply(content=None, error="reference solver: no item to solve")
+        try:
+            return Reply(content=self._solve(request.item))
+        except Exception as exc:  # a solver bug is that item's error, never the run's crash
+            return Reply(content=None, error=f"reference solver: {exc}")
+
+    async def aclose(self) -> None:
+        return None
+
+
 @modelapi("reference")
 class ReferenceAPI(ModelAPI):
     doc = "the tasks' own independent solvers: no model, no cost, every gate passes"
-    calls_model = False
+    calls_model = False  # answered at once: no cache, no budget, no prefetch
+
+    def client(self, ctx: ClientContext) -> ModelClient:
+        if ctx.solve is None:
+            raise ReasoningError(f"{ctx.model!r} is not a language model: it makes no calls")
+        return ReferenceClient(ctx.model, ctx.solve)
 
 
 @modelapi("local")
