@@ -18,25 +18,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .answers import lenient_answer, repeating, strip_think
 from .budget import Meter
 from .core import Item, Outcome, Reply
 from .errors import ReasoningError, StorageFailed
 from .gates.verdicts import STOPPED_BY_ERROR
-from .models.base import ChatRequest, ModelClient, error_text
+from .models.base import ChatRequest, ModelClient
 from .models.cache import CACHE_FILE, ResponseCache, ResponseStore, new_owner, storage_failure
-from .models.clients import ClientContext, build_client
 from .models.endpoints import ModelSpec
-from .models.kinds import model_kind
+from .models.kinds import ClientContext, Model, resolve
 from .models.litellm_client import (
     CapabilityCache,
+    LiteLLMClient,
     RetryPolicy,
     check_installed_litellm,
-    cost_usd,
 )
 from .models.router import RouterGroup
 from .models.shared_cache import LayeredStore, RedisStore
-from .registry import get_task, problem_key
+from .registry import get_task
+from .scoring import score_reply
 from .tasks import hooks
 
 __all__ = ["EvalConfig", "Evaluator", "score_reply"]
@@ -70,11 +69,25 @@ class EvalConfig:
     lenient: bool = False
 
 
-# Failure modes that mean "no answer could be read" (the lenient reader may find one).
-_UNREAD = ("no_answer", "format")
 
 
 _NOT_NEEDED = "not asked: not needed (its sequential level settled)"
+
+
+def _reference_reply(item: Item) -> str:
+    """The task's own solver's reply to ``item`` (the ``reference`` model's client)."""
+    return hooks.reference_response(get_task(item.task), item)
+
+
+def _now(coro: Coroutine[Any, Any, T]) -> T:
+    """A client's answer that waits for nothing (the reference's), run to its end here
+    rather than on the calls' loop."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coro.close()
+    raise RuntimeError("a client that calls no model waited")
 
 
 def _unpaid(source: concurrent.futures.Future[Reply]) -> concurrent.futures.Future[Reply]:
@@ -96,107 +109,6 @@ def _unpaid(source: concurrent.futures.Future[Reply]) -> concurrent.futures.Futu
     return out
 
 
-def score_reply(
-    item: Item,
-    model: str,
-    reply: Reply,
-    *,
-    repeat: int = 0,
-    model_id: str | None = None,
-    lenient: bool = False,
-) -> Outcome:
-    """Turn a reply into the results row; errors stay errors, never wrong answers.
-
-    Reasoning in ``<think>…</think>`` is removed before extraction; a reply cut off at its
-    token limit (``finish_reason == "length"``) or inside an unclosed think block is the
-    failure mode ``truncated``, never a correct answer, whatever it mentions.
-    """
-    common: dict[str, Any] = dict(
-        item_id=item.id,
-        model=model,
-        task=item.task,
-        level=item.level,
-        seed=item.seed,
-        prompt_sha256=item.prompt_sha256,
-        gold=item.answer,
-        prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
-        latency_s=round(reply.latency_s, 6),
-        cached=reply.cached,
-        style=item.style,
-        repeat=repeat,
-        model_id=model_id,
-        finish_reason=reply.finish_reason,
-        reasoning_tokens=reply.reasoning_tokens,
-        cost_usd=reply.cost_usd,
-        problem=problem_key(item),  # issue 41: samples of one problem are one cluster
-        reasoning_text=reply.reasoning_text,  # issue 42: clipped, None when turned off
-    )
-    # Every row carries its item's address, whatever the outcome: enough to rebuild the prompt
-    # later (report drill-downs) and the item's knobs for every table (FLenQA's lengths).
-    address = {"index": item.index, "style": item.style, "params": item.params}
-    if reply.error is not None or reply.content is None:
-        return Outcome(
-            response=None,
-            extracted=None,
-            correct=None,
-            failure_mode=None,
-            error=error_text(reply.error or "no content", limit=1000),
-            error_kind=reply.error_kind or "transient",
-            extra={"address": address},
-            **common,
-        )
-    text, think = strip_think(reply.content)
-    reasoning = "separate" if reply.reasoning_chars else "tags" if think else None
-    if reply.finish_reason == "length" or think == "unclosed" or (not text.strip() and reasoning):
-        return Outcome(
-            response=reply.content,
-            extracted=None,
-            correct=False,
-            failure_mode="truncated",
-            error=None,
-            score=0.0,
-            # A reply that was looping: the gate's message says a higher limit won't help.
-            extra={"address": address, **({"repeating": True} if repeating(reply.content) else {})},
-            reasoning=reasoning,
-            **common,
-        )
-    task = get_task(item.task)
-    try:
-        s = task.score(item, text)
-        extraction = "strict"
-        if lenient and not s.correct and s.failure_mode in _UNREAD:
-            found = lenient_answer(text)
-            if found is not None:
-                again = task.score(item, f"<<<{found[0]}>>>")
-                if again.failure_mode not in _UNREAD:
-                    s, extraction = again, f"lenient:{found[1]}"
-    except Exception as exc:  # a scorer bug must not lose the (cached) answer
-        return Outcome(
-            response=reply.content,
-            extracted=None,
-            correct=False,
-            failure_mode="scorer_error",
-            error=None,
-            score=0.0,
-            extra={"scorer_error": f"{type(exc).__name__}: {exc}"},
-            reasoning=reasoning,
-            **common,
-        )
-    return Outcome(
-        response=reply.content,
-        extracted=s.extracted,
-        correct=s.correct,
-        failure_mode=s.failure_mode,
-        error=None,
-        score=s.score,
-        extra={**s.extra, "address": address},
-        reasoning=reasoning,
-        extraction=extraction,
-        **common,
-    )
-
-
 class Evaluator:
     """Answers ``(item, model)`` pairs; ``prefetch`` them to run calls concurrently.
 
@@ -211,6 +123,7 @@ class Evaluator:
         self._cache: ResponseStore | None = None
         self._routers: dict[str, Any] = {}  # --llm-router file → its one LiteLLM Router
         self._clients: dict[str, ModelClient] = {}
+        self._models: dict[str, Model] = {}  # each name resolved once (kind, entry, price)
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._futures: dict[tuple[str, str], concurrent.futures.Future[Reply]] = {}
         # Identical requests in flight share one call (small levels can repeat a prompt).
@@ -253,7 +166,7 @@ class Evaluator:
         folder and file (``deep``: every page read once), a shared cache reached and written.
         Raises ReasoningError (StorageFailed for the cache) in one line: answers that cannot
         be kept would be paid for twice."""
-        if not any(model_kind(m, self.config.models).calls_model for m in models):
+        if not any(self.model(m).calls_model for m in models):
             return
         check_installed_litellm()
         folder = self.config.cache_dir
@@ -274,18 +187,12 @@ class Evaluator:
         """The ``models`` whose calls have no price in dollars: neither LiteLLM's bundled map
         nor their ``--llm-config`` entry (``input_cost_per_token`` and
         ``output_cost_per_token``) prices them. ``reference`` and ``local`` cost nothing."""
-        out = []
-        for model in models:
-            kind = model_kind(model, self.config.models)
-            if not kind.calls_model or kind.needs_local_server:
-                continue
-            entry = self.config.models.get(model)
-            if entry is not None and entry.has_prices:
-                continue
-            names = list(entry.models) if entry is not None else [model]
-            if any(cost_usd(name, 1000, 1000) is None for name in names):
-                out.append(model)
-        return out
+        return [model for model in models if self.model(model).unpriced()]
+
+    def price(self, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """What ``model``'s tokens cost by LiteLLM's price map (None: not priced by name); the
+        report's prices (``report.build_report``'s ``prices``)."""
+        return self.model(model).price(prompt_tokens, completion_tokens)
 
     def verify_cache(self) -> None:
         """Before any call: a damaged cache file, or a shared cache that cannot be reached or
@@ -300,14 +207,21 @@ class Evaluator:
         return dict(self._cache.notices) if self._cache is not None else {}
 
     # -- model resolution --------------------------------------------------------------------
+    def model(self, name: str) -> Model:
+        """``name`` resolved once, with the run's --llm-config aliases and router groups: its
+        kind (capabilities, client factory) and its price (models/kinds.py)."""
+        found = self._models.get(name)
+        if found is None:
+            found = self._models[name] = resolve(name, self.config.models)
+        return found
+
     def _client(self, model: str) -> ModelClient:
-        """The model's client, built once by its kind's factory (models/clients.py)."""
+        """The model's client, built once by its kind (models/kinds.py)."""
         client = self._clients.get(model)
         if client is not None:
             return client
         cfg = self.config
-        client = self._clients[model] = build_client(
-            model_kind(model, cfg.models),
+        client = self._clients[model] = self.model(model).client(
             ClientContext(
                 model,
                 entry=cfg.models.get(model),
@@ -319,6 +233,7 @@ class Evaluator:
                 local_identity=cfg.local_identity,
                 capabilities=self._capabilities,
                 routers=self._routers,
+                solve=_reference_reply,
             ),
         )
         return client
@@ -326,6 +241,12 @@ class Evaluator:
     def client(self, model: str) -> ModelClient:
         """The client that answers ``model`` (the batch phase sends its requests through it)."""
         return self._client(model)
+
+    def batch_client(self, model: str) -> LiteLLMClient | None:
+        """The client the Batch API phase sends ``model``'s requests through, or None when
+        its kind has no Batch API (the capability is the kind's: models/kinds.py)."""
+        api = self.model(model).api
+        return api.batch_client(self._client(model)) if api.batch else None
 
     def concurrency(self, model: str) -> int:
         """Calls to ``model`` in flight at once in this process: ``--reasoning-concurrency``,
@@ -339,8 +260,6 @@ class Evaluator:
 
     def model_id(self, model: str) -> str:
         """How results rows name ``model`` precisely (alias, model string, endpoint)."""
-        if not model_kind(model, self.config.models).calls_model:
-            return model
         return self._client(model).model_id
 
     def request_for(self, item: Item, model: str, repeat: int = 0) -> ChatRequest:
@@ -352,6 +271,7 @@ class Evaluator:
             api_base=client.api_base,
             identity=client.identity,
             repeat=repeat,
+            item=item,
         )
 
     # -- background loop ---------------------------------------------------------------------
@@ -540,12 +460,9 @@ class Evaluator:
         fut = self._futures.get(key)
         if fut is not None:
             return fut
-        if not model_kind(model, self.config.models).calls_model:  # the task's own solver
+        if not self.model(model).calls_model:  # the reference: answered at once, uncached
             fut = concurrent.futures.Future()
-            try:
-                fut.set_result(Reply(content=hooks.reference_response(get_task(item.task), item)))
-            except Exception as exc:
-                fut.set_result(Reply(content=None, error=f"reference solver: {exc}"))
+            fut.set_result(_now(self._client(model).acomplete(self.request_for(item, model))))
         else:
             fut = self._request(model, self.request_for(item, model, repeat), needed)
         self._futures[key] = fut
@@ -605,7 +522,7 @@ class Evaluator:
         (``style`` picks the token budget), the cache, shared identical calls, the first
         call alone, no further calls after an error retrying cannot fix. ``repeat`` asks for
         another sample of the same messages (its own cache entry)."""
-        if not model_kind(model, self.config.models).calls_model:
+        if not self.model(model).calls_model:
             raise ReasoningError(f"{model!r} is not a language model: it cannot write text")
         client = self._client(model)
         request = ChatRequest(

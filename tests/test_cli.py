@@ -463,3 +463,30 @@ def test_frontier_progress_on_a_terminal() -> None:
     # 2 + ceil(log2(4 - 2)) = 3 probes of at most 12 samples: at most 36 calls.
     assert re.search(r"\d+/36 \[\d\d:\d\d<\d\d:\d\d, +[\d.]+call/s, depth=\d\]", shown), shown
     assert quiet.strip() == ""
+
+
+def test_frontier_takes_a_runs_cache_options_and_shares_a_redis_cache(
+    redis_server: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``frontier`` opens its model as a run does (``runs.open_run``): ``--cache redis://…``
+    with ``--cache-local off`` keeps every answer in Redis alone, so the same search again
+    asks nothing and finds the same frontier."""
+    import redis
+
+    from pytest_reasoning.testing.server import FakeOpenAIServer
+
+    url = redis_server.url  # type: ignore[attr-defined]
+    redis.Redis.from_url(url).flushdb()
+    with FakeOpenAIServer() as server:
+        argv = ["frontier", "--llm", "openai/shallow:3", "--llm-api-base", server.url,
+                "--task", "dyval.arithmetic", "--knob", "depth", "--min", "2", "--max", "4",
+                "--max-samples", "8", "--cache", url, "--cache-local", "off", "-q"]  # fmt: skip
+        assert main(argv) == 0
+        first = capsys.readouterr().out
+        calls = server.stats()["total"]
+        assert calls > 0
+        assert main(argv) == 0
+        assert server.stats()["total"] == calls  # zero HTTP requests: Redis answered
+    assert capsys.readouterr().out == first
+    assert main([*argv[:-5], "--cache", "off", "--cache-local", "x"]) == 4  # one line, usage
+    assert "--cache-local: only with a shared cache" in capsys.readouterr().err

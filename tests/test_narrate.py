@@ -235,6 +235,34 @@ def test_second_run_makes_no_call_and_writes_the_same_bytes(
     assert [i.id for i in items] == [f"musr.object_placement[L1-s2-00{k}]" for k in range(2)]
 
 
+def test_narrate_shares_a_runs_redis_cache(
+    server: FakeOpenAIServer,
+    redis_server: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``narrate`` takes a run's cache options (``runs.RunConfig``): a shared Redis cache
+    alone (``--cache-local off``), so a second narration in another folder asks nothing."""
+    import redis
+
+    redis.Redis.from_url(redis_server.url).flushdb()
+    shared = ["--cache", redis_server.url, "--cache-local", "off"]
+    first = _cli(server, tmp_path, "a.jsonl", count=1)
+    first[first.index("--cache") : first.index("--cache") + 2] = shared
+    assert main(first) == 0
+    capsys.readouterr()
+    calls = server.stats()["total"]
+    assert calls > 0
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    second = [a.replace(str(tmp_path / "a.jsonl"), str(other / "b.jsonl")) for a in first]
+    assert main(second) == 0
+    assert server.stats()["total"] == calls  # every answer from Redis: zero HTTP requests
+    assert ", 0 made now" in capsys.readouterr().out
+    assert not (tmp_path / "cache").exists()  # no local layer
+    assert (tmp_path / "a.jsonl").read_bytes() == (other / "b.jsonl").read_bytes()
+
+
 def test_price_as_prices_the_runs_tokens(
     server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

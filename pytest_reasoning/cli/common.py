@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import parse_param
 from ..errors import InvalidArgument, ReasoningError, StorageFailed, clip, printable
-from ..models.kinds import model_kind
 
 if TYPE_CHECKING:
     from ..evaluate import Evaluator
@@ -95,72 +94,72 @@ def _check_output(option: str, path: str) -> None:
         raise ReasoningError(f"{option}: {problem}")
 
 
-def _redis_url(cache: str | None) -> str | None:
-    """``--cache redis://…``: the URL, checked (one line otherwise); None for a folder."""
-    from ..models.shared_cache import check_redis_url, is_redis_url
-
-    if cache is None or not is_redis_url(cache):
-        return None
-    try:
-        return check_redis_url(cache)
-    except InvalidArgument as exc:
-        raise ReasoningError(f"--cache: {exc}") from None
-
-
-def _model_specs(args: argparse.Namespace) -> dict[str, Any]:
-    """--llm-param names and headers checked (no secrets on the command line, nothing the run
-    sets itself), then the --llm-config aliases (empty without one); each problem one line
-    naming its option."""
-    from ..models.endpoints import check_param
-
-    for name, value in args.llm_param:
-        try:
-            check_param(name, value)
-        except InvalidArgument as exc:
-            raise ReasoningError(f"--llm-param {exc}") from None
-    if not args.llm_config:
-        return {}
-    from ..models.endpoints import load_model_list
-
-    try:
-        return dict(load_model_list(args.llm_config))
-    except InvalidArgument as exc:
-        raise ReasoningError(f"--llm-config {exc}") from None
-
-
-def _open_evaluator(
-    args: argparse.Namespace, stack: contextlib.ExitStack, models: Sequence[str]
-) -> Evaluator:
-    """The evaluator of a command that calls models: --llm-config aliases, --llm-param values
-    (no secrets), the embedded server if a model is ``local``, the response cache."""
-    from ..evaluate import EvalConfig, Evaluator
-
-    specs = _model_specs(args)
-    kinds = [model_kind(m, specs) for m in models]
-    silent = [m for m, k in zip(models, kinds, strict=True) if not k.calls_model]
-    if silent:
-        raise ReasoningError(f"--llm: {silent[0]!r} writes no text; name a language model")
-    local_url = local_identity = None
-    if any(k.needs_local_server for k in kinds):
-        from ..models.local import LocalServer
-
-        server = stack.enter_context(LocalServer())  # started by entering
-        local_url, local_identity = server.url, server.identity
-    cache = None if args.cache.lower() in ("off", "none", "0") else args.cache
-    evaluator = Evaluator(
-        EvalConfig(
-            api_base=args.llm_api_base,
-            params=dict(args.llm_param),
-            cache_dir=cache,
-            timeout_s=getattr(args, "timeout", 120.0),
-            local_url=local_url,
-            local_identity=local_identity,
-            models=specs,
-        )
+def add_model_options(parser: argparse.ArgumentParser, what: str = "--llm") -> None:
+    """The options a command that calls models shares with a pytest run (``runs.RunConfig``):
+    the endpoint, the --llm-config aliases, generation parameters, the response cache (a
+    folder, 'off', or a shared Redis cache behind a local one), the request timeout."""
+    parser.add_argument("--llm-api-base", help="OpenAI-compatible endpoint (vLLM, llama.cpp, ...)")
+    parser.add_argument(
+        "--llm-config", help=f"a LiteLLM model_list (YAML) whose model_name aliases {what} may name"
     )
-    stack.callback(evaluator.close)
-    try:  # litellm, the cache: one line before any call (as the plugin)
-        evaluator.verify(models)
+    parser.add_argument(
+        "--llm-param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="generation parameter (repeatable)",
+    )
+    parser.add_argument(
+        "--cache",
+        default=".reasoning_cache",
+        metavar="DIR|URL",
+        help="response cache folder ('off': none), or redis://HOST:PORT/DB: a cache shared by "
+        "every run that names it, behind the local one (--cache-local; password from "
+        "REASONING_REDIS_PASSWORD), as a run's --reasoning-cache",
+    )
+    parser.add_argument(
+        "--cache-local",
+        metavar="DIR",
+        help="with a redis:// --cache: the local cache in front of it (default "
+        ".reasoning_cache; 'off': Redis alone)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="per-request timeout in seconds (default 120; a slow local model can need more)",
+    )
+
+
+def open_models(
+    args: argparse.Namespace,
+    stack: contextlib.ExitStack,
+    models: Sequence[str],
+    *,
+    writes_text: bool = True,
+    progress: bool = False,
+) -> Evaluator:
+    """The evaluator of a command that calls models, opened as a pytest run opens one
+    (``runs.open_run``: the embedded server if a model is ``local``, the caches, the checks
+    before any call); closed with ``stack``. ``writes_text``: every model must be a language
+    model (not ``reference``)."""
+    from ..runs import RunConfig, open_run
+
+    config = RunConfig.from_args(models, args)
+    if writes_text:
+        evaluator_models = config.resolved()
+        silent = [m.name for m in evaluator_models if not m.calls_model]
+        if silent:
+            raise ReasoningError(f"--llm: {silent[0]!r} writes no text; name a language model")
+
+    def starting() -> None:
+        if progress:
+            sys.stderr.write("pytest-reasoning: starting the embedded model ...\n")
+
+    try:
+        opened = open_run(config, starting=starting)
     except StorageFailed as exc:  # damaged or unusable before any work: a usage error
         raise ReasoningError(str(exc)) from None
-    return evaluator
+    stack.callback(opened.close)
+    return opened.evaluator

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import MAX_SAMPLES
 from ..core import Item
-from ..errors import ReasoningError, StorageFailed
-from ..models.kinds import model_kind
+from ..errors import ReasoningError
 from ..registry import get_task, task_ids
 from ..tasks import hooks
 from ..tasks.base import check_level
@@ -22,8 +21,7 @@ from .common import (
     EXIT_INTERRUPTED,
     CommandFailed,
     _check_output,
-    _model_specs,
-    _redis_url,
+    open_models,
     show_progress,
 )
 
@@ -272,47 +270,15 @@ def frontier_command(args: argparse.Namespace) -> int:
     """Run the frontier search with a real model through the evaluator."""
     from tabulate import tabulate
 
-    from ..evaluate import EvalConfig, Evaluator
     from ..frontier import find_frontier
 
     if args.json:  # before the search spends calls, not after
         _check_output("--json", args.json)
-    specs = _model_specs(args)
-    if model_kind(args.llm, specs).calls_model:
-        from ..models.litellm_client import check_installed_litellm
-
-        check_installed_litellm()
     progress = show_progress(args.quiet)
     with contextlib.ExitStack() as stack:
-        local_url = local_identity = None
-        if model_kind(args.llm, specs).needs_local_server:
-            from ..models.local import LocalServer
-
-            if progress:
-                sys.stderr.write("pytest-reasoning: starting the embedded model ...\n")
-            server = stack.enter_context(LocalServer())  # started by entering: once
-            local_url, local_identity = server.url, server.identity
-        cache = None if args.cache.lower() in ("off", "none", "0") else args.cache
-        cache_url = _redis_url(cache)
-        if cache_url is not None:
-            cache = ".reasoning_cache"  # the local layer before the shared one
-        evaluator = Evaluator(
-            EvalConfig(
-                api_base=args.llm_api_base,
-                params=dict(args.llm_param),
-                cache_dir=cache,
-                cache_url=cache_url,
-                local_url=local_url,
-                local_identity=local_identity,
-                models=specs,
-            )
-        )
-        stack.callback(evaluator.close)
+        # litellm, the cache, Redis: one line, before any call
+        evaluator = open_models(args, stack, [args.llm], writes_text=False, progress=progress)
         answer = _answering(evaluator, args, stack) if progress else None
-        try:  # litellm, the cache, Redis: one line, before any call
-            evaluator.verify([args.llm])
-        except StorageFailed as exc:  # damaged or unusable before any work: a usage error
-            raise ReasoningError(str(exc)) from None
         result = find_frontier(
             args.task,
             args.knob,

@@ -12,7 +12,14 @@ from ..errors import ReasoningError, printable
 from ..registry import get_task
 from ..tasks.base import check_style, resolve_params
 from ..tasks.sampler import make_item
-from .common import EXIT_INFRASTRUCTURE, CommandFailed, _check_output, _open_evaluator, _param
+from .common import (
+    EXIT_INFRASTRUCTURE,
+    CommandFailed,
+    _check_output,
+    _param,
+    add_model_options,
+    open_models,
+)
 
 if TYPE_CHECKING:
     from ..narrate import Narration
@@ -35,30 +42,11 @@ def _narrate_parser(sub: Any) -> None:
         help="the narrator: a LiteLLM model string, 'local', or an alias of --llm-config",
     )
     na.add_argument("--judge", help="who answers the fact-recall questions (default: --llm)")
-    na.add_argument("--llm-api-base", help="OpenAI-compatible endpoint (vLLM, llama.cpp, ...)")
-    na.add_argument(
-        "--llm-config", help="a LiteLLM model_list (YAML) whose model_name aliases --llm names"
-    )
-    na.add_argument(
-        "--llm-param",
-        type=_param,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="generation parameter (repeatable)",
-    )
     na.add_argument(
         "--attempts", type=int, default=3, help="tries per chapter before the problem is dropped"
     )
     na.add_argument("--stories-at-once", type=int, default=4, help="problems narrated concurrently")
-    na.add_argument("--cache", default=".reasoning_cache", help="response cache ('off': none)")
-    na.add_argument(
-        "--timeout",
-        type=float,
-        default=120.0,
-        help="per-request timeout in seconds (default 120; a chapter from a slow local model "
-        "can need more)",
-    )
+    add_model_options(na)
     na.add_argument(
         "--price-as",
         action="append",
@@ -121,7 +109,7 @@ def narrate_command(args: argparse.Namespace) -> int:
         sys.stderr.flush()
 
     with contextlib.ExitStack() as stack:
-        evaluator = _open_evaluator(args, stack, [args.llm, options.judge_model])
+        evaluator = open_models(args, stack, [args.llm, options.judge_model])
         from ..datasets import write_row
         from ..files import write_output
 

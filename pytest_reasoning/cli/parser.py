@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from .common import _param, _Parser
+from .common import _param, _Parser, add_model_options
 from .narrate import _narrate_parser
 
 if TYPE_CHECKING:
@@ -92,19 +92,6 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="a LiteLLM model string, 'reference', 'local', or an alias of --llm-config",
     )
-    fr.add_argument("--llm-api-base", help="OpenAI-compatible endpoint (vLLM, llama.cpp, ...)")
-    fr.add_argument(
-        "--llm-config",
-        help="a LiteLLM model_list (YAML) whose model_name aliases --llm may name",
-    )
-    fr.add_argument(
-        "--llm-param",
-        type=_param,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="generation parameter (repeatable)",
-    )
     fr.add_argument("--task", required=True)
     fr.add_argument("--knob", required=True, help="a numeric knob, e.g. depth or nodes")
     fr.add_argument("--min", type=int, required=True, dest="low")
@@ -116,11 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     fr.add_argument("--confidence", type=float, default=0.9)
     fr.add_argument("--max-samples", type=int, default=60, help="per probe (default 60)")
     fr.add_argument("--max-calls", type=int, help="for the whole search")
-    fr.add_argument(
-        "--cache",
-        default=".reasoning_cache",
-        help="response cache ('off': none; redis://HOST:PORT/DB: shared, .reasoning_cache first)",
-    )
+    add_model_options(fr)
     fr.add_argument("--json", help="also write the result as JSON to this file")
     fr.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     rb = sub.add_parser(

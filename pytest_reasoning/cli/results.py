@@ -45,7 +45,9 @@ def report_command(args: argparse.Namespace) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise ReasoningError(f"--out: {args.out} exists and is not a folder")
     try:
-        report = build_report(rows, args.out, comparisons=comparisons)
+        from ..models.kinds import price_of
+
+        report = build_report(rows, args.out, comparisons=comparisons, prices=price_of)
     except OSError as exc:
         raise ReasoningError(
             f"--out: cannot write {exc.filename or args.out}: {exc.strerror}"
@@ -198,7 +200,9 @@ def _gate(args: argparse.Namespace) -> int:
         print(" reasoning summary ".center(80, "-"))
         for line in summary_lines(run):
             _say(f" {line.text} ".center(80, "-") if line.sep else line.text)
-        published = publish(run, report_dir=args.report)
+        from ..models.kinds import price_of
+
+        published = publish(run, report_dir=args.report, prices=price_of)
         for line in [*published, *closing_lines(run)]:
             _say(f" {line.text} ".center(80, "-") if line.sep else line.text)
     seconds = time.perf_counter() - start

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from ..core import Reply, canonical_json, sha256_text
+from ..core import Item, Reply, canonical_json, sha256_text
 from ..errors import printable
+from ..redaction import redact, redactor, register_secret_env, secret_env_names
 
 __all__ = [
+    "HOSTED_BUDGET",
+    "LOCAL_BUDGET",
     "MAX_REASONING_CHARS",
     "MAX_RESPONSE_CHARS",
     "MAX_STORED_REASONING_CHARS",
+    "RESERVED",
     "ChatRequest",
     "ModelClient",
+    "RequestShape",
+    "TokenBudget",
     "clip_reasoning",
     "error_text",
     "normalise_api_base",
@@ -73,6 +76,9 @@ class ChatRequest:
     api_base: str | None = None
     identity: str | None = None  # stable endpoint identity when api_base is not (ephemeral)
     repeat: int = 0  # the k-th sample of the same prompt (suite key ``repeats``)
+    # The item asked, for a client that answers from it rather than from the prompt (the
+    # reference's solvers); never part of the key, never sent.
+    item: Item | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def key(self) -> str:
@@ -88,6 +94,56 @@ class ChatRequest:
         if self.repeat:
             fields["repeat"] = self.repeat
         return sha256_text(canonical_json(fields))
+
+
+# Model names a model_list may not take: they name built-in kinds (``kinds.KINDS``).
+RESERVED = ("reference", "local")
+
+
+@dataclass(frozen=True)
+class TokenBudget:
+    """Default ``max_tokens`` of a request, by the room its prompt style needs.
+
+    ``direct`` asks for the answer alone; every other style (cot, fewshot, oneshot, cot+, …)
+    asks the model to reason first. Models that reason before answering (LiteLLM's model map
+    says ``supports_reasoning``) spend their hidden reasoning from the same budget.
+    """
+
+    short: int  # style "direct"
+    long: int  # every other style
+    reasoning: int  # a reasoning model, whatever the style
+
+    def tokens(self, style: str, answer_chars: int, *, reasoning: bool) -> int:
+        base = self.reasoning if reasoning else self.short if style == "direct" else self.long
+        # A long gold answer (a zebra grid as JSON) needs room even asked directly: one token
+        # per character of it, twice over, is ample for any spelling of it.
+        return max(base, 2 * answer_chars)
+
+
+# What hosted models get unless told otherwise: a direct answer fits in 1024 tokens, worked
+# reasoning in 4096; reasoning models get 32768 (OpenAI advises reserving at least 25,000 for
+# reasoning and answer), each clamped to the model's own max_output_tokens.
+HOSTED_BUDGET = TokenBudget(short=1024, long=4096, reasoning=32768)
+# SmolLM2-135M on two CPU cores generates 40-90 tokens/s: enough for an answer, not a novel.
+LOCAL_BUDGET = TokenBudget(short=256, long=1024, reasoning=1024)
+
+
+@dataclass(frozen=True)
+class RequestShape:
+    """How a LiteLLM client fills in a request: what its provider kind (``kinds.ModelAPI``)
+    says, and what a client built on its own (a test's, a notebook's) gets: a hosted model's."""
+
+    # Parameters are checked against LiteLLM's model map before they are sent (reasoning
+    # models get no temperature they would reject, and a reasoning budget).
+    asks_litellm: bool = True
+    # Default max_tokens; None: the server's own default.
+    budget: TokenBudget | None = HOSTED_BUDGET
+    # The budget applies only to models LiteLLM's map knows: an unknown model behind an
+    # OpenAI-compatible server (vLLM) rejects prompt + max_tokens beyond its context window,
+    # and such servers default to the remaining context anyway.
+    budget_needs_known_model: bool = True
+    # The reply's message fields the reasoning text may come back in, first found wins.
+    reasoning_fields: tuple[str, ...] = ("reasoning_content",)
 
 
 class ModelClient(Protocol):
@@ -120,52 +176,7 @@ class ModelClient(Protocol):
     async def aclose(self) -> None: ...
 
 
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.I)
-_BEARER = re.compile(r"(?i)(bearer\s+|api[_-]?key[\"'=:\s]+)[^\s\"',}]+")
-_SK = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
-# Environment variables a model configuration names as keys (``os.environ/NAME``), whatever
-# they are called: their values are secrets too.
-_SECRET_NAMES: set[str] = set()
 MAX_ERROR_CHARS = 300
-
-
-def register_secret_env(name: str) -> None:
-    """Treat the value of environment variable ``name`` as a secret in :func:`redact`."""
-    _SECRET_NAMES.add(name)
-
-
-def secret_env_names() -> tuple[str, ...]:
-    """The names (never the values) :func:`register_secret_env` was given."""
-    return tuple(sorted(_SECRET_NAMES))
-
-
-def redact(text: str) -> str:
-    """Remove secrets from a message: env values named like keys (or named as keys by a model
-    configuration), bearer tokens, ``sk-…``.
-
-    HTTP client exceptions can echo request headers; nothing derived from one may reach the
-    cache, the results file, a report or a log line unredacted.
-    """
-    return redactor()(text)
-
-
-def redactor() -> Callable[[str], str]:
-    """:func:`redact` with the environment's secrets read once, for many texts (a report's
-    every sample)."""
-    secrets = [
-        value
-        for name, value in os.environ.items()
-        if len(value) >= 8 and (_SECRET_ENV.search(name) or name in _SECRET_NAMES)
-    ]
-
-    def scrub(text: str) -> str:
-        for value in secrets:
-            if value in text:
-                text = text.replace(value, "***")
-        text = _BEARER.sub(lambda m: m.group(1) + "***", text)
-        return _SK.sub("sk-***", text)
-
-    return scrub
 
 
 def error_text(text: str, limit: int = MAX_ERROR_CHARS) -> str:

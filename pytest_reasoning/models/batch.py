@@ -36,20 +36,31 @@ import inspect
 import json
 import random
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
 from ..core import Reply
-from ..errors import ReasoningError, duration
+from ..errors import ReasoningError
 from ..files import loads_bounded
 from .base import ChatRequest, error_text, normalise_api_base
 from .batch_budget import BatchPurse, Bill, batch_price, most_tokens, usage_of
 from .batch_ledger import TAG_KEY, BatchLedger, BatchRecord, new_tag
+from .batch_parts import (
+    BatchFailed,
+    BatchJob,
+    BatchProgress,
+    BatchResult,
+    BatchTimedOut,
+    BatchUnsupported,
+    chunks,
+    http_status,
+    line_failure,
+    response_of,
+    why_failed,
+)
 from .cache import ResponseStore
 from .litellm_client import (
-    LiteLLMClient,
     asks_no_reasoning,
     classify_error,
     import_litellm,
@@ -75,9 +86,6 @@ BATCH_PROVIDERS = ("openai", "azure", "litellm_proxy")
 MAX_ROUNDS = 3  # submissions per model and run: the first, then two for what is missing
 ENDPOINT = "/v1/chat/completions"
 FOLDER = "batches"  # in the cache folder
-# OpenAI's limits per batch: 50,000 requests and a 200 MB input file.
-MAX_LINES = 50_000
-MAX_BYTES = 190 * 2**20
 POLL_FIRST_S = 0.2  # then x1.5 per poll, up to POLL_MAX_S
 POLL_MAX_S = 30.0
 # A lost create is looked for in the list (newest first) down to batches made this long
@@ -88,71 +96,6 @@ LIST_LIMIT = 100
 _TERMINAL = ("completed", "expired", "cancelled", "failed")
 # aretrieve_batch otherwise reads a finished batch's output file once more to log its cost.
 _QUIET = {"litellm_metadata": {"batch_ignore_default_logging": True}}
-
-
-class BatchUnsupported(ReasoningError):
-    """The model's provider or endpoint has no Batch API, or refuses to run this batch (a
-    bad key, a rejected input file): nothing was paid, the setup needs a fix."""
-
-
-class BatchFailed(ReasoningError):
-    """A batch call still failed after retries, or a recorded batch cannot be read back."""
-
-
-class BatchTimedOut(ReasoningError):
-    """A batch had not ended when the run's wait ran out; it stays recorded."""
-
-
-@dataclass
-class BatchJob:
-    """One model's requests to answer in batches, and the client that knows its endpoint."""
-
-    label: str  # how the run names the model (--llm)
-    client: LiteLLMClient
-    requests: list[ChatRequest]
-
-
-@dataclass
-class BatchResult:
-    """What the batch phase did for one model."""
-
-    label: str
-    asked: int  # requests that had no cached answer
-    answered: int = 0  # answers written to the cache (for this run's requests)
-    submitted: list[str] = field(default_factory=list)  # batch ids submitted by this run
-    picked_up: list[str] = field(default_factory=list)  # recorded batches collected
-    left: dict[str, str] = field(default_factory=dict)  # request key → why it has no answer
-    refused: int = 0  # requests not submitted: the budget could not pay for them
-
-
-@dataclass
-class BatchProgress:
-    """Where the batches stand, for a progress line (read from another thread)."""
-
-    asked: int = 0  # requests without a cached answer when the phase began
-    kept: int = 0  # answers written to the cache so far
-    started: float = field(default_factory=time.monotonic)
-    # batch id → (status, lines done, lines failed) of the batches not yet collected
-    running: dict[str, tuple[str, int, int]] = field(default_factory=dict)
-
-    def update(self, batch_id: str, status: str, done: int, failed: int) -> None:
-        self.running = {**self.running, batch_id: (status, done, failed)}
-
-    def collected(self, batch_id: str, kept: int) -> None:
-        self.running = {k: v for k, v in self.running.items() if k != batch_id}
-        self.kept += kept
-
-    def line(self) -> str:
-        """``batch_abc in_progress: 12/40 answered, 1 failed, 1m05s``."""
-        running = dict(self.running)
-        elapsed = duration(time.monotonic() - self.started)
-        done = self.kept + sum(d for _, d, _ in running.values())
-        failed = sum(f for _, _, f in running.values())
-        statuses = "/".join(sorted({s for s, _, _ in running.values()}))
-        which = next(iter(running)) if len(running) == 1 else f"{len(running)} batches"
-        state = f"{which} {statuses}" if running else "submitting"
-        text = f"{state}: {min(done, self.asked)}/{self.asked} answered"
-        return text + (f", {failed} failed" if failed else "") + f", {elapsed}"
 
 
 async def run_batches(
@@ -345,7 +288,7 @@ class _Runner:
                 refused = self._refused(what, exc) if name == "acreate_file" else None
                 if refused is not None:
                     raise refused from None
-                if name == "aretrieve_batch" and _status(exc) == 404 and record is not None:
+                if name == "aretrieve_batch" and http_status(exc) == 404 and record is not None:
                     raise BatchFailed(
                         f"--reasoning-batch: {self.where}: batch {record.id} is unknown there "
                         f"(HTTP 404); delete {self.ledger.path(record)} to submit its requests "
@@ -354,21 +297,22 @@ class _Runner:
                 kind = classify_error(exc, answered_before=True)
                 if kind != "transient" or attempt >= self.job.client.retry.attempts:
                     raise BatchFailed(
-                        f"--reasoning-batch: {self.where}: {what} failed ({_why(exc)})"
+                        f"--reasoning-batch: {self.where}: {what} failed ({why_failed(exc)})"
                     ) from None
                 await asyncio.sleep(self.job.client.retry.delay(attempt - 1, None, self.rng))
 
     def _refused(self, what: str, exc: Exception) -> BatchUnsupported | None:
         """A create refused outright, so nothing was made or paid (no batch API, a bad key,
         a rejected file); None when it may have been made (a timeout, a 5xx)."""
-        if _status(exc) in (404, 405):
+        if http_status(exc) in (404, 405):
             return BatchUnsupported(
                 f"--reasoning-batch: {self.where} has no batch API ({what}: HTTP "
-                f"{_status(exc)}); run without --reasoning-batch"
+                f"{http_status(exc)}); run without --reasoning-batch"
             )
-        if classify_error(exc, answered_before=True) != "transient":
-            return BatchUnsupported(f"--reasoning-batch: {self.where}: {what} failed ({_why(exc)})")
-        return None
+        if classify_error(exc, answered_before=True) == "transient":
+            return None
+        why = why_failed(exc)
+        return BatchUnsupported(f"--reasoning-batch: {self.where}: {what} failed ({why})")
 
     def line(self, request: ChatRequest) -> dict[str, Any]:
         """A request as a line of the batch input: the body LiteLLM would send live."""
@@ -404,7 +348,7 @@ class _Runner:
         """The requests in as few batches as the provider's limits allow, each recorded."""
         lines = [json.dumps(self.line(r)) + "\n" for r in requests]
         records = []
-        for chunk, text in _chunks(requests, lines):
+        for chunk, text in chunks(requests, lines):
             tag = new_tag()
             upload = await self._call(
                 "acreate_file",
@@ -453,7 +397,7 @@ class _Runner:
                     if resumed:
                         return None
                     raise refused from None
-                lost = f"POST /batches got no answer ({_why(exc)})"
+                lost = f"POST /batches got no answer ({why_failed(exc)})"
                 # The backoff first: a batch the endpoint is still making shows in the list.
                 await asyncio.sleep(retry.delay(attempt - 1, None, self.rng))
                 found = await self._find(record, lost)
@@ -597,14 +541,14 @@ class _Runner:
             request = requests.get(row["custom_id"])
             if request is not None:
                 price = functools.partial(self._price, request)
-                bill.add(request.key, *_response(row), price)
+                bill.add(request.key, *response_of(row), price)
         for row in outputs:
             request = requests.get(row["custom_id"])
             if request is None:
                 continue
-            status, body = _response(row)
+            status, body = response_of(row)
             if status != 200 or not isinstance(body, dict):
-                failed[request.key] = _line_failure(row)
+                failed[request.key] = line_failure(row)
                 continue
             reply = self._reply(request, body)
             if reply.error is not None or reply.content is None:
@@ -616,7 +560,7 @@ class _Runner:
         for row in errors:
             key = row["custom_id"]
             if key in requests and key not in answered:
-                failed[key] = _line_failure(row)
+                failed[key] = line_failure(row)
         for key in requests.keys() - answered - failed.keys():
             failed[key] = (f"batch {record.id} ended {batch.status} without it", True)
         return answered, failed
@@ -625,7 +569,12 @@ class _Runner:
         """A batch line's completion, checked like a live reply, priced at batch rates."""
         try:
             resp = self.lib.ModelResponse(**body)
-            reply = reply_from(resp, 0.0, keep_reasoning=not asks_no_reasoning(request.params))
+            reply = reply_from(
+                resp,
+                0.0,
+                keep_reasoning=not asks_no_reasoning(request.params),
+                reasoning_fields=self.job.client.kind.reasoning_fields,
+            )
         except Exception as exc:
             kind = classify_error(exc, answered_before=True)
             why = error_text(str(exc)) if isinstance(exc, RuntimeError) else "malformed reply"
@@ -633,51 +582,3 @@ class _Runner:
         tokens = usage_of(body)
         cost = self._price(request, *tokens) if tokens is not None else None
         return dataclasses.replace(reply, cost_usd=cost) if cost is not None else reply
-
-
-def _status(exc: BaseException) -> int | None:
-    status = getattr(exc, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def _why(exc: BaseException) -> str:
-    http = f"HTTP {_status(exc)}: " if _status(exc) is not None else ""
-    return f"{http}{error_text(str(exc), 200)}"
-
-
-def _response(row: dict[str, Any]) -> tuple[int | None, Any]:
-    response = row.get("response")
-    if not isinstance(response, dict):
-        return None, None
-    status = response.get("status_code")
-    return (status if isinstance(status, int) else None), response.get("body")
-
-
-def _line_failure(row: dict[str, Any]) -> tuple[str, bool]:
-    """Why a line has no answer, and whether another batch could answer it (expired,
-    5xx, 429: yes; a request the endpoint refused: no)."""
-    status, body = _response(row)
-    error = row.get("error") if isinstance(row.get("error"), dict) else None
-    if error is None and isinstance(body, dict) and isinstance(body.get("error"), dict):
-        error = body["error"]
-    message = str((error or {}).get("message") or (error or {}).get("code") or "no answer")
-    code = str((error or {}).get("code") or "")
-    retry = status is None or status >= 500 or status == 429 or code == "batch_expired"
-    where = f"HTTP {status}: " if status is not None else (f"{code}: " if code else "")
-    return error_text(f"{where}{message}", 200), retry
-
-
-def _chunks(
-    requests: list[ChatRequest], lines: list[str]
-) -> Iterator[tuple[list[ChatRequest], bytes]]:
-    """The requests in input files within the provider's limits (lines and bytes)."""
-    start, size = 0, 0
-    for n, line in enumerate(lines):
-        length = len(line.encode())
-        if n > start and (n - start == MAX_LINES or size + length > MAX_BYTES):
-            yield requests[start:n], "".join(lines[start:n]).encode()
-            start, size = n, 0
-        size += length
-    if lines:
-        yield requests[start:], "".join(lines[start:]).encode()
-

@@ -30,8 +30,7 @@ from typing import Any
 
 from ..errors import InvalidArgument, ReasoningError, quote
 from ..files import InputRefused, read_text_input
-from .base import normalise_api_base, register_secret_env
-from .kinds import RESERVED
+from .base import RESERVED, normalise_api_base, register_secret_env
 
 __all__ = [
     "ENV_PREFIX",

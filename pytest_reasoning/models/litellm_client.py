@@ -18,30 +18,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
 import os
 import random
 import re
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ..core import Reply, canonical_json, sha256_text
+from ..core import Reply
 from ..errors import ReasoningError
-from ..files import BadJSON, loads_bounded, read_input, write_output
 from .base import (
     MAX_RESPONSE_CHARS,
     ChatRequest,
+    RequestShape,
     clip_reasoning,
     error_text,
     normalise_api_base,
 )
+from .capabilities import Capabilities, CapabilityCache, asks_no_reasoning
 from .endpoints import resolve_headers
-from .kinds import KINDS, ModelKind
 
 __all__ = [
     "COMPROMISED_LITELLM",
@@ -152,108 +150,12 @@ def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float | 
 
 
 # -- what a model accepts ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Capabilities:
-    """What LiteLLM's bundled model map says about a model (offline)."""
-
-    known: bool  # in the map
-    reasoning: bool  # supports_reasoning: it thinks before answering
-    max_output_tokens: int | None
-    temperature_zero: bool  # a temperature=0 default would be accepted
-
-
-class CapabilityCache:
-    """What LiteLLM said about each model, kept as JSON beside the response cache: a warm
-    rerun makes no call, and must not import litellm (seconds) only to ask again. Keyed by a
-    SHA-256 of litellm's version, the model, its endpoint and the user's parameters (their
-    values never reach the file: a header or a parameter may be sensitive); best effort (a
-    missing, unreadable or invalid file or entry means asking LiteLLM)."""
-
-    MAX_BYTES = 10_000_000  # about 100,000 entries
-
-    def __init__(self, directory: str | os.PathLike[str] | None) -> None:
-        self.path = Path(directory) / "capabilities.json" if directory else None
-        self._data: dict[str, Any] | None = None
-
-    @staticmethod
-    def key(model: str, api_base: str | None, given: Mapping[str, Any]) -> str:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            installed = version("litellm")
-        except PackageNotFoundError:
-            installed = "-"
-        return sha256_text(
-            canonical_json([installed, model, normalise_api_base(api_base), dict(given)])
-        )
-
-    def _load(self) -> dict[str, Any]:
-        if self._data is None:
-            self._data = {}
-            if self.path is not None and self.path.exists():
-                with contextlib.suppress(ReasoningError, BadJSON):
-                    loaded = loads_bounded(read_input(self.path, self.MAX_BYTES))
-                    if isinstance(loaded, dict):
-                        # Entries keyed by plain text (older versions wrote parameter values
-                        # into the key) are dropped: the next write leaves only hashes.
-                        self._data = {k: v for k, v in loaded.items() if _HASH.fullmatch(k)}
-        return self._data
-
-    def get(self, key: str) -> Capabilities | None:
-        found = self._load().get(key)
-        if not isinstance(found, dict) or set(found) != {f.name for f in fields(Capabilities)}:
-            return None
-        flags = (found["known"], found["reasoning"], found["temperature_zero"])
-        limit = found["max_output_tokens"]
-        if not all(isinstance(f, bool) for f in flags) or not (
-            limit is None or (type(limit) is int and limit > 0)
-        ):
-            return None  # an entry no version wrote: ask LiteLLM again
-        return Capabilities(**found)
-
-    def put(self, key: str, caps: Capabilities) -> None:
-        data = self._load()
-        data[key] = asdict(caps)
-        if self.path is None:
-            return
-        # Whole-file replace: concurrent workers may drop each other's entry (asked again
-        # next time), never corrupt the file.
-        with contextlib.suppress(OSError):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with write_output(self.path) as fh:
-                fh.write(json.dumps(data, sort_keys=True))
-
-
-_HASH = re.compile(r"[0-9a-f]{64}")
-
-
 def _thinking_on(given: Mapping[str, Any]) -> bool:
     thinking = given.get("thinking")
     if isinstance(thinking, Mapping) and thinking.get("type") not in (None, "disabled"):
         return True
     effort = given.get("reasoning_effort")
     return effort is not None and str(effort) not in ("none", "disable", "disabled")
-
-
-_OFF = ("none", "disable", "disabled")
-
-
-def asks_no_reasoning(params: Mapping[str, Any]) -> bool:
-    """Whether a request's parameters turn reasoning off: ``reasoning_effort: none``,
-    Anthropic's ``thinking: {type: disabled}``, or a chat template's ``enable_thinking:
-    false`` (vLLM, SGLang: ``chat_template_kwargs``, also under ``extra_body``). Such a
-    run stores no reasoning text, whatever the provider sends."""
-    thinking = params.get("thinking")
-    if isinstance(thinking, Mapping) and thinking.get("type") == "disabled":
-        return True
-    if str(params.get("reasoning_effort")) in _OFF:
-        return True
-    extra = params.get("extra_body")
-    for holder in (params, extra if isinstance(extra, Mapping) else {}):
-        template = holder.get("chat_template_kwargs")
-        if isinstance(template, Mapping) and template.get("enable_thinking") is False:
-            return True
-    return False
 
 
 def capabilities(model: str, given: Mapping[str, Any], api_base: str | None = None) -> Capabilities:
@@ -392,18 +294,29 @@ def _message(exc: BaseException) -> str:
 
 
 # -- the client ----------------------------------------------------------------------------------
-def reply_from(resp: Any, latency_s: float, *, keep_reasoning: bool = True) -> Reply:
+def reply_from(
+    resp: Any,
+    latency_s: float,
+    *,
+    keep_reasoning: bool = True,
+    reasoning_fields: tuple[str, ...] = ("reasoning_content",),
+) -> Reply:
     """A chat completion (LiteLLM's ModelResponse, a live call's or a batch line's) as a Reply,
     checked: an empty reply raises ``_EmptyReply`` (malformed: retried), one over
     MAX_RESPONSE_CHARS ``_TooLarge`` (not retried). The reasoning sent apart
     (``reasoning_content``, where LiteLLM also puts a leading ``<think>`` block) is kept
     clipped (``clip_reasoning``) unless ``keep_reasoning`` is false (:func:`asks_no_reasoning`);
-    its length is counted either way."""
+    its length is counted either way. ``reasoning_fields``: where the provider puts that text
+    (its kind's ``reasoning_fields``), the first one present wins."""
     choice = resp.choices[0] if resp.choices else None
     message = getattr(choice, "message", None)
     content = getattr(message, "content", None)
     finish = getattr(choice, "finish_reason", None)
-    reasoning_text = getattr(message, "reasoning_content", None)
+    reasoning_text = None
+    for name in reasoning_fields:
+        reasoning_text = getattr(message, name, None)
+        if reasoning_text:
+            break
     reasoning_chars = len(reasoning_text) if isinstance(reasoning_text, str) else None
     if not content:
         # A reasoning model cut off while thinking, or one that thought and never answered,
@@ -456,7 +369,7 @@ class LiteLLMClient:
         max_concurrency: int | None = None,
         default_params: dict[str, Any] | None = None,
         identity: str | None = None,
-        kind: ModelKind | None = None,
+        kind: RequestShape | None = None,
         label: str | None = None,
         env_params: Mapping[str, str] | None = None,
         capability_cache: CapabilityCache | None = None,
@@ -464,7 +377,8 @@ class LiteLLMClient:
         self.name = model
         self.api_base = api_base
         self.identity = identity
-        self.kind = kind or KINDS["litellm"]
+        # How requests are filled in: the provider kind's shape (a hosted model's alone).
+        self.kind: RequestShape = kind or RequestShape()
         self.label = label  # the alias or built-in name the run knows it by
         # The user's parameters (--llm-param, then the config entry's): every request's.
         self.given: dict[str, Any] = dict(default_params or {})
@@ -603,7 +517,12 @@ class LiteLLMClient:
         started = time.perf_counter()
         resp = await self._send(lib, request, kwargs)
         keep = not asks_no_reasoning(request.params)
-        return reply_from(resp, time.perf_counter() - started, keep_reasoning=keep)
+        return reply_from(
+            resp,
+            time.perf_counter() - started,
+            keep_reasoning=keep,
+            reasoning_fields=self.kind.reasoning_fields,
+        )
 
     async def acomplete(self, request: ChatRequest) -> Reply:
         last = ""

@@ -39,7 +39,7 @@ from typing import Any
 
 from ..core import canonical_json, sha256_text
 from ..errors import InvalidArgument, ReasoningError, quote
-from .base import ChatRequest, register_secret_env
+from .base import ChatRequest, RequestShape, register_secret_env
 from .endpoints import (
     _REFUSED,
     _SECRETISH,
@@ -51,7 +51,6 @@ from .endpoints import (
     read_config,
     resolve_headers,
 )
-from .kinds import KINDS
 from .litellm_client import CapabilityCache, LiteLLMClient, RetryPolicy
 
 __all__ = [
@@ -158,7 +157,7 @@ class RouterFile:
 
 @dataclass(frozen=True)
 class RouterGroup:
-    """One model group of a router file: a model kind of its own (``kinds.KINDS['router']``)."""
+    """One model group of a router file: a model kind of its own (``kinds.RouterAPI``)."""
 
     name: str
     file: RouterFile
@@ -447,6 +446,7 @@ class RouterClient(LiteLLMClient):
         retry: RetryPolicy | None = None,
         default_params: dict[str, Any] | None = None,
         capability_cache: CapabilityCache | None = None,
+        kind: RequestShape | None = None,
     ) -> None:
         super().__init__(
             group.name,
@@ -455,7 +455,7 @@ class RouterClient(LiteLLMClient):
             # The run's --llm-param values, then what the group's deployments are asked.
             default_params={**(default_params or {}), **group.params},
             identity=group.identity,
-            kind=KINDS["router"],
+            kind=kind,
             label=group.name,
             capability_cache=capability_cache,
         )

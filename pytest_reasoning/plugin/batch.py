@@ -32,8 +32,6 @@ from ..models.batch import (
     BatchTimedOut,
     run_batches,
 )
-from ..models.kinds import model_kind
-from ..models.litellm_client import LiteLLMClient
 from .progress import EVERY_S, LiveCount
 from .state import RunState
 
@@ -59,7 +57,7 @@ def run_batch_phase(
             "order (a batch cannot stop early)",
         )
     if not jobs:
-        if any(model_kind(m, state.options.model_specs).calls_model for m in state.models):
+        if any(state.evaluator.model(m).calls_model for m in state.models):
             _say(tr, "reasoning: batch: every answer is in the cache, nothing to submit")
         return
     asked = sum(len(j.requests) for j in jobs)
@@ -101,11 +99,10 @@ def _jobs(state: RunState, samples: list[ReasoningItem]) -> tuple[list[BatchJob]
     to the run (it stops asking a level once its verdict is settled)."""
     evaluator = state.evaluator
     cache = evaluator.cache
-    specs = state.options.model_specs
     wanted: dict[str, dict[str, ChatRequest]] = {}
     sequential = 0
     for item in samples:
-        if not model_kind(item.model, specs).calls_model:
+        if not evaluator.model(item.model).calls_model:
             continue
         if item.sequential:
             sequential += 1
@@ -116,8 +113,8 @@ def _jobs(state: RunState, samples: list[ReasoningItem]) -> tuple[list[BatchJob]
             mine[request.key] = request
     jobs = []
     for model, requests in wanted.items():
-        client = evaluator.client(model)
-        if requests and isinstance(client, LiteLLMClient):
+        client = evaluator.batch_client(model)  # None: its kind has no Batch API
+        if requests and client is not None:
             jobs.append(BatchJob(model, client, list(requests.values())))
     return jobs, sequential
 

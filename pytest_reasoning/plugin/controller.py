@@ -352,7 +352,10 @@ class Controller:
         for line in summary_lines(run):
             _write(tr, line)
         published = publish(
-            run, report_dir=self.options.report_dir, robustness=self.options.robustness
+            run,
+            report_dir=self.options.report_dir,
+            robustness=self.options.robustness,
+            prices=self.state.evaluator.price,  # each model asked for its own price
         )
         for line in published:
             _write(tr, line)

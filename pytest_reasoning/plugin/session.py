@@ -17,10 +17,9 @@ import pytest
 from ..budget import Meter
 from ..config import is_suite_file
 from ..errors import ReasoningError, StorageFailed
-from ..evaluate import EvalConfig, Evaluator
 from ..models.cache import CACHE_FILE
-from ..models.kinds import model_kind
 from ..models.litellm_client import import_litellm_soon
+from ..runs import RunConfig, open_run
 from ..tasks.shared_batches import share_batches
 from .batch import run_batch_phase
 from .controller import Controller
@@ -55,19 +54,25 @@ class RunSession:
         self.samples: list[ReasoningItem] = []  # the run's samples, in the order they run
         self.shard: Shard | None = None  # what --reasoning-shard K/N kept
         self.ticker: Ticker | None = None  # the live count of an xdist controller
+        local = None
         if state.is_worker:
-            state.local_url, state.local_identity, signals = worker_inputs(config)
+            url, identity, signals = worker_inputs(config)
+            local = (url, identity)  # the controller's embedded server, if it runs one
             state.signals = Signals(signals)
             share_batches(signals)  # one worker draws a unique batch, the others read it
-        else:
-            self._start_local_server()
-            if str(getattr(config.option, "dist", "no") or "no") != "no":
-                state.signals = Signals.for_workers()
-        state.evaluator = self._evaluator()
-        try:  # before any item runs: litellm, the cache (the controller reads its pages)
-            state.evaluator.verify(state.models, deep=not state.is_worker)
+        elif str(getattr(config.option, "dist", "no") or "no") != "no":
+            state.signals = Signals.for_workers()
+        try:  # the embedded server, the caches, the evaluator; checked before any item runs:
+            # litellm, the cache (the controller reads its pages)
+            opened = open_run(
+                RunConfig.from_options(state.models, options),
+                local=local,
+                deep=not state.is_worker,
+            )
         except ReasoningError as exc:
             raise pytest.UsageError(_option_of(exc)) from None
+        state.local_server, state.evaluator = opened.local_server, opened.evaluator
+        state.local_url, state.local_identity = opened.local_url, opened.local_identity
         state.evaluator.halt = state.signals.stopped  # a budget reached: no more calls
         if options.budget:  # each call admitted against it, each reply counted on arrival
             state.evaluator.meter = Meter(options.budget, state.signals)
@@ -94,38 +99,6 @@ class RunSession:
             config.pluginmanager.register(self.controller, "reasoning-controller")
 
     # -- start-up ----------------------------------------------------------------------------
-    def _start_local_server(self) -> None:
-        wanted = [m for m in self.state.models if model_kind(m).needs_local_server]
-        if not wanted:
-            return
-        from ..models.local import LocalServer  # xllamacpp: the [local] extra only
-
-        state = self.state
-        try:
-            state.local_server = LocalServer()
-            state.local_url = state.local_server.start()
-            state.local_identity = state.local_server.identity
-        except ReasoningError as exc:
-            raise pytest.UsageError(f"--llm {wanted[0]}: {exc}") from None
-
-    def _evaluator(self) -> Evaluator:
-        o, state = self.state.options, self.state
-        return Evaluator(
-            EvalConfig(
-                api_base=o.api_base,
-                params=o.params,
-                cache_dir=str(o.cache_dir) if o.cache_dir else None,
-                cache_url=o.cache_url,
-                concurrency=o.concurrency,
-                timeout_s=o.timeout_s,
-                attempts=o.retries,
-                local_url=state.local_url,
-                local_identity=state.local_identity,
-                models=o.model_specs,
-                lenient=o.lenient,
-            )
-        )
-
     def _calls_here(self) -> bool:
         """Whether this process will call models (not an xdist controller, whose workers call;
         not --collect-only)."""
@@ -133,7 +106,7 @@ class RunSession:
         if config.option.collectonly:
             return False
         dist = str(getattr(config.option, "dist", "no") or "no")
-        calls = any(model_kind(m, state.options.model_specs).calls_model for m in state.models)
+        calls = any(state.evaluator.model(m).calls_model for m in state.models)
         return calls and (state.is_worker or dist == "no")
 
     def _may_be_warm(self) -> bool:
@@ -175,10 +148,9 @@ class RunSession:
         """The calls in flight at once, as the models get them: ``--llm local`` is answered
         one call at a time by the embedded server, whatever --reasoning-concurrency says."""
         state, asked = self.state, self.state.options.concurrency
-        specs = state.options.model_specs
         lower: dict[str, int] = {}
         for m in state.models:
-            if model_kind(m, specs).calls_model:
+            if state.evaluator.model(m).calls_model:
                 try:
                     n = state.evaluator.concurrency(m)
                 except ReasoningError:  # its client cannot be built: the run will say why
@@ -191,7 +163,7 @@ class RunSession:
             model, n = next(iter(lower.items()))
             why = (
                 "the embedded server answers one call at a time"
-                if model_kind(model, specs).needs_local_server
+                if state.evaluator.model(model).api.needs_local_server
                 else "its max_parallel_requests"
             )
             return f"concurrency {n} ({why})"

@@ -15,7 +15,7 @@ import html
 import json
 import os
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,6 @@ from ..core import level_key
 from ..gates import Comparison, GateResult, LevelStats
 from ..gates.threshold import MARGINAL_NOTE
 from ..gates.verdicts import failure_cause
-from ..models.kinds import model_kind
 from ..tasks.sampler import make_item
 from .cells import Cell, cells
 from .links import fragment
@@ -41,7 +40,7 @@ from .tables import (
 )
 from .viewer import asset, viewer_parts, write_file
 
-__all__ = ["Report", "build_report"]
+__all__ = ["Prices", "Report", "build_report"]
 
 TOP = 10  # rows in the slowest / most expensive tables
 
@@ -103,11 +102,17 @@ def _prompts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
+# What a model's tokens cost: (model, prompt tokens, completion tokens) → dollars, or None
+# when it is not priced. The run's models answer it (``Evaluator.price``: each model asked for
+# its own price); the report knows nothing of model clients.
+Prices = Callable[[str, int, int], float | None]
+
+
 def _costs(
-    rows: Sequence[Mapping[str, Any]], models: Sequence[str]
+    rows: Sequence[Mapping[str, Any]], models: Sequence[str], prices: Prices | None
 ) -> tuple[dict[str, list[int]], dict[str, float | None], dict[int, float]]:
-    """Tokens per model, and costs from LiteLLM's bundled price map for models it prices
-    (per model, and per uncached row)."""
+    """Tokens per model, and costs: as the rows recorded them, else from ``prices`` (LiteLLM's
+    bundled price map, for models it prices by name), per model and per uncached row."""
     tokens: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for r in rows:
         tokens[r["model"]][0] += int(r.get("prompt_tokens") or 0)
@@ -124,15 +129,13 @@ def _costs(
             if not r.get("cached"):
                 row_cost[k] = float(price)
     costs.update(recorded)
-    priced = [m for m in models if m not in recorded and model_kind(m).priced and any(tokens[m])]
-    if priced:
-        from ..models.litellm_client import cost_usd
-
+    priced = [m for m in models if m not in recorded and any(tokens[m])]
+    if priced and prices is not None:
         for m in priced:
-            costs[m] = cost_usd(m, *tokens[m])
+            costs[m] = prices(m, *tokens[m])
         for k, r in enumerate(rows):
             if r["model"] in priced and costs.get(r["model"]) is not None and not r.get("cached"):
-                price = cost_usd(
+                price = prices(
                     r["model"],
                     int(r.get("prompt_tokens") or 0),
                     int(r.get("completion_tokens") or 0),
@@ -170,12 +173,14 @@ def build_report(
     title: str = "pytest-reasoning report",
     partial: Partial | None = None,
     uncounted: Collection[tuple[Any, ...]] = (),
+    prices: Prices | None = None,
 ) -> Report:
     """Write ``index.html``, ``summary.json`` and the PNGs to ``out`` (and ``data/*.js``
     when the samples outgrow one page). ``levels`` are a run's own per-level stats (with
     their gates' rules); from results files they are rebuilt per suite, entry and level.
     ``uncounted``: answers no gate counted (past a sequential stop), left out of the
-    families' breakdowns; the sample viewer still lists them."""
+    families' breakdowns; the sample viewer still lists them. ``prices``: what a model's
+    tokens cost, for rows that recorded no cost (None: only what the rows recorded)."""
     rows = [dict(r) for r in rows]
     os.makedirs(out, exist_ok=True)
     stats = list(levels) if levels is not None else [c.stats for c in cells(rows).values()]
@@ -184,7 +189,7 @@ def build_report(
     written = plots(by_key, rows, comparisons, out, uncounted)
     note = None if written else plots_unavailable()
     models = sorted({c.model for c in by_key.values()} | {str(r["model"]) for r in rows})
-    tokens, costs, row_cost = _costs(rows, models)
+    tokens, costs, row_cost = _costs(rows, models, prices)
     rebuilt = _prompts(rows)
     data = sample_data(
         rows,

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .html import build_report
+from .html import Prices, build_report
 from .summary import Line, RunSummary, markdown_summary
 
 __all__ = ["Published", "check_output_dir", "publish"]
@@ -47,9 +47,11 @@ def publish(
     report_dir: str | None = None,
     robustness: str | None = None,
     step_summary: str | None = None,
+    prices: Prices | None = None,
 ) -> Published:
     """Write what was asked for. ``robustness``: None off, ``""`` terminal only, a folder for
-    its files too. ``step_summary`` defaults to ``$GITHUB_STEP_SUMMARY`` (GitHub renders it on
+    its files too. ``prices``: the models' prices for the report (``build_report``).
+    ``step_summary`` defaults to ``$GITHUB_STEP_SUMMARY`` (GitHub renders it on
     the run's page)."""
     out = Published()
     extra: list[tuple[str, str]] = []
@@ -70,6 +72,7 @@ def publish(
                 extra_images=extra,
                 partial=run.partial,
                 uncounted=run.uncounted,
+                prices=prices,
             )
         except Exception as exc:  # a report must never turn a run's verdict into a crash
             _failed(out, f"could not write the report to {report_dir}: {_why(exc)}")

@@ -27,7 +27,7 @@ from ..answers import strip_think
 from ..core import clean_text, cluster_id, level_key
 from ..gates import Comparison, baseline_answers
 from ..gates.rows import row_key
-from ..models.base import redactor
+from ..redaction import redactor
 
 __all__ = [
     "PAIR_KINDS",
