@@ -60,7 +60,6 @@ class LLM:
 
     def _answer(self, item: Item, model: str | None) -> Outcome:
         from ..errors import CallBudgetExceeded
-        from ..models.kinds import model_kind
 
         used = self.calls.get(self.current, 0)
         if used >= self.budget:
@@ -70,7 +69,7 @@ class LLM:
             )
         name = model or self.model
         outcome = self._state.evaluator.answer(item, name)
-        if not outcome.cached and model_kind(name).calls_model:
+        if not outcome.cached and self._state.evaluator.model(name).calls_model:
             self.calls[self.current] = used + 1
         return outcome
 

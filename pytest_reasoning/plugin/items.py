@@ -26,7 +26,6 @@ from ..errors import ReasoningError, clip, inert_json
 from ..evaluate import Evaluator
 from ..gates.ledger import opening
 from ..gates.verdicts import comparison_name, drift_name, gate_name
-from ..models.kinds import model_kind
 from .progress import LIVE
 from .sample import PROPERTY, LevelRef, SampleReport, UnreadableReport
 from .state import STATE, RunState
@@ -222,7 +221,7 @@ class ReasoningItem(pytest.Item):
         # This item's call first, then the look-ahead: collection order is answer order,
         # so the first item is answered first and its row written at once.
         future = evaluator.submit(item, self.model, a.repeat)
-        if model_kind(self.model).calls_model:  # the reference answers instantly
+        if evaluator.model(self.model).calls_model:  # the reference answers instantly
             for built, other in self._ahead(state, evaluator):
                 evaluator.submit(built, other.model, other.address.repeat, needed=_need(other))
         live = self.config.stash.get(LIVE, None)  # the waiting line, on a terminal
@@ -244,7 +243,7 @@ class ReasoningItem(pytest.Item):
         with a live baseline: that level counts an item only once the baseline (collected
         after it) answered it, so it never waits for that."""
         live = self.comparison_id is not None and state.options.baseline is not None
-        return model_kind(self.model).calls_model and not live
+        return state.evaluator.model(self.model).calls_model and not live
 
     def _wait_for_turn(self, state: RunState) -> None:
         """Under xdist, a worker's next sample of a sequential level can lie past what the
@@ -312,7 +311,7 @@ class ReasoningItem(pytest.Item):
         for other in self._upcoming(state):
             if (
                 other is self
-                or not model_kind(other.model).calls_model
+                or not evaluator.model(other.model).calls_model
                 or other.nodeid in state.built
                 or evaluator.pending(other.sample_id, other.model)
             ):
