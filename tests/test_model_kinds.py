@@ -19,6 +19,7 @@ from pytest_reasoning.models.endpoints import parse_model_list
 from pytest_reasoning.models.kinds import KINDS, ClientContext, LiteLLMAPI, modelapi, resolve
 from pytest_reasoning.models.litellm_client import LiteLLMClient, reply_from
 from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parent.parent / "pytest_reasoning"
@@ -78,7 +79,7 @@ def test_a_provider_quirk_is_one_class_and_one_registration(quirk: type[LiteLLMA
 
 
 def test_the_evaluator_resolves_each_model_once(tmp_path: Path) -> None:
-    item: Item = get_task("dyval.arithmetic").make_item("D1", 1, 0, {}, "direct")
+    item: Item = make_item(get_task("dyval.arithmetic"), "D1", 1, 0, {}, "direct")
     with FakeOpenAIServer() as server:
         ev = Evaluator(EvalConfig(api_base=server.url, cache_dir=str(tmp_path)))
         try:
@@ -94,7 +95,7 @@ def test_the_evaluator_resolves_each_model_once(tmp_path: Path) -> None:
 def test_the_reference_is_a_client_that_answers_at_once_and_keeps_nothing(
     tmp_path: Path,
 ) -> None:
-    item: Item = get_task("dyval.arithmetic").make_item("D1", 1, 0, {}, "direct")
+    item: Item = make_item(get_task("dyval.arithmetic"), "D1", 1, 0, {}, "direct")
     ev = Evaluator(EvalConfig(cache_dir=str(tmp_path / "cache")))
     try:
         assert ev.client("reference").model_id == "reference"
