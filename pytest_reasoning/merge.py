@@ -493,7 +493,7 @@ def decide(
         rows=rows,
         errors=sum(s.errors for s in stats),
         answered=len(rows),
-        partial=ledger.partial(),
+        incomplete=ledger.incomplete(),
         error_messages=ledger.tally.messages,
         not_asked=ledger.tally.not_asked,
         merged=True,

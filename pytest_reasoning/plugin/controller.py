@@ -330,7 +330,7 @@ class Controller:
         """The terminal summary: prepared lines, then the published outputs (report,
         robustness, step summary), then the closing lines."""
         ledger, store = self.ledger, self.store
-        if not ledger.levels and not ledger.partial():
+        if not ledger.levels and not ledger.incomplete():
             return
         run = RunSummary(
             levels=list(ledger.levels.values()),
@@ -342,7 +342,7 @@ class Controller:
             answered=store.written if store.path else store.count,
             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             saved_to=str(store.path) if store.path else None,
-            partial=ledger.partial(),
+            incomplete=ledger.incomplete(),
             stopped=self.stopped,
             undecided=ledger.undecided(),
             error_messages=ledger.tally.messages,

@@ -68,7 +68,7 @@ def publish(
                 gates=run.gates,
                 comparisons=run.comparisons,
                 extra_images=extra,
-                partial=run.partial,
+                incomplete=run.incomplete,
                 uncounted=run.uncounted,
             )
         except Exception as exc:  # a report must never turn a run's verdict into a crash
