@@ -61,7 +61,7 @@ def test_an_items_value_under_each_metric() -> None:
         }
     )
     # An item with fewer answered samples than K counts with all it has.
-    assert metric("pass^3").item_value([(True, 1.0), (True, 1.0)], 3) == 1.0  # type: ignore[union-attr]
+    assert PassAll("pass^3", k=3).item_value([(True, 1.0), (True, 1.0)], 3) == 1.0
 
 
 def test_a_samples_credit_is_its_score_or_its_verdict() -> None:
