@@ -29,12 +29,12 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binom
 
+from pytest_reasoning.gates.betting import Mixture as _Mixture
 from pytest_reasoning.gates.sequential import (
     EARLY_SHARE,
     Decision,
     PairedSequence,
     ThresholdSequence,
-    _Mixture,
 )
 from pytest_reasoning.gates.tails import _critical_from_top
 

@@ -232,7 +232,7 @@ def test_report_says_under_powered_cached_and_partial(tmp_path: Path) -> None:
         str(tmp_path / "r"),
         levels=list(ledger.levels.values()),
         comparisons=comparisons,
-        partial={("cand", "s.yaml", "dyval.arithmetic", "D1"): (4, 10)},
+        incomplete={("cand", "s.yaml", "dyval.arithmetic", "D1"): (4, 10)},
     )
     page = (tmp_path / "r" / "index.html").read_text()
     assert '<td class="warn">under-powered</td>' in page and ">ok<" not in page
@@ -255,7 +255,7 @@ def test_summary_shows_partial_levels_models_and_wrong_answers() -> None:
     run = RunSummary(
         levels=list(ledger.levels.values()),
         rows=[o.to_dict() for o in outcomes],
-        partial={("m", "s.yaml", "dyval.arithmetic", "D1"): (3, 5)},
+        incomplete={("m", "s.yaml", "dyval.arithmetic", "D1"): (3, 5)},
     )
     text = [line.text for line in summary_lines(run)]
     assert "partial 3/5" in text[2]

@@ -275,7 +275,7 @@ def test_in_the_run_summary(pytester: pytest.Pytester, fake_server: Any) -> None
 
 
 def test_the_0_1_shortcut_agrees_with_the_definitions() -> None:
-    from pytest_reasoning.robustness import _pair_metrics, _pairs, pair_similarity
+    from pytest_reasoning.robustness.matrix import _pair_metrics, _pairs, pair_similarity
 
     rng = np.random.default_rng(4)
     q = (rng.random((120, 7)) < 0.5).astype(float)

@@ -36,7 +36,7 @@ def fixed_verdict(answers: list[float], rule: GateRule) -> bool | None:
     for i, a in enumerate(answers):
         stats.add(
             Outcome(f"t[{i}]", "m", "t", "L1", 0, "p", "r", "x", "x", a == 1.0, None, None,
-                    None, None, 0.0, score=a if rule.partial else None)
+                    None, None, 0.0, score=a if rule.gauge.graded else None)
         )  # fmt: skip
     (gate,) = decide_gates([stats])
     return gate.passed

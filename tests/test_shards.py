@@ -363,6 +363,43 @@ def test_gate_over_shards_decides_like_the_unsharded_run(
 
 
 @pytest.mark.e2e
+def test_gate_over_shards_decides_pass_hat_k_like_the_unsharded_run(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], fake_server: FakeOpenAIServer
+) -> None:
+    """``metric: pass^3`` against a model right on 2 of every 3 tries of a prompt: every item
+    has pass@3 1.0 and pass^3 0.0, so the pass@3 level passes and the pass^3 level fails — in
+    the run, in the merge of its shards' files, and in the merge's HTML report."""
+    pytester.makefile(
+        ".yaml",
+        shards="samples: 4\nrepeats: 3\ntasks:\n  - task: dyval.reachability\n    levels:\n"
+        "      D2: {min_accuracy: 0.5, metric: pass@3}\n"
+        "      D3: {min_accuracy: 0.5, metric: pass^3}\n",
+    )
+    model = ("--llm", "openai/right:2/3", "--llm-api-base", fake_server.url)
+    common = (*model, "--reasoning-cache", "off")
+    status, out, found = shard_and_gate(pytester, capsys, common, (), subprocess=True, n=2)
+    assert status == 1
+    assert found == {
+        "shards.yaml.dyval.reachability[D2-gate]": "passed",
+        "shards.yaml.dyval.reachability[D3-gate]": "failure",
+    }, found
+    assert "pass^3 0.000 (0.0/4 items) < min_accuracy 0.5" in out
+    assert "pass@3 1.000 (4.0/4 items) >= min_accuracy 0.5" not in out  # a pass says no reason
+    # The report prices LiteLLM models: in a process of its own, so that litellm is never
+    # imported here (pytester would unload it and leave its metadata finder behind).
+    report = pytester.path / "report"
+    gate = subprocess.run(
+        [sys.executable, "-m", "pytest_reasoning.cli", "gate", "shards.yaml", "--results",
+         "s1.jsonl", "s2.jsonl", "--report", str(report)],
+        cwd=pytester.path, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    page = (report / "index.html").read_text()
+    assert "<td>0.000 pass^3</td>" in page and "<td>1.000 pass@3</td>" in page
+    assert "pass^3 0.000 (0.0/4 items) &lt; min_accuracy 0.5" in page
+
+
+@pytest.mark.e2e
 def test_gate_over_auto_shards_of_a_slurm_array_decides_like_the_unsharded_run(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

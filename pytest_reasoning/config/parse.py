@@ -3,8 +3,7 @@ key path, expectation)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,9 @@ from ..errors import (
     UnknownLevel,
     UnknownTask,
     clip,
-    did_you_mean,
     quote,
 )
-from ..gates import METRICS, GateRule
-from ..gates.rules import PASS_METRICS, pass_metric
+from ..gates import GateRule
 from ..registry import get_task
 from ..tasks.base import Task, check_knob, check_level, check_style, resolve_params
 from .schema import (
@@ -32,12 +29,19 @@ from .schema import (
     DEFAULTS,
     ENTRY_KEYS,
     LEVEL_KEYS,
-    MAX_REPEATS,
-    MAX_SAMPLES,
     SUITE_KEYS,
     EntrySpec,
     LevelSpec,
     SuiteSpec,
+)
+from .values import (
+    Problems,
+    as_mapping,
+    check_credit,
+    check_keys,
+    check_repeats,
+    common_settings,
+    type_name,
 )
 from .yamlfile import MAX_MESSAGE, _load_yaml
 
@@ -87,187 +91,6 @@ def load_suite(
         ) from None
 
 
-def _type_name(v: Any) -> str:
-    return "null" if v is None else type(v).__name__
-
-
-def _int(v: Any, where: str, path: str, *, minimum: int = 0) -> int:
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise InvalidSuite(path, where, f"expected an integer, got {_type_name(v)} {quote(v, 80)}")
-    if v < minimum:
-        raise InvalidSuite(path, where, f"expected an integer >= {minimum}, got {v}")
-    return v
-
-
-def _unit(v: Any, where: str, path: str, *, open_interval: bool = False) -> float:
-    if not isinstance(v, (int, float)) or isinstance(v, bool):
-        raise InvalidSuite(
-            path, where, f"expected a number in [0, 1], got {_type_name(v)} {quote(v, 80)}"
-        )
-    ok = 0 < v < 1 if open_interval else 0 <= v <= 1
-    if not ok:
-        rng = "(0, 1)" if open_interval else "[0, 1]"
-        raise InvalidSuite(path, where, f"expected a number in {rng}, got {v}")
-    return float(v)
-
-
-def check_pass_k(metric: str, repeats: int, where: str, path: str) -> None:
-    """pass@K / pass^K need K samples of an item: K at most the level's repeats."""
-    passes = pass_metric(metric)
-    if passes is not None and passes[1] is not None and passes[1] > repeats:
-        raise InvalidSuite(
-            path,
-            where,
-            f"{metric} needs {passes[1]} samples of each item; the level has repeats "
-            f"{repeats} (set repeats: {passes[1]} or more, or --reasoning-repeats)",
-        )
-
-
-def _keys(d: Mapping[Any, Any], allowed: set[str], where: str, path: str) -> None:
-    """Every unknown key at once, each with its closest known key."""
-    found = [
-        InvalidSuite(
-            path,
-            f"{where}.{k}" if where else str(k),
-            f"unknown key{did_you_mean(k, sorted(allowed))}; expected one of "
-            + ", ".join(sorted(allowed)),
-        )
-        for k in d
-        if k not in allowed
-    ]
-    if found:
-        raise InvalidSuite.several(found)
-
-
-class _Problems:
-    """Every problem of a suite, so one run reports them all (one line each, file order)."""
-
-    def __init__(self) -> None:
-        self.found: list[InvalidSuite] = []
-
-    @contextlib.contextmanager
-    def guard(self) -> Iterator[None]:
-        """Record an InvalidSuite raised in the block and go on with the next check."""
-        try:
-            yield
-        except InvalidSuite as exc:
-            self.found.extend(exc.problems)
-
-    def add(self, path: str, key: str, message: str) -> None:
-        self.found.append(InvalidSuite(path, key, message))
-
-    def raise_any(self) -> None:
-        if self.found:
-            unique = list({p.line: p for p in self.found}.values())  # layers repeat a mistake
-            raise InvalidSuite.several(unique)
-
-
-def _seeds(d: Mapping[str, Any], where: str, path: str) -> tuple[int, ...] | None:
-    if "seed" in d and "seeds" in d:
-        raise InvalidSuite(path, f"{where}seeds", "give either 'seed' or 'seeds', not both")
-    if "seed" in d:
-        return (_int(d["seed"], f"{where}seed", path),)
-    if "seeds" in d:
-        v = d["seeds"]
-        if not isinstance(v, list) or not v:
-            raise InvalidSuite(path, f"{where}seeds", "expected a non-empty list of integers")
-        return tuple(_int(s, f"{where}seeds[{i}]", path) for i, s in enumerate(v))
-    return None
-
-
-def _mapping(v: Any, where: str, path: str) -> dict[str, Any]:
-    if not isinstance(v, dict):
-        raise InvalidSuite(path, where, f"expected a mapping, got {_type_name(v)}")
-    return v
-
-
-def _common(
-    d: Mapping[str, Any],
-    where: str,
-    path: str,
-    inherited: dict[str, Any],
-    problems: _Problems | None = None,
-) -> dict[str, Any]:
-    """Settings that cascade suite → entry → level. With ``problems``, each bad key is
-    recorded and keeps its inherited value, so the checks go on."""
-    problems = problems if problems is not None else _Problems()
-    out = dict(inherited)
-    if "samples" in d:
-        with problems.guard():
-            count = _int(d["samples"], f"{where}samples", path)
-            if count > MAX_SAMPLES:
-                raise InvalidSuite(
-                    path, f"{where}samples", f"expected at most {MAX_SAMPLES} samples, got {count}"
-                )
-            out["samples"] = count
-    if "repeats" in d:
-        with problems.guard():
-            times = _int(d["repeats"], f"{where}repeats", path, minimum=1)
-            if times > MAX_REPEATS:
-                raise InvalidSuite(
-                    path, f"{where}repeats", f"expected at most {MAX_REPEATS} repeats, got {times}"
-                )
-            out["repeats"] = times
-    with problems.guard():
-        seeds = _seeds(d, where, path)
-        if seeds is not None:
-            out["seeds"] = seeds
-    if "style" in d:
-        with problems.guard():
-            if not isinstance(d["style"], str):
-                raise InvalidSuite(
-                    path, f"{where}style", f"expected a string, got {_type_name(d['style'])}"
-                )
-            out["style"] = d["style"]
-    if "min_accuracy" in d:
-        with problems.guard():
-            out["min_accuracy"] = (
-                None
-                if d["min_accuracy"] is None
-                else _unit(d["min_accuracy"], f"{where}min_accuracy", path)
-            )
-    if "confidence" in d:
-        with problems.guard():
-            out["confidence"] = (
-                None
-                if d["confidence"] is None
-                else _unit(d["confidence"], f"{where}confidence", path, open_interval=True)
-            )
-    if "max_drop" in d:
-        with problems.guard():
-            out["max_drop"] = _unit(d["max_drop"], f"{where}max_drop", path)
-    if "alpha" in d:
-        with problems.guard():
-            out["alpha"] = _unit(d["alpha"], f"{where}alpha", path, open_interval=True)
-    if "sequential" in d:
-        with problems.guard():
-            if not isinstance(d["sequential"], bool):
-                raise InvalidSuite(
-                    path,
-                    f"{where}sequential",
-                    f"expected true or false, got {quote(d['sequential'], 80)}",
-                )
-            out["sequential"] = d["sequential"]
-    if "metric" in d:
-        with problems.guard():
-            if d["metric"] not in METRICS and pass_metric(d["metric"]) is None:
-                named = (*METRICS, *PASS_METRICS)
-                raise InvalidSuite(
-                    path,
-                    f"{where}metric",
-                    f"expected one of {', '.join(named)} (K a number or k: the repeats), "
-                    f"got {quote(d['metric'], 80)}" + did_you_mean(d["metric"], named),
-                )
-            out["metric"] = "accuracy" if d["metric"] == "puzzle" else d["metric"]
-    if "params" in d:
-        with problems.guard():
-            out["params"] = {
-                **out.get("params", {}),
-                **_mapping(d["params"], f"{where}params", path),
-            }
-    return out
-
-
 def parse_suite(
     data: Any,
     path: str,
@@ -286,14 +109,14 @@ def parse_suite(
     if data is None:
         raise InvalidSuite(path, "", "empty file; expected a mapping with a 'tasks' list")
     if not isinstance(data, dict):
-        raise InvalidSuite(path, "", f"expected a mapping at the top level, got {_type_name(data)}")
-    problems = _Problems()
+        raise InvalidSuite(path, "", f"expected a mapping at the top level, got {type_name(data)}")
+    problems = Problems()
     with problems.guard():
-        _keys(data, SUITE_KEYS, "", path)
-    base = _common(data, "", path, {**DEFAULTS, **_RULE.to_dict()}, problems)
+        check_keys(data, SUITE_KEYS, "", path)
+    base = common_settings(data, "", path, {**DEFAULTS, **_RULE.to_dict()}, problems)
     name = data.get("name", Path(path).stem)
     if not isinstance(name, str):
-        problems.add(path, "name", f"expected a string, got {_type_name(name)}")
+        problems.add(path, "name", f"expected a string, got {type_name(name)}")
     tasks = data.get("tasks")
     if "tasks" not in data:
         problems.add(path, "tasks", "missing; expected a list of task entries")
@@ -308,7 +131,7 @@ def parse_suite(
         where = f"tasks[{i}]"
         if isinstance(raw, dict) and "dataset" in raw:
             with problems.guard():
-                _keys(raw, ENTRY_KEYS, where, path)
+                check_keys(raw, ENTRY_KEYS, where, path)
                 spec = _dataset_entry(
                     raw, where, path, base, base_dir=base_dir, samples=samples, repeats=repeats,
                     suite_samples=data.get("samples"),
@@ -336,7 +159,7 @@ def _entry(
     path: str,
     base: dict[str, Any],
     seen: set[str],
-    problems: _Problems,
+    problems: Problems,
     *,
     samples: int | None,
     seed: int | None,
@@ -344,17 +167,17 @@ def _entry(
 ) -> EntrySpec | None:
     """One task entry; its problems go to ``problems`` (None when it cannot be built)."""
     if not isinstance(raw, dict):
-        problems.add(path, where, f"expected a mapping, got {_type_name(raw)}")
+        problems.add(path, where, f"expected a mapping, got {type_name(raw)}")
         return None
     entry: dict[str, Any] = raw
     with problems.guard():
-        _keys(entry, ENTRY_KEYS, where, path)
+        check_keys(entry, ENTRY_KEYS, where, path)
     task: Task | None = None
     task_id = entry.get("task")
     if "task" not in entry:
         problems.add(path, f"{where}.task", "missing; expected a task id")
     elif not isinstance(task_id, str):
-        problems.add(path, f"{where}.task", f"expected a task id, got {_type_name(task_id)}")
+        problems.add(path, f"{where}.task", f"expected a task id, got {type_name(task_id)}")
     else:
         try:
             task = get_task(task_id)
@@ -371,7 +194,7 @@ def _entry(
         )
     else:
         seen.add(eid)
-    settings = _common(entry, f"{where}.", path, base, problems)
+    settings = common_settings(entry, f"{where}.", path, base, problems)
     levels_raw = entry.get("levels")
     if levels_raw is None:
         expected = f"a list or mapping of {', '.join(task.levels)}" if task else "levels"
@@ -385,7 +208,7 @@ def _entry(
         problems.add(
             path,
             f"{where}.levels",
-            f"expected a list or mapping of levels, got {_type_name(levels_raw)}",
+            f"expected a list or mapping of levels, got {type_name(levels_raw)}",
         )
         return None
     if not level_items:
@@ -398,7 +221,7 @@ def _entry(
             with problems.guard():
                 owner = f"{where}.levels.{lv}." if body is not None else f"{where}."
                 times = repeats if repeats is not None else level.repeats
-                check_pass_k(level.rule.metric, times, f"{owner}metric", path)
+                check_repeats(level.rule.metric, times, f"{owner}metric", path)
             levels.append(
                 LevelSpec(
                     level=level.level,
@@ -422,18 +245,18 @@ def _level(
     path: str,
     task: Task | None,
     settings: dict[str, Any],
-    problems: _Problems,
+    problems: Problems,
 ) -> LevelSpec | None:
     """One level of an entry, every knob checked on its own (all bad knobs at once)."""
     lwhere = f"{where}.levels.{lv}"
     lset = settings
     if body is not None:
         if not isinstance(body, dict):
-            problems.add(path, lwhere, f"expected a mapping, got {_type_name(body)}")
+            problems.add(path, lwhere, f"expected a mapping, got {type_name(body)}")
             return None
         with problems.guard():
-            _keys(body, LEVEL_KEYS, lwhere, path)
-        lset = _common(body, f"{lwhere}.", path, settings, problems)
+            check_keys(body, LEVEL_KEYS, lwhere, path)
+        lset = common_settings(body, f"{lwhere}.", path, settings, problems)
     if task is None:
         return None
     try:
@@ -459,12 +282,8 @@ def _level(
         check_style(task, lset["style"])
     except InvalidArgument as exc:
         problems.add(path, f"{owner}style", str(exc))
-    if lset["metric"] == "cell" and not task.partial_credit:
-        problems.add(
-            path,
-            f"{owner}metric",
-            f"'cell' needs a task with partial credit; {task.id} scores 0 or 1",
-        )
+    with problems.guard():
+        check_credit(lset["metric"], task, f"{owner}metric", path)
     return LevelSpec(
         level=lv,
         samples=lset["samples"],
@@ -515,7 +334,7 @@ def _dataset_entry(
         task_id = entry["task"]
         if not isinstance(task_id, str):
             raise InvalidSuite(
-                path, f"{where}.task", f"expected a task id, got {_type_name(task_id)}"
+                path, f"{where}.task", f"expected a task id, got {type_name(task_id)}"
             )
         if task_id not in dataset.tasks:
             raise InvalidSuite(
@@ -550,7 +369,7 @@ def _dataset_entry(
             path, f"{where}.levels", "expected a non-empty list or mapping of the file's "
             "levels (or no 'levels': all of them)",
         )  # fmt: skip
-    settings = _common(entry, f"{where}.", path, base)
+    settings = common_settings(entry, f"{where}.", path, base)
     cap = samples
     if cap is None and "samples" in entry:
         cap = settings["samples"]
@@ -567,26 +386,21 @@ def _dataset_entry(
             )  # fmt: skip
         lset, lcap = settings, cap
         if body is not None:
-            body = _mapping(body, lwhere, path)
-            _keys(body, LEVEL_KEYS, lwhere, path)
+            body = as_mapping(body, lwhere, path)
+            check_keys(body, LEVEL_KEYS, lwhere, path)
             fixed = [k for k in DATASET_FIXED if k in body]
             if fixed:
                 raise InvalidSuite(
                     path, f"{lwhere}.{fixed[0]}", "not with 'dataset': its items carry their "
                     "own seeds, knobs and prompts",
                 )  # fmt: skip
-            lset = _common(body, f"{lwhere}.", path, settings)
+            lset = common_settings(body, f"{lwhere}.", path, settings)
             if samples is None and "samples" in body:
                 lcap = lset["samples"]
         owner = f"{lwhere}." if body else f"{where}."
-        if lset["metric"] == "cell" and not task.partial_credit:
-            raise InvalidSuite(
-                path,
-                f"{owner}metric",
-                f"'cell' needs a task with partial credit; {task_id} scores 0 or 1",
-            )
+        check_credit(lset["metric"], task, f"{owner}metric", path)
         times = repeats if repeats is not None else lset["repeats"]
-        check_pass_k(lset["metric"], times, f"{owner}metric", path)
+        check_repeats(lset["metric"], times, f"{owner}metric", path)
         count = len(stored.by_level[lv])
         levels.append(
             LevelSpec(

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from .comparison import Comparison, baseline_answers, compare, item_scores
 from .ledger import Ledger
+from .metrics import Metric, metric
 from .rows import InvalidResults, load_results, read_results
-from .rules import METRICS, GateRule, GateSpec
+from .rules import GateRule, GateSpec
 from .store import RESULT_FIELDS, ResultStore
 from .threshold import GateResult, LevelStats, decide_gates
 
 __all__ = [
-    "METRICS",
     "RESULT_FIELDS",
     "Comparison",
     "GateResult",
@@ -21,11 +21,13 @@ __all__ = [
     "InvalidResults",
     "Ledger",
     "LevelStats",
+    "Metric",
     "ResultStore",
     "baseline_answers",
     "compare",
     "decide_gates",
     "item_scores",
     "load_results",
+    "metric",
     "read_results",
 ]

@@ -3,29 +3,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-__all__ = ["METRICS", "PASS_METRICS", "GateRule", "GateSpec", "pass_metric"]
+from .metrics import Accuracy, Metric
+from .metrics import metric as find_metric
 
-# "puzzle" is the suite spelling of "accuracy" for zebra (puzzle accuracy); "cell" gates the
-# mean partial credit (zebra's cell accuracy).
-METRICS = ("accuracy", "puzzle", "cell")
-# Over repeats, per item: pass@K (one of K samples right) and pass^K (every one of K right),
-# K a number or ``k`` (the level's repeats); averaged over items (``gates.clustered``).
-PASS_METRICS = ("pass@K", "pass^K")
-_PASS = re.compile(r"pass([@^])([1-9][0-9]{0,3}|k)")
-
-
-def pass_metric(metric: str) -> tuple[str, int | None] | None:
-    """``("@", K)`` for ``pass@K``, ``("^", K)`` for ``pass^K`` (K None for ``k``: the
-    level's repeats); None for any other metric."""
-    found = _PASS.fullmatch(metric) if isinstance(metric, str) else None
-    if found is None:
-        return None
-    k = found.group(2)
-    return found.group(1), None if k == "k" else int(k)
+__all__ = ["GateRule", "GateSpec"]
 
 
 @dataclass(frozen=True)
@@ -53,21 +37,10 @@ class GateRule:
         return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
 
     @property
-    def partial(self) -> bool:
-        """Whether the gated measure is the mean partial credit (cell accuracy)."""
-        return self.metric == "cell"
-
-    @property
-    def passes(self) -> tuple[str, int | None] | None:
-        """A pass@K / pass^K metric (:func:`pass_metric`), or None."""
-        return pass_metric(self.metric)
-
-    @property
-    def measure(self) -> str:
-        """What the gate thresholds, as messages name it."""
-        if self.partial:
-            return "cell accuracy"
-        return self.metric if self.passes else "accuracy"
+    def gauge(self) -> Metric:
+        """The :class:`~.metrics.Metric` ``metric`` names (the suite's reader refused any
+        other name; a name no metric has reads as accuracy)."""
+        return find_metric(self.metric) or Accuracy()
 
 
 @dataclass(frozen=True)

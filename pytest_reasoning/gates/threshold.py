@@ -2,36 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..core import Outcome
 from ..stats import wilson_interval
-from .clustered import clustered_interval, majority_correct, pass_at_k, pass_hat_k
-from .rules import GateRule, GateSpec
+from .clustered import clustered_interval, majority_correct
+from .metrics import Metric, PassAll, PassAny, sample_credit
+from .rules import GateSpec
 
 __all__ = [
     "MARGINAL_NOTE",
     "GateResult",
     "LevelStats",
     "decide_gates",
-    "item_value",
     "marginal",
 ]
-
-
-def item_value(rule: GateRule, samples: Sequence[tuple[bool, float]], repeats: int) -> float:
-    """One item's share of what ``rule`` gates, from its answered samples (verdict, credit):
-    their mean (credit under ``metric: cell``), or under pass@K / pass^K the chance that one /
-    every one of K of its samples is right (K: ``repeats`` for ``k``; an item with fewer
-    answered samples counts with all it has, as pass@k always has)."""
-    passes = rule.passes
-    if passes is None:
-        values = [credit if rule.partial else float(ok) for ok, credit in samples]
-        return sum(values) / len(values)
-    kind, k = passes
-    n, right = len(samples), sum(ok for ok, _ in samples)
-    return (pass_at_k if kind == "@" else pass_hat_k)(n, right, min(k or repeats, n))
 
 
 @dataclass
@@ -79,7 +65,7 @@ class LevelStats:
             return
         self.n += 1
         self.correct += bool(o.correct)
-        value = float(bool(o.correct)) if o.score is None else o.score
+        value = sample_credit(o.correct, o.score)
         self.score_sum += value
         if o.failure_mode:
             self.failure_modes[o.failure_mode] = self.failure_modes.get(o.failure_mode, 0) + 1
@@ -112,31 +98,24 @@ class LevelStats:
     def pass_at(self, k: int | None = None) -> float | None:
         """pass@k averaged over items (k defaults to the repeats; items with fewer answered
         samples than k count with all they have)."""
-        k = k or self.repeats
-        if not self.clusters:
-            return None
-        per_item = [
-            pass_at_k(len(c), sum(ok for _, ok, _ in c), min(k, len(c)))
-            for c in self.clusters.values()
-        ]
-        return sum(per_item) / len(per_item)
+        return self._over_items(PassAny("pass@k", k=k))
 
     def pass_all(self, k: int | None = None) -> float | None:
         """pass^k averaged over items: the share of items right every one of k times (k and
         items with fewer samples as :meth:`pass_at`)."""
-        k = k or self.repeats
+        return self._over_items(PassAll("pass^k", k=k))
+
+    def _over_items(self, gauge: Metric) -> float | None:
         if not self.clusters:
             return None
-        per_item = [
-            pass_hat_k(len(c), sum(ok for _, ok, _ in c), min(k, len(c)))
-            for c in self.clusters.values()
-        ]
-        return sum(per_item) / len(per_item)
+        k = self.repeats
+        values = [gauge.item_value([(ok, v) for _, ok, v in c], k) for c in self.clusters.values()]
+        return sum(values) / len(values)
 
     def item_values(self) -> list[float]:
-        """Each item's share of the gated measure (:func:`item_value`)."""
-        rule, k = self.spec.rule, self.repeats
-        return [item_value(rule, [(ok, v) for _, ok, v in c], k) for c in self.clusters.values()]
+        """Each item's value under the gate's metric (:meth:`~.metrics.Metric.item_value`)."""
+        gauge, k = self.spec.rule.gauge, self.repeats
+        return [gauge.item_value([(ok, v) for _, ok, v in c], k) for c in self.clusters.values()]
 
     @property
     def majority(self) -> float | None:
@@ -152,13 +131,19 @@ class LevelStats:
 
     @property
     def measure(self) -> float | None:
-        """What the gate thresholds: accuracy, or mean cell accuracy under ``metric: cell``."""
+        """What the gate thresholds, under its metric: a mean over samples (accuracy, cell
+        accuracy) or over items (pass@K / pass^K)."""
         if not self.n:
             return None
-        if self.spec.rule.passes:  # pass@K / pass^K: a mean over items
+        if self.spec.rule.gauge.per_item:
             values = self.item_values()
             return sum(values) / len(values)
-        return (self.score_sum if self.spec.rule.partial else self.correct) / self.n
+        return self.hits / self.n
+
+    @property
+    def hits(self) -> float:
+        """The samples' values summed under the gate's metric: right answers, or credit."""
+        return self.score_sum if self.spec.rule.gauge.graded else self.correct
 
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
         """Wilson interval of the measure. For cell accuracy (a mean of values in [0, 1]) the
@@ -167,18 +152,17 @@ class LevelStats:
         clustered by problem (Rao-Scott: see ``gates.clustered``). Under pass@K / pass^K,
         Wilson's over items (one value in [0, 1] per item, items independent: conservative, as
         for cell accuracy)."""
-        if self.spec.rule.passes and self.n:
+        gauge = self.spec.rule.gauge
+        if gauge.per_item and self.n:
             values = self.item_values()
             return wilson_interval(sum(values), len(values), confidence)
         if self.repeats > 1 or self.distinct < self.items:
-            partial = self.spec.rule.partial
             clusters: dict[str, list[float]] = {}
             for item, c in self.clusters.items():
                 mine = clusters.setdefault(self.problems.get(item, item), [])
-                mine += [v if partial else float(ok) for _, ok, v in c]
+                mine += [gauge.sample_value(ok, v) for _, ok, v in c]
             return clustered_interval(list(clusters.values()), confidence)
-        hits = self.score_sum if self.spec.rule.partial else self.correct
-        return wilson_interval(hits, self.n, confidence)
+        return wilson_interval(self.hits, self.n, confidence)
 
     @property
     def mean_latency(self) -> float | None:
@@ -234,9 +218,10 @@ def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
             out.append(GateResult(s, False, "no scored samples"))
             continue
         acc = s.measure or 0.0
-        what = s.spec.rule.measure
-        count = f"{s.score_sum:.1f}/{s.n}" if s.spec.rule.partial else f"{s.correct}/{s.n}"
-        if s.spec.rule.passes:
+        gauge = s.spec.rule.gauge
+        what = gauge.label
+        count = f"{s.score_sum:.1f}/{s.n}" if gauge.graded else f"{s.correct}/{s.n}"
+        if gauge.per_item:
             count = f"{acc * s.items:.1f}/{s.items} items"
         if s.spec.rule.confidence is not None:
             lo, _ = s.interval(s.spec.rule.confidence)
@@ -246,7 +231,7 @@ def decide_gates(stats: Iterable[LevelStats]) -> list[GateResult]:
                 if s.distinct < s.items
                 else "Wilson" if s.repeats == 1 else f"Wilson, clustered by {s.items} items,"
             )
-            if s.spec.rule.passes:
+            if gauge.per_item:
                 how = f"Wilson over {s.items} items"
             reason = (
                 f"{what} {acc:.3f} ({count}), {s.spec.rule.confidence:.0%} {how} "

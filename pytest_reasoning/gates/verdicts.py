@@ -5,7 +5,7 @@ Here: the verdict items' names, what each verdict says (outcome, message, the JU
 properties), the per-model error tallies, the run-wide error budget, a stored baseline, and
 the exit status. Both deciders feed it per-level tallies (:class:`LevelStats`), never a list
 of every outcome, and a level is decided only when every one of its samples is in: fewer is
-*partial*, reported as skipped, never decided on fewer samples."""
+*incomplete*, reported as skipped, never decided on fewer samples."""
 
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ __all__ = [
     "gate_verdict",
     "infrastructure_message",
     "load_baseline",
-    "partial_verdict",
     "unanswered_levels",
+    "undecided_verdict",
 ]
 
 EXIT_INFRASTRUCTURE = 6  # pytest uses 0-5; see README "Exit status"
@@ -171,7 +171,7 @@ def failure_cause(s: LevelStats) -> str | None:
     return f"{count} of {s.n} {what}"
 
 
-def partial_verdict(
+def undecided_verdict(
     nodeid: str, model: str, ran: int, size: int, hint: str, kind: str = "gate"
 ) -> Verdict:
     """A verdict whose level has fewer samples in than it has: not decided."""

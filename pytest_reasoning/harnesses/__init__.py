@@ -169,14 +169,14 @@ def _levels(
 
 def _check_passes(lv: Level, task: str) -> None:
     """pass@K / pass^K need K epochs of every sample."""
-    passes = lv.level.rule.passes
-    if passes is None or passes[1] is None:
+    k = lv.level.rule.gauge.needs_repeats
+    if k is None:
         return
     fewest = min(int(r["repeats"]) for mine in lv.rows.values() for r in mine.values())
-    if passes[1] > fewest:
+    if k > fewest:
         raise ReasoningError(
             f"thresholds for task {quote(task, 60)}: metric {lv.level.rule.metric} needs "
-            f"{passes[1]} epochs of each sample; the logs hold {fewest}"
+            f"{k} epochs of each sample; the logs hold {fewest}"
         )
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config.parse import _common, _keys, _mapping, _Problems
+from ..config.values import Problems, as_mapping, check_keys, common_settings
 from ..config.yamlfile import _load_yaml
 from ..errors import InvalidSuite, quote
 from ..gates import GateRule
@@ -43,18 +43,18 @@ class Thresholds:
 def load_thresholds(path: str) -> Thresholds:
     """Read a thresholds file; InvalidSuite with one line per problem."""
     data = _load_yaml(Path(path), path)
-    problems = _Problems()
+    problems = Problems()
     if not isinstance(data, dict):
         raise InvalidSuite(path, "", "expected a mapping with a 'tasks:' mapping")
     with problems.guard():
-        _keys(data, {*RULE_KEYS, "score", "tasks"}, "", path)
+        check_keys(data, {*RULE_KEYS, "score", "tasks"}, "", path)
     top = _layer(data, "", path, {}, problems)
     rules, scores = {"*": GateRule.from_dict(top)}, {}
     if isinstance(data.get("score"), str):
         scores["*"] = data["score"]
     tasks: Mapping[str, Any] = {}
     with problems.guard():
-        tasks = _mapping(data.get("tasks", {}), "tasks", path)
+        tasks = as_mapping(data.get("tasks", {}), "tasks", path)
     for name, body in tasks.items():
         where = f"tasks.{name}"
         if not isinstance(name, str) or not name:
@@ -66,7 +66,7 @@ def load_thresholds(path: str) -> Thresholds:
             problems.add(path, where, "expected a mapping of gate keys")
             continue
         with problems.guard():
-            _keys(body, {*RULE_KEYS, "score"}, where, path)
+            check_keys(body, {*RULE_KEYS, "score"}, where, path)
         rules[name] = GateRule.from_dict(_layer(body, f"{where}.", path, top, problems))
         if "score" in body:
             scores[name] = body["score"]
@@ -75,11 +75,11 @@ def load_thresholds(path: str) -> Thresholds:
 
 
 def _layer(
-    d: Mapping[str, Any], where: str, path: str, inherited: dict[str, Any], problems: _Problems
+    d: Mapping[str, Any], where: str, path: str, inherited: dict[str, Any], problems: Problems
 ) -> dict[str, Any]:
     """The gate keys of one layer (a suite's own checks), and ``score``'s type."""
     rule_keys = {k: v for k, v in d.items() if k in RULE_KEYS}
-    out = _common(rule_keys, where, path, inherited, problems)
+    out = common_settings(rule_keys, where, path, inherited, problems)
     if "score" in d and not (isinstance(d["score"], str) and d["score"]):
         got = quote(d["score"], 40)
         problems.add(path, f"{where}score", f"expected a scorer or metric name, got {got}")

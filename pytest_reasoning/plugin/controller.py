@@ -333,7 +333,7 @@ class Controller:
         """The terminal summary: prepared lines, then the published outputs (report,
         robustness, step summary), then the closing lines."""
         ledger, store = self.ledger, self.store
-        if not ledger.levels and not ledger.partial():
+        if not ledger.levels and not ledger.incomplete():
             return
         run = ledger_summary(
             ledger,

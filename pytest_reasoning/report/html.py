@@ -30,7 +30,7 @@ from .plots import plots, plots_unavailable
 from .render import html_table, html_text
 from .samples import sample_data, sample_id
 from .tables import (
-    Partial,
+    Incomplete,
     Table,
     comparisons_table,
     fmt,
@@ -171,7 +171,7 @@ def build_report(
     comparisons: Sequence[Comparison] = (),
     extra_images: Sequence[tuple[str, str]] = (),
     title: str = "pytest-reasoning report",
-    partial: Partial | None = None,
+    incomplete: Incomplete | None = None,
     uncounted: Collection[tuple[Any, ...]] = (),
     prices: Prices | None = None,
 ) -> Report:
@@ -218,7 +218,7 @@ def build_report(
         f"scored, {errors} call error(s); {verdict_text}.</p>"
     )
     parts.append('<h2 id="levels">Levels</h2>')
-    table = levels_table(stats, gates, reasons=bool(gates), partial=partial, suite=True)
+    table = levels_table(stats, gates, reasons=bool(gates), incomplete=incomplete, suite=True)
     links = []
     for row in table.rows:
         c = by_key.get((row[0], row[1], row[2], row[3]))

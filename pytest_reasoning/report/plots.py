@@ -176,7 +176,8 @@ def _accuracy_page(
     for ax, (suite, entry) in zip(axes.flat, panels, strict=False):
         mine = [c for c in cells.values() if (c.suite, c.entry) == (suite, entry)]
         levels = sorted({c.level for c in mine}, key=level_key)
-        cell_metric = any(c.stats.spec.rule.partial for c in mine)
+        # The panel's gated measure, as its metric names it (levels may gate different ones).
+        named = sorted({c.stats.spec.rule.gauge.label for c in mine} - {"accuracy"})
         for m in models:
             pts = [(levels.index(c.level), c.stats) for c in mine if c.model == m and c.n]
             if not pts:
@@ -199,7 +200,9 @@ def _accuracy_page(
         ax.set_xticks(range(len(levels)), levels, rotation=45 if len(levels) > 6 else 0)
         ax.set_ylim(-0.05, 1.05)
         ax.set_title(_wrap(entry, 40), fontsize=9)
-        ax.set_ylabel("cell accuracy (gated)" if cell_metric else "accuracy")
+        ax.set_ylabel(
+            "accuracy" if not named else f"{named[0]} (gated)" if len(named) == 1 else "gated"
+        )
     for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)

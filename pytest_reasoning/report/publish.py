@@ -70,7 +70,7 @@ def publish(
                 gates=run.gates,
                 comparisons=run.comparisons,
                 extra_images=extra,
-                partial=run.partial,
+                incomplete=run.incomplete,
                 uncounted=run.uncounted,
                 prices=prices,
             )

@@ -14,7 +14,7 @@ from ..gates.threshold import MARGINAL_NOTE
 from ..gates.verdicts import failure_cause
 from . import render
 from .tables import (
-    Partial,
+    Incomplete,
     breakdown_table,
     breakdowns,
     breaks_down,
@@ -66,7 +66,7 @@ class RunSummary:
     # and how many samples were not asked after an error stopped the model.
     error_messages: Mapping[str, Sequence[tuple[str, int]]] = field(default_factory=dict)
     not_asked: Mapping[str, int] = field(default_factory=dict)
-    partial: Partial = field(default_factory=dict)  # levels a selection ran only in part
+    incomplete: Incomplete = field(default_factory=dict)  # levels a selection ran only in part
     stopped: bool = False  # -x / --maxfail (or Ctrl-C) ended the run loop early
     undecided: int = 0  # selected gates left undecided by the stop
     deferred: int = 0  # verdicts left to ``pytest-reasoning gate`` (shards, defer mode)
@@ -79,7 +79,7 @@ class RunSummary:
     # Answers past a sequential stop (``Ledger.uncounted``): in no gate, so in no breakdown.
     uncounted: Collection[tuple[Any, ...]] = ()
     # Why samples were not asked, per model, when not its own error (``Tally.not_asked_why``),
-    # and why a partial level lacks samples where its rows say (``Ledger.missing``).
+    # and why an incomplete level lacks samples where its rows say (``Ledger.missing``).
     not_asked_why: Mapping[str, str] = field(default_factory=dict)
     missing_why: Mapping[tuple[str, str, str, str], str] = field(default_factory=dict)
 
@@ -94,7 +94,7 @@ def ledger_summary(ledger: Ledger, **run: Any) -> RunSummary:
         gates=ledger.gates,
         comparisons=ledger.comparisons,
         errors=sum(s.errors for s in levels),
-        partial=ledger.partial(),
+        incomplete=ledger.incomplete(),
         error_messages=ledger.tally.messages,
         not_asked=ledger.tally.not_asked,
         sequential=ledger.sequential_counts(),
@@ -123,7 +123,7 @@ def _breaks_down(task: str) -> bool:
 
 
 def summary_lines(run: RunSummary) -> list[Line]:
-    table = levels_table(run.levels, run.gates, partial=run.partial)
+    table = levels_table(run.levels, run.gates, incomplete=run.incomplete)
     lines = [Line(t) for t in render.text(table).splitlines()]
     if any(g.marginal for g in run.gates):
         lines.append(Line(f"* {MARGINAL_NOTE}", "yellow"))
@@ -150,17 +150,17 @@ def summary_lines(run: RunSummary) -> list[Line]:
                 "yellow",
             )
         )
-    if run.partial and not run.deferred:
+    if run.incomplete and not run.deferred:
         shown = ", ".join(
             f"{entry} {level}"
-            + (f" ({model})" if len({k[0] for k in run.partial}) > 1 else "")
+            + (f" ({model})" if len({k[0] for k in run.incomplete}) > 1 else "")
             + f" ({ran} of {size})"
-            for (model, _suite, entry, level), (ran, size) in sorted(run.partial.items())[:5]
+            for (model, _suite, entry, level), (ran, size) in sorted(run.incomplete.items())[:5]
         )
-        more = f" and {len(run.partial) - 5} more" if len(run.partial) > 5 else ""
-        _, _, entry, level = min(run.partial)
+        more = f" and {len(run.incomplete) - 5} more" if len(run.incomplete) > 5 else ""
+        _, _, entry, level = min(run.incomplete)
         example = f"{entry}[{level}-gate"  # a prefix of the gate's name, whatever the model
-        causes = [run.missing_why.get(k) for k in run.partial]
+        causes = [run.missing_why.get(k) for k in run.incomplete]
         said = "; ".join(dict.fromkeys(str(c) for c in causes if c))  # what the rows say
         why, advice = (
             ("have fewer results rows than samples", said if all(causes) else "a shard did "
@@ -178,7 +178,7 @@ def summary_lines(run: RunSummary) -> list[Line]:
         )  # fmt: skip
         lines.append(
             Line(
-                f"reasoning: {len(run.partial)} level(s) {why}, their gates not decided: "
+                f"reasoning: {len(run.incomplete)} level(s) {why}, their gates not decided: "
                 f"{shown}{more}; {advice}",
                 "yellow",
             )
@@ -331,7 +331,7 @@ def markdown_summary(run: RunSummary) -> str:
         "",
         f"**{failed} gate(s) failed.**" if failed else "All gates passed.",
         "",
-        render.markdown(levels_table(run.levels, run.gates, partial=run.partial)),
+        render.markdown(levels_table(run.levels, run.gates, incomplete=run.incomplete)),
         *(["", "\\* " + MARGINAL_NOTE.replace("*", "\\*")] if _marked(run) else []),
         "",
         render.markdown(models_table(run.levels)),

@@ -35,7 +35,7 @@ __all__ = [
 
 # (model, suite, entry, level) → (samples that ran, samples of the level): levels a selection
 # ran only in part, whose gates are not decided.
-Partial = Mapping[tuple[str, str, str, str], tuple[int, int]]
+Incomplete = Mapping[tuple[str, str, str, str], tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def levels_table(
     gates: Sequence[GateResult] = (),
     *,
     reasons: bool = False,
-    partial: Partial | None = None,
+    incomplete: Incomplete | None = None,
     suite: bool = False,
 ) -> Table:
     """One row per (model, suite entry, level): the gated measure, its interval, the verdict
@@ -86,7 +86,7 @@ def levels_table(
     last column; with ``suite``, the suite column is there even for one suite (the HTML
     report)."""
     levels = list(levels)
-    partial = partial or {}
+    incomplete = incomplete or {}
     # Two suites may gate the same task and level differently: their rows stay apart, and
     # the suite is shown whenever more than one ran.
     suites = suite or len({s.spec.suite for s in levels}) > 1
@@ -113,7 +113,7 @@ def levels_table(
             decided = "PASS*"  # not significant: the footnote (MARGINAL_NOTE) says why
         if gate is not None and gate.passed is None and s.n == 0 and s.errors:
             decided = "INFRA"  # every sample failed for infrastructure: not decided
-        part = partial.get((s.model, *s.spec.where))
+        part = incomplete.get((s.model, *s.spec.where))
         if part is not None and gate is None:
             decided = f"partial {part[0]}/{part[1]}"
         row = [
@@ -123,7 +123,7 @@ def levels_table(
             s.spec.level,
             str(s.n),
             str(s.correct),
-            fmt(s.measure) + (" cell" if rule.partial else f" {rule.metric}" * bool(rule.passes)),
+            fmt(s.measure) + rule.gauge.suffix,
             f"[{lo:.2f}, {hi:.2f}]" if s.n else "-",
             threshold,
             decided,
