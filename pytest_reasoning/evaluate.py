@@ -1,9 +1,8 @@
 """Answering items: model resolution, cached concurrent calls on a background event loop,
 and scoring into Outcomes. Works without pytest (notebooks, the CLI, other harnesses).
 
-Every reply is written to the cache the moment it arrives — before scoring or anything else
-that could fail — so paid-for answers are never lost.
-"""
+Every reply is cached the moment it arrives, before anything that could fail: paid answers
+are never lost."""
 
 from __future__ import annotations
 
