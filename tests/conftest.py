@@ -56,7 +56,7 @@ def inner_and_sweep(
     body: Callable[..., None], inner: int, sweep: int, *strategies: SearchStrategy[Any]
 ) -> tuple[Any, Any]:
     """One Hypothesis property as two tests: ``inner`` examples in the inner loop and a twin
-    marked ``e2e`` with ``sweep`` examples, which CI runs as well (as tests/test_dyval.py's gold
+    marked ``e2e`` with ``sweep`` examples, which CI runs as well (as tests/tasks/test_dyval.py's gold
     properties do). Bind both: ``test_x, test_x_sweep = inner_and_sweep(_x, 20, 300, ...)``."""
 
     def build(examples: int) -> Any:
@@ -67,15 +67,30 @@ def inner_and_sweep(
     return build(inner), pytest.mark.e2e(build(sweep))
 
 
-# The modules whose tests import LiteLLM (about 5 s of CPU per process), scikit-learn and
-# SciPy (2 s), reasoning-gym (1.8 s) or matplotlib (0.9 s); no other module's inner tests do
-# (checked with an import audit hook, one module per process).
-HEAVY_IMPORTS = frozenset(
-    f"test_{name}.py"
-    for name in ("audit", "batch", "datasets", "frontier_models", "gym", "hardened", "hostile",
-                 "narrate", "redis", "registry", "report", "report_viewer", "robustness",
-                 "router", "verdicts")
-)  # fmt: skip
+# The modules whose inner tests import LiteLLM (about 5 s of CPU per process), scikit-learn
+# and SciPy (2 s), reasoning-gym (1.8 s) or matplotlib (0.9 s), as paths under tests/; no
+# other module's inner tests do (checked with an import audit hook, one module per process).
+HEAVY_IMPORTS = frozenset((
+    "conformance/test_audit.py",
+    "conformance/test_registry.py",
+    "conformance/test_scorers.py",
+    "e2e/test_file_writes.py",
+    "gates/test_robustness.py",
+    "models/test_batch.py",
+    "models/test_cache.py",
+    "models/test_endpoints.py",
+    "models/test_model_kinds.py",
+    "models/test_reasoning_models.py",
+    "models/test_redis.py",
+    "models/test_reply_text.py",
+    "models/test_router.py",
+    "report/test_report.py",
+    "report/test_report_viewer.py",
+    "report/test_summary.py",
+    "tasks/test_datasets.py",
+    "tasks/test_gym.py",
+    "tasks/test_narrate.py",
+))
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: -p no:xdist runs without it
@@ -93,7 +108,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class HeavyImportsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.partition("::")[0]
-            return "heavy-imports" if path.rpartition("/")[2] in HEAVY_IMPORTS else nodeid
+            return "heavy-imports" if path.removeprefix("tests/") in HEAVY_IMPORTS else nodeid
 
     return HeavyImportsTogether(config, log)
 

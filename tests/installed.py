@@ -3,7 +3,7 @@ this checkout (``pip wheel``), installed by pip into a fresh virtual environment
 exactly the distributions its metadata requires (no extras), linked in from the environment
 running this code as pip would have laid them out. Nothing of this checkout is on its path.
 
-Used by tests/test_install.py and benchmarks/plugin_tax.py."""
+Used by tests/e2e/test_install.py and benchmarks/plugin_tax.py."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ children of a commutative operation (docs/tasks/splits.md, "The same problem").
 
 Two problems with the same canonical form have the same answer (it is computed from what the
 form keeps: operations, leaf values, which node is asked or given), and renaming the nodes or
-reordering commutative children never changes the form; tests/test_dyval.py checks both.
+reordering commutative children never changes the form; tests/tasks/test_dyval.py checks both.
 
 - A **tree** (every T-DAG task at its presets) is written bottom-up, each node as its operation
   over its children's forms, the children of ``+ * and or`` sorted, of ``-`` and ``/`` the

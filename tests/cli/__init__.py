@@ -1,0 +1,1 @@
+"""The pytest-reasoning command line."""

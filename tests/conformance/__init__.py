@@ -1,0 +1,1 @@
+"""What every task family and the whole package go through."""

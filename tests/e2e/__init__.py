@@ -1,0 +1,1 @@
+"""Whole runs end to end: the local model, an install, reliability under faults."""

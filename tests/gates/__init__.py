@@ -1,0 +1,1 @@
+"""Gates and verdicts: the ledger, statistics, baselines, sequential gates, repeats."""

@@ -1,0 +1,1 @@
+"""Model clients and providers: parameters, replies, errors, caches, batches, budgets."""

@@ -1,0 +1,1 @@
+"""The pytest plugin: collection, options, suite files, progress, shards."""

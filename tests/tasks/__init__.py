@@ -1,0 +1,1 @@
+"""The task families' generators, renderers and scorers, family by family."""
