@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import forkrun
@@ -202,3 +203,10 @@ def export_digests(exports: list[tuple[object, ...]]) -> list[str]:
     ]
     assert outputs[0] == outputs[1]
     return outputs[0].split()
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder the examples of one module's fuzz tests share (Hypothesis runs many examples
+    in one test call; a function-scoped tmp_path would be one folder for all of them)."""
+    return tmp_path_factory.mktemp("fuzz")

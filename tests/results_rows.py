@@ -4,7 +4,8 @@ gate`` over them."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import random
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,11 @@ import pytest
 
 from pytest_reasoning.cli import main
 from pytest_reasoning.config import addresses, load_suite
-from pytest_reasoning.core import Outcome
+from pytest_reasoning.core import Outcome, Reply
+from pytest_reasoning.evaluate import score_reply
 from pytest_reasoning.gates import RESULT_FIELDS
+from pytest_reasoning.registry import get_task
+from pytest_reasoning.tasks.sampler import make_item
 
 PROP_SUITE = """\
 name: prop
@@ -72,3 +76,29 @@ def _gate(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int,
     code = main(["gate", *args])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def random_outcomes(model: str, p: float, n: int, seed: int) -> list[Outcome]:
+    """n answers of one level, each right with probability p (a seeded draw)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        ok = rng.random() < p
+        out.append(
+            Outcome(
+                f"t[D1-s1-{i:03d}]", model, "t", "D1", 1, f"h{i}", "x", "x" if ok else "y", "x",
+                ok, None if ok else "wrong", None, 1, 1, 0.1,
+            )
+        )
+    return out
+
+
+def truncated_outcomes(task: str, level: str, count: int) -> Iterator[Outcome]:
+    """Replies of a reasoning model cut off at its token limit, scored."""
+    for index in range(count):
+        item = make_item(get_task(task), level, 1, index)
+        reply = Reply(content="Let me think step by step about", finish_reason="length")
+        outcome = score_reply(item, "gpt-5", reply)
+        yield Outcome.from_dict(
+            {**outcome.to_dict(), "extra": {**outcome.extra, "token_limit": ["max_completion_tokens", 1024]}}
+        )

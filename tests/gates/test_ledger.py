@@ -7,19 +7,26 @@ from __future__ import annotations
 import json
 import random
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from results_rows import PROP_SUITE, _gate, _row, _suite_rows_base, _write
+from results_rows import (
+    PROP_SUITE,
+    _gate,
+    _row,
+    _suite_rows_base,
+    _write,
+    random_outcomes,
+    truncated_outcomes,
+)
 
 from pytest_reasoning.cli import main
-from pytest_reasoning.core import Outcome, Reply
+from pytest_reasoning.core import Outcome
 from pytest_reasoning.errors import ReasoningError
-from pytest_reasoning.evaluate import score_reply
 from pytest_reasoning.gates import (
     GateRule,
     GateSpec,
@@ -31,10 +38,8 @@ from pytest_reasoning.gates import (
 )
 from pytest_reasoning.gates.verdicts import Verdict, comparison_name, gate_name
 from pytest_reasoning.merge import merge
-from pytest_reasoning.registry import get_task
 from pytest_reasoning.report import summary_reads
 from pytest_reasoning.report.tables import levels_table
-from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 
@@ -271,19 +276,10 @@ def test_merged_verdicts_are_the_live_ones_or_not_decided(
         assert len(verdicts) == len(live)
 
 
-def _truncated(task: str, level: str, count: int) -> Iterator[Outcome]:
-    for index in range(count):
-        item = make_item(get_task(task), level, 1, index)
-        reply = Reply(content="Let me think step by step about", finish_reason="length")
-        outcome = score_reply(item, "gpt-5", reply)
-        yield Outcome.from_dict(
-            {**outcome.to_dict(), "extra": {**outcome.extra, "token_limit": ["max_completion_tokens", 1024]}}
-        )
-
 
 def test_two_suites_gating_one_level_keep_their_rows_and_thresholds() -> None:
     ledger = Ledger(hint="-")
-    outcomes = list(_truncated("dyval.arithmetic", "D1", 2))
+    outcomes = list(truncated_outcomes("dyval.arithmetic", "D1", 2))
     for suite, threshold in (("a.yaml", 0.0), ("b.yaml", 0.4)):
         spec = GateSpec(suite, "dyval.arithmetic", "D1", GateRule(min_accuracy=threshold))
         for o in outcomes:
@@ -372,19 +368,6 @@ def test_rows_of_two_suites_that_ask_the_same_items_are_kept_apart(
     assert out.startswith(f"reasoning gate: {2 * len(rows)} rows from 1 results file(s)")
 
 
-def _random_outcomes(model: str, p: float, n: int, seed: int) -> list[Outcome]:
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        ok = rng.random() < p
-        out.append(
-            Outcome(
-                f"t[D1-s1-{i:03d}]", model, "t", "D1", 1, f"h{i}", "x", "x" if ok else "y", "x",
-                ok, None if ok else "wrong", None, 1, 1, 0.1,
-            )
-        )
-    return out
-
 
 def test_an_item_of_a_problem_already_fed_is_counted_but_not_fed() -> None:
     """Issue 41: 40 items of 4 problems (up to renaming), all right. Only each problem's first
@@ -397,7 +380,7 @@ def test_an_item_of_a_problem_already_fed_is_counted_but_not_fed() -> None:
         ledger = Ledger(hint="-")
         ledger.plan("m", spec, "t", 40, gate_id="s.yaml::t[D1-gate]")
         verdicts = []
-        for i, o in enumerate(_random_outcomes("m", 1.0, 40, 3)):
+        for i, o in enumerate(random_outcomes("m", 1.0, 40, 3)):
             o = Outcome.from_dict({**o.to_dict(), "problem": f"p{i % problems}"})
             verdicts += ledger.add(o, spec, i)[0]
         verdicts += ledger.finish()

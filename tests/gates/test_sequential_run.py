@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from results_rows import random_outcomes
 
 from conftest import PLAIN
 from pytest_reasoning.core import Outcome
@@ -22,26 +23,12 @@ from pytest_reasoning.gates.sequential import PairedSequence, ThresholdSequence
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 
-def _outcomes(model: str, p: float, n: int, seed: int) -> list[Outcome]:
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        ok = rng.random() < p
-        out.append(
-            Outcome(
-                f"t[D1-s1-{i:03d}]", model, "t", "D1", 1, f"h{i}", "x", "x" if ok else "y", "x",
-                ok, None if ok else "wrong", None, 1, 1, 0.1,
-            )
-        )
-    return out
-
-
 @pytest.mark.parametrize("shuffle", [0, 1, 2, 3])
 def test_a_level_settles_at_the_same_sample_whatever_the_arrival_order(shuffle: int) -> None:
     spec = GateSpec("s.yaml", "t", "D1", GateRule(min_accuracy=0.6, sequential=True))
     ledger = Ledger(hint="-")
     ledger.plan("m", spec, "t", 100, gate_id="s.yaml::t[D1-gate]")
-    answers = _outcomes("m", 0.95, 100, 7)
+    answers = random_outcomes("m", 0.95, 100, 7)
     order = list(range(100))
     if shuffle:
         random.Random(shuffle).shuffle(order)
@@ -64,8 +51,8 @@ def test_a_comparison_settles_both_models_at_one_item() -> None:
         ledger = Ledger(hint="-", baseline="base")
         ledger.plan("cand", spec, "t", 200, comparison_id="s.yaml::t[D1-vs-baseline]")
         ledger.plan("base", spec, "t", 200)
-        events = [(o, i) for i, o in enumerate(_outcomes("cand", 0.4, 200, 1))]
-        events += [(o, i) for i, o in enumerate(_outcomes("base", 0.9, 200, 2))]
+        events = [(o, i) for i, o in enumerate(random_outcomes("cand", 0.4, 200, 1))]
+        events += [(o, i) for i, o in enumerate(random_outcomes("base", 0.9, 200, 2))]
         random.Random(seed).shuffle(events)
         for outcome, i in events:
             ledger.add(outcome, spec, i)
@@ -137,7 +124,7 @@ def test_a_level_asks_ahead_no_further_than_the_fewest_answers_that_could_settle
     ledger = Ledger(hint="-", lookahead=16)
     ledger.plan("m", spec, "t", 100, gate_id="s.yaml::t[D1-gate]")
     told = []
-    for i, outcome in enumerate(_outcomes("m", 0.7, 100, 3)):
+    for i, outcome in enumerate(random_outcomes("m", 0.7, 100, 3)):
         ledger.add(outcome, spec, i)
         told += [frontier for _, frontier in ledger.moved()]
         if ledger.settled():

@@ -16,6 +16,7 @@ import pytest
 import redis
 from bounds import within
 from hypothesis import strategies as st
+from mutations import JSON_VALUES, mutated
 from reliability_matrix import record, record_hardened
 
 from conftest import PLAIN, inner_and_sweep
@@ -399,46 +400,6 @@ def test_a_redis_claim_without_a_ttl_gets_one(url: str) -> None:
         store.close()
 
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
-
-
-_FIELDS = ["id", "task", "level", "prompt", "answer", "problem", "seed", "index", "params",
-           "style", "system", "meta", "content", "prompt_tokens", "latency_s", "error"]  # fmt: skip
-
-
-_TOKENS = ["[", "]", "{", "}", ",", ":", '"', "\ufeff", "NaN", "Infinity", "1e999", "9" * 5000,
-           "null", "\\ud800", "\x00", "\n", "[" * 500]  # fmt: skip
-
-
-@st.composite
-def _mutated(draw: st.DrawFn, base: dict[str, Any]) -> str:
-    """A real row (or reply) with a field replaced, dropped or added, then maybe a few
-    characters of its JSON text changed."""
-    row = dict(base)
-    for _ in range(draw(st.integers(1, 3))):
-        key = draw(st.sampled_from(_FIELDS))
-        if draw(st.booleans()):
-            row[key] = draw(_JSON)
-        else:
-            row.pop(key, None)
-    text = json.dumps(row)
-    for _ in range(draw(st.integers(0, 2))):
-        at = draw(st.integers(0, len(text)))
-        text = text[:at] + draw(st.sampled_from(_TOKENS)) + text[at + draw(st.integers(0, 3)) :]
-    return text
-
-
-@pytest.fixture(scope="module")
-def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("fuzz")
-
-
 def _fuzzed_cache_values_are_an_answer_or_a_miss(fuzz_dir: Path, value: str) -> None:
     """Whatever a cache row holds, reading it gives a valid reply or a miss (named once):
     never an exception, never a reply a run cannot use."""
@@ -470,5 +431,5 @@ def _fuzzed_cache_values_are_an_answer_or_a_miss(fuzz_dir: Path, value: str) -> 
     _fuzzed_cache_values_are_an_answer_or_a_miss,
     10,
     30,
-    _JSON.map(json.dumps) | _mutated(_valid()) | st.sampled_from(list(POISONS.values())),
+    JSON_VALUES.map(json.dumps) | mutated(_valid()) | st.sampled_from(list(POISONS.values())),
 )

@@ -416,9 +416,6 @@ def _mutated_example(draw: st.DrawFn) -> str:
     return text
 
 
-@pytest.fixture(scope="module")
-def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("fuzz")
 
 
 # A sweep (many generated items or examples): CI runs it, the inner loop does not.

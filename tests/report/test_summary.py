@@ -3,8 +3,9 @@ that count what the gate counted."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
+
+from results_rows import truncated_outcomes
 
 from pytest_reasoning.core import Outcome, Reply
 from pytest_reasoning.evaluate import EvalConfig, Evaluator, score_reply
@@ -18,22 +19,12 @@ from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
 
-def _truncated(task: str, level: str, count: int) -> Iterator[Outcome]:
-    for index in range(count):
-        item = make_item(get_task(task), level, 1, index)
-        reply = Reply(content="Let me think step by step about", finish_reason="length")
-        outcome = score_reply(item, "gpt-5", reply)
-        yield Outcome.from_dict(
-            {**outcome.to_dict(), "extra": {**outcome.extra, "token_limit": ["max_completion_tokens", 1024]}}
-        )
-
-
 def test_truncation_is_in_the_summary_and_the_failed_gate_names_the_remedy() -> None:
     ledger = Ledger(hint="-")
     spec = GateSpec("s.yaml", "dyval.arithmetic", "D1", GateRule(min_accuracy=0.5))
     ledger.plan("gpt-5", spec, "dyval.arithmetic", 6, gate_id="s.yaml::dyval.arithmetic[D1-gate]")
     decided: list[Verdict] = []
-    for outcome in _truncated("dyval.arithmetic", "D1", 6):
+    for outcome in truncated_outcomes("dyval.arithmetic", "D1", 6):
         decided += ledger.add(outcome, spec)[0]
     assert [v.outcome for v in decided] == ["failed"]
     assert decided[0].message.endswith(

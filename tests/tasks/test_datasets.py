@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from bounds import within
 from hypothesis import strategies as st
+from mutations import JSON_VALUES, ROW_FIELDS, mutated
 from reliability_matrix import record_hardened
 
 from conftest import inner_and_sweep
@@ -352,46 +353,6 @@ def test_the_bounded_json_loader_and_the_input_check_answer_in_one_line(tmp_path
         read_text_input(tmp_path / "latin.txt", 10)
 
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
-
-
-_FIELDS = ["id", "task", "level", "prompt", "answer", "problem", "seed", "index", "params",
-           "style", "system", "meta", "content", "prompt_tokens", "latency_s", "error"]  # fmt: skip
-
-
-_TOKENS = ["[", "]", "{", "}", ",", ":", '"', "\ufeff", "NaN", "Infinity", "1e999", "9" * 5000,
-           "null", "\\ud800", "\x00", "\n", "[" * 500]  # fmt: skip
-
-
-@st.composite
-def _mutated(draw: st.DrawFn, base: dict[str, Any]) -> str:
-    """A real row (or reply) with a field replaced, dropped or added, then maybe a few
-    characters of its JSON text changed."""
-    row = dict(base)
-    for _ in range(draw(st.integers(1, 3))):
-        key = draw(st.sampled_from(_FIELDS))
-        if draw(st.booleans()):
-            row[key] = draw(_JSON)
-        else:
-            row.pop(key, None)
-    text = json.dumps(row)
-    for _ in range(draw(st.integers(0, 2))):
-        at = draw(st.integers(0, len(text)))
-        text = text[:at] + draw(st.sampled_from(_TOKENS)) + text[at + draw(st.integers(0, 3)) :]
-    return text
-
-
-@pytest.fixture(scope="module")
-def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("fuzz")
-
-
 def _fuzzed_dataset_files_load_or_fail_in_one_line(fuzz_dir: Path, lines: list[str]) -> None:
     path = fuzz_dir / "d.jsonl"
     path.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
@@ -411,11 +372,11 @@ def _fuzzed_dataset_files_load_or_fail_in_one_line(fuzz_dir: Path, lines: list[s
     _fuzzed_dataset_files_load_or_fail_in_one_line,
     10,
     30,
-    st.lists(_JSON.map(json.dumps) | _mutated(_rows(1)[0]), min_size=1, max_size=3),
+    st.lists(JSON_VALUES.map(json.dumps) | mutated(_rows(1)[0]), min_size=1, max_size=3),
 )
 
 
-@pytest.mark.parametrize("field", _FIELDS)
+@pytest.mark.parametrize("field", ROW_FIELDS)
 def test_a_huge_value_in_any_field_of_a_dataset_row_is_quoted_clipped(
     tmp_path: Path, field: str
 ) -> None:
