@@ -68,8 +68,6 @@ class EvalConfig:
     lenient: bool = False
 
 
-
-
 _NOT_NEEDED = "not asked: not needed (its sequential level settled)"
 
 

@@ -41,7 +41,7 @@ CACHE_DEFAULT = ".reasoning_cache"
 
 def cache_disabled(value: str) -> bool:
     """Whether a cache option's value turns the cache off."""
-    return value.strip().lower() in ("off", "none", "0")
+    return value.lower() in ("off", "none", "0")
 
 
 def parse_cache(
@@ -280,14 +280,16 @@ def open_run(
 
         if starting is not None:
             starting()
-        server = LocalServer()
-        try:
+        try:  # the model file is looked for as the server is made: its hint names the model
+            server = LocalServer()
             url = server.start()
         except ReasoningError as exc:
-            server.stop()  # a child that started and then failed is not left running
+            if server is not None:
+                server.stop()  # a child that started and then failed is not left running
             raise ReasoningError(f"--llm {wanted[0]}: {exc}") from None
         except BaseException:
-            server.stop()
+            if server is not None:
+                server.stop()
             raise
         identity = server.identity
     opened = OpenRun(config, Evaluator(config.eval_config(url, identity)), server, url, identity)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .answers import lenient_answer, repeating, strip_think
-from .core import Item, Outcome, Reply
+from .core import Item, Outcome, Reply, Score
 from .models.base import error_text
 from .registry import get_task, problem_key
 
@@ -91,6 +91,7 @@ def score_reply(
                 again = task.score(item, f"<<<{found[0]}>>>")
                 if again.failure_mode not in _UNREAD:
                     s, extraction = again, f"lenient:{found[1]}"
+        _check_score(s)
     except Exception as exc:  # a scorer bug must not lose the (cached) answer
         return Outcome(
             response=reply.content,
@@ -115,3 +116,19 @@ def score_reply(
         extraction=extraction,
         **common,
     )
+
+
+def _check_score(s: Score) -> None:
+    """A (third-party) scorer's Score as a results row needs it: every reader of the row (the
+    sample report, ``gate``) refuses anything else, so it is the scorer's error here, with
+    the row kept, rather than a row that never reaches the results file."""
+    if not isinstance(s, Score):
+        raise TypeError(f"score() returned {type(s).__name__}, not a Score")
+    if not isinstance(s.correct, bool):
+        raise TypeError(f"Score.correct is {s.correct!r:.40}, not True or False")
+    value = s.score
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"Score.value is {value!r:.40}, not a number from 0 to 1")
+    for name in ("extracted", "failure_mode"):
+        if not isinstance(getattr(s, name), str | None):
+            raise TypeError(f"Score.{name} is {getattr(s, name)!r:.40}, not text or None")

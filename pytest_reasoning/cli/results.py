@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ReasoningError, printable, quote
+from ..errors import ReasoningError, printable
 from ..files import write_output
 from .common import EXIT_INTERRUPTED, EXIT_USAGE, _check_writable, _error
 
@@ -124,14 +124,9 @@ def _gate(args: argparse.Namespace) -> int:
             raise ReasoningError(f"{option}: must be >= {low}, got {value}")
     seed = None
     if args.reasoning_seed is not None:
-        from ..rng import SEED_FORMS, resolve_seed
+        from ..runs import parse_seed  # one seed parser for a run and its commands
 
-        try:
-            seed, _ = resolve_seed(args.reasoning_seed)
-        except ValueError:
-            raise ReasoningError(
-                f"--reasoning-seed: {SEED_FORMS}, got {quote(args.reasoning_seed.strip())}"
-            ) from None
+        seed, _ = parse_seed(args.reasoning_seed)
     link_base = args.report
     if args.reasoning_report_url is not None:
         from ..errors import InvalidArgument

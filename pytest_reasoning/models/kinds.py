@@ -36,7 +36,6 @@ __all__ = [
     "ClientContext",
     "Model",
     "ModelAPI",
-    "ModelKind",
     "ReferenceClient",
     "TokenBudget",
     "model_kind",
@@ -118,7 +117,6 @@ class ModelAPI:
 
 # The registry: kind name → its one instance.
 KINDS: dict[str, ModelAPI] = {}
-ModelKind = ModelAPI  # the name the rest of the package knew it by
 A = TypeVar("A", bound=type[ModelAPI])
 
 
@@ -262,11 +260,17 @@ class ConfiguredAPI(_Hosted):
             max_concurrency=spec.max_concurrency,
             # The run's --llm-param values, then the entry's own (it knows its model).
             default_params={**ctx.params, **spec.params},
-            kind=self.shape,
+            kind=self._shape_of(spec.model),
             label=ctx.model,
             env_params=spec.env_params,
             capability_cache=ctx.capabilities,
         )
+
+    def _shape_of(self, model: str) -> RequestShape:
+        """The requests of the kind that claims the model behind the alias (a provider
+        quirk registered for its prefix reaches its aliases too)."""
+        inner = model_kind(model)
+        return inner.shape if inner.asks_litellm else self.shape
 
 
 @modelapi("router")

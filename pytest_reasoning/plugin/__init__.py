@@ -1,7 +1,7 @@
 """The pytest plugin. ``hooks`` is the door (the entry point: options, fixtures, and the run
 session registered only when a model is named); the rooms:
 
-- ``options``: the option table and ``RunOptions`` (built and checked once);
+- ``flags``: the option table; ``options``: ``RunOptions`` (built and checked once);
 - ``state``: per-run data in ``config.stash`` (data only: no room in it);
 - ``session``: the run session, every hook of an active run; it owns the controller, the live
   count and the shard;

@@ -71,7 +71,7 @@ class Controller:
         self.session: pytest.Session | None = None
         self.gate_samples: dict[str, list[str]] = {}  # gate id → its samples' node ids
         self.ready: list[Verdict] = []  # decided by a report, shown after it (logfinish)
-        self.partial: list[str] = []  # selected gates reported as not decided (partial)
+        self.undecided: list[str] = []  # selected gates of levels that ran in part: not decided
         self.soft_failures: list[str] = []  # wrong or errored samples (for --lf)
         self.failed_gates: list[str] = []
         self.stopped = False  # -x / --maxfail or Ctrl-C stopped the run loop
@@ -267,7 +267,7 @@ class Controller:
         if verdict.kind == "gate" and verdict.outcome == "failed":
             self.failed_gates.append(verdict.nodeid)
         elif verdict.kind == "gate" and verdict.outcome == "skipped" and not verdict.deferred:
-            self.partial.append(verdict.nodeid)
+            self.undecided.append(verdict.nodeid)
         elif verdict.kind == "infrastructure":
             self.session.testscollected += 1  # not a collected test: the budget is run-wide
         _emit(self.session, verdict)
@@ -279,8 +279,8 @@ class Controller:
         self.store.close()
 
     def finish(self, session: pytest.Session) -> None:
-        """Every verdict not yet reported: gates of partial levels, the comparisons, the error
-        budget."""
+        """Every verdict not yet reported: gates of levels that ran in part, the comparisons,
+        the error budget."""
         self.store.close()
         ready, self.ready = self.ready, []
         for verdict in [*ready, *self.ledger.finish()]:
@@ -306,7 +306,7 @@ class Controller:
         for gate in self.failed_gates:
             for nodeid in self.gate_samples.get(gate, ()):
                 lastfailed[nodeid] = True
-        for gate in self.partial:
+        for gate in self.undecided:
             if gate in self.previous_lastfailed:
                 lastfailed[gate] = True
         lastfailed.pop(INFRASTRUCTURE_ID, None)
@@ -386,7 +386,7 @@ def _stop_for_storage(message: str) -> NoReturn:
 def _emit(session: pytest.Session, verdict: Verdict) -> None:
     """Report a verdict (a gate, a comparison) through the normal hooks under its collected
     node id, so the terminal, JUnit XML, ``--lf`` and the exit status all see it like any
-    other test. Skipped means "not decided" (a partial level)."""
+    other test. Skipped means "not decided" (a level that ran in part)."""
     nodeid, model, message = verdict.nodeid, verdict.model, verdict.message
     path, _, name = nodeid.partition("::")
     location = (path, None, domain(name, model) if model else name)

@@ -14,11 +14,10 @@ import pytest
 
 from ..budget import Budget
 from ..errors import ReasoningError
-from ..runs import cache_disabled, load_model_specs, parse_cache, parse_seed
-from .flags import OPTIONS, Option, add_options, raw, typed, values
-from .schedulers import MAX_SHARDS
+from ..runs import load_model_specs, parse_cache, parse_seed
+from .flags import add_options, raw, typed, values
 
-__all__ = ["MAX_SHARDS", "OPTIONS", "Option", "RunOptions", "add_options", "cache_disabled"]
+__all__ = ["RunOptions", "add_options"]
 
 
 @dataclass(frozen=True)

@@ -199,10 +199,10 @@ class RunSession:
         them), then hand the run's items — exactly the selected ones — to prefetch and the
         controller."""
         state = self.state
-        added, partial = (0, 0) if state.options.defer_gates else complete_levels(session.items)
+        added, in_part = (0, 0) if state.options.defer_gates else complete_levels(session.items)
         self.samples = [i for i in session.items if isinstance(i, ReasoningItem)]
         state.order = {i.nodeid: n for n, i in enumerate(session.items)}
-        state.selection = (added, partial)
+        state.selection = (added, in_part)
         for item in session.items:
             if isinstance(item, VerdictItem) and item.kind == "comparison":
                 state.families[item.model] = state.families.get(item.model, 0) + 1
@@ -252,14 +252,14 @@ class RunSession:
             + (f", {comparisons} {against}" if comparisons else "")
             + f" ({when})",
         ]
-        added, partial = state.selection
+        added, in_part = state.selection
         if added:
             lines.append(
                 f"reasoning: the selected gates need their whole levels: {added} more samples"
             )
-        if partial:
+        if in_part:
             lines.append(
-                f"reasoning: {partial} gate(s) selected with part of their level: reported as "
+                f"reasoning: {in_part} gate(s) selected with part of their level: reported as "
                 "skipped (not decided)"
             )
         return lines

@@ -134,7 +134,6 @@ def item_id(task: str, level: str, seed: int, index: int, split: str = "test") -
     return f"{task}[{level}-s{seed}-{index:03d}{'' if split == 'test' else '-' + split}]"
 
 
-
 class Task(ABC):
     """A task family's member: what an author writes (docs/extending.md).
 
@@ -174,7 +173,7 @@ class Task(ABC):
     def generate(self, chooser: Chooser, params: Mapping[str, Any], index: int) -> Generated:
         """Build one problem; all randomness comes from ``chooser``. A generator that redraws
         part of a problem to stay in the split being drawn asks the draw it is part of:
-        ``draw_of(chooser).fits(self, problem)`` (:mod:`~pytest_reasoning.tasks.sampler`)."""
+        ``draw_of(chooser).fits(problem)`` (:mod:`~pytest_reasoning.tasks.draw`)."""
 
     @abstractmethod
     def render(self, generated: Generated, style: str, examples: Sequence[Generated] = ()) -> str:

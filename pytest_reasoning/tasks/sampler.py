@@ -79,8 +79,8 @@ def make_item(
 class Sampler:
     """Draws one task's items, batches, repeats and worked examples."""
 
-    # One lock for every task's batches: a batch is short work, and xdist runs a worker's
-    # items on one thread; the lock is for the thread pools of export and the audit.
+    # One lock for every task's batches: a batch is short work, and a run's items are drawn
+    # on one thread; the lock keeps a library user's threads from drawing one batch twice.
     lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, task: Task) -> None:
@@ -314,18 +314,6 @@ class Sampler:
         level's split has fewer distinct problems than that; ``None`` when ``unique`` is off."""
         repeats = self._repeats(level, seed, count, params, split)
         return None if repeats is None else sum(repeats)
-
-    def is_repeat(
-        self,
-        level: str,
-        seed: int,
-        index: int,
-        params: Mapping[str, Any] | None = None,
-        split: str = "test",
-    ) -> bool:
-        """Whether item ``index`` repeats an earlier item's problem (an exhausted level)."""
-        repeats = self._repeats(level, seed, index + 1, params, split)
-        return bool(repeats and repeats[index])
 
     def shortfall(
         self,

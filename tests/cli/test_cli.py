@@ -600,3 +600,18 @@ def test_outputs_that_cannot_be_written_fail_the_gate(
     assert code == 4 and "--report: cannot create file/sub" in err
     code, out, _ = _gate(base, capsys)
     assert code == 0 and "3 passed" in out
+
+
+def test_a_missing_local_model_file_is_one_line_naming_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both doors open a run through ``runs.open_run``: the embedded model's file not found
+    is one line that names the model it was for (the plugin turns it into a usage error)."""
+    from pytest_reasoning.errors import ReasoningError
+    from pytest_reasoning.runs import RunConfig, open_run
+
+    missing = tmp_path / "none.gguf"
+    monkeypatch.setenv("REASONING_LOCAL_MODEL", str(missing))
+    with pytest.raises(ReasoningError) as info:
+        open_run(RunConfig(models=("local",), cache_dir=None))
+    assert str(info.value) == f"--llm local: REASONING_LOCAL_MODEL={missing}: no such file"

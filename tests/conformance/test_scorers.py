@@ -13,9 +13,12 @@ import forkrun
 import pytest
 from reliability_matrix import record
 
-from pytest_reasoning.core import Reply
+from pytest_reasoning import registry
+from pytest_reasoning.core import Item, Reply, Score
 from pytest_reasoning.evaluate import score_reply
+from pytest_reasoning.gates.rows import check_row
 from pytest_reasoning.registry import get_task, task_ids
+from pytest_reasoning.tasks.dyval import ArithmeticTask
 from pytest_reasoning.tasks.sampler import make_item
 from pytest_reasoning.testing.server import FakeOpenAIServer, hostile_answers
 
@@ -100,3 +103,33 @@ def test_hostile_answers_from_an_endpoint_and_from_its_cache_never_run(tmp_path:
         f"requests): every answer wrong ({', '.join(sorted(modes))}), no file "
         "written, no traceback",
     )
+
+
+@pytest.mark.parametrize(
+    ("said", "why"),
+    [
+        (Score(1, "1"), "Score.correct is 1, not True or False"),  # type: ignore[arg-type]
+        (Score(True, "1", value=1.5), "Score.value is 1.5, not a number from 0 to 1"),
+        (Score(False, "1", value=float("nan")), "Score.value is nan, not a number from 0 to 1"),
+        (Score(True, 1), "Score.extracted is 1, not text or None"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_malformed_score_from_a_scorer_is_its_error_and_the_row_is_kept(
+    monkeypatch: pytest.MonkeyPatch, said: Score, why: str
+) -> None:
+    """A third-party scorer's Score the results row cannot hold (``correct`` 1, a value past
+    1) is that scorer's error in a row every reader accepts: before, the controller refused
+    the sample's report and its row never reached the results file."""
+
+    class Careless(ArithmeticTask):
+        id = "careless.arithmetic"
+
+        def score(self, item: Item, response: str) -> Score:
+            return said
+
+    task = Careless()
+    monkeypatch.setitem(registry._tasks(), task.id, task)  # as an entry point registers it
+    outcome = score_reply(make_item(task, "D1", 1, 0), "m", Reply(content="<<<1>>>"))
+    assert outcome.failure_mode == "scorer_error" and outcome.correct is False
+    assert outcome.extra["scorer_error"].endswith(why)
+    check_row(json.loads(json.dumps(outcome.to_dict())))  # what the sample report checks

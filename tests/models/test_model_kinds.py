@@ -15,7 +15,7 @@ import pytest
 
 from pytest_reasoning.core import Item
 from pytest_reasoning.evaluate import EvalConfig, Evaluator
-from pytest_reasoning.models.endpoints import parse_model_list
+from pytest_reasoning.models.endpoints import ModelSpec, parse_model_list
 from pytest_reasoning.models.kinds import KINDS, ClientContext, LiteLLMAPI, modelapi, resolve
 from pytest_reasoning.models.litellm_client import LiteLLMClient, reply_from
 from pytest_reasoning.registry import get_task
@@ -74,6 +74,10 @@ def test_a_provider_quirk_is_one_class_and_one_registration(quirk: type[LiteLLMA
     fields = client.kind.reasoning_fields
     assert reply_from(resp, 0.0, reasoning_fields=fields).reasoning_text == "two and two"
     assert reply_from(resp, 0.0).reasoning_text is None  # the default field holds nothing
+    # An --llm-config alias of one of its models reads the same field.
+    alias = resolve("fast", {"fast": ModelSpec("fast", "acme-test/r1")})
+    aliased = alias.client(ClientContext("fast", entry=alias.entry))
+    assert isinstance(aliased, LiteLLMClient) and aliased.kind.reasoning_fields == ("reasoning",)
     with pytest.raises(ValueError, match="registered twice"):
         modelapi("acme-test")(quirk)
 
