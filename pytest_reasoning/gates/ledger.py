@@ -37,7 +37,7 @@ from typing import Any
 from ..core import Outcome
 from .comparison import Comparison, ItemScore, PairAnswer, PairKey, adjust, compare, item_scores
 from .drift import DriftBaseline
-from .inorder import InOrder, opening
+from .inorder import InOrder
 from .levels import Key, PlannedLevel, StoredBaseline, sample_key
 from .rules import GateSpec
 from .sequential import Decision
@@ -53,9 +53,8 @@ from .verdicts import (
     undecided_verdict,
 )
 
-# ``opening``, ``sample_key`` and ``StoredBaseline`` are the ledger's public names (their
-# home is ``gates.inorder`` / ``gates.levels``).
-__all__ = ["Ledger", "StoredBaseline", "opening", "sample_key"]
+# ``StoredBaseline`` is in the Ledger's signature (its home is ``gates.levels``).
+__all__ = ["Ledger", "StoredBaseline"]
 
 
 class Ledger(InOrder):

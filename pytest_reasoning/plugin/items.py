@@ -24,7 +24,7 @@ from ..config import Address, EntrySpec, LevelSpec, addresses, load_suite
 from ..core import Item, Outcome
 from ..errors import ReasoningError, clip, inert_json
 from ..evaluate import Evaluator
-from ..gates.ledger import opening
+from ..gates.inorder import opening
 from ..gates.verdicts import comparison_name, drift_name, gate_name
 from .progress import LIVE
 from .sample import PROPERTY, LevelRef, SampleReport, UnreadableReport

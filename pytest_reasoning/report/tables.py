@@ -11,7 +11,7 @@ from typing import Any
 from ..core import level_key
 from ..errors import UnknownTask
 from ..gates import Comparison, GateResult, LevelStats
-from ..gates.ledger import sample_key
+from ..gates.levels import sample_key
 from ..gates.verdicts import UNANSWERED, failure_cause
 from ..registry import get_task
 from ..tasks import hooks

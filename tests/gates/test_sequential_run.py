@@ -18,7 +18,7 @@ from results_rows import random_outcomes
 from conftest import PLAIN
 from pytest_reasoning.core import Outcome
 from pytest_reasoning.gates import GateRule, GateSpec, Ledger, load_results
-from pytest_reasoning.gates.ledger import opening
+from pytest_reasoning.gates.inorder import opening
 from pytest_reasoning.gates.sequential import PairedSequence, ThresholdSequence
 from pytest_reasoning.testing.server import FakeOpenAIServer
 
