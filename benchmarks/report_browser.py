@@ -123,9 +123,11 @@ def interact(index: Path, paged: bool) -> dict[str, Any]:
     return out
 
 
-def synthetic_rows(n: int, repeats: int = 1, seed: int = 1) -> tuple[list[Any], list[Any]]:
+def synthetic_rows(
+    n: int, repeats: int = 1, seed: int = 1, prompts: dict[str, str] | None = None
+) -> tuple[list[Any], list[Any]]:
     """(outcomes, gate specs) of ``n`` samples: half a candidate's, half a baseline's, each
-    item asked ``repeats`` times."""
+    item asked ``repeats`` times; ``prompts`` gets their prompts by hash."""
     from pytest_reasoning.config import addresses, load_suite
     from pytest_reasoning.core import Reply
     from pytest_reasoning.evaluate import score_reply
@@ -153,6 +155,8 @@ def synthetic_rows(n: int, repeats: int = 1, seed: int = 1) -> tuple[list[Any], 
         round_ += 1
     outcomes, specs = [], []
     for a, item in items:
+        if prompts is not None:
+            prompts[item.prompt_sha256] = item.prompt
         task = get_task(item.task)
         worked = task.explain(item.problem, item.answer)
         for model, skill in (("openai/candidate", 0.7), ("openai/baseline", 0.85)):

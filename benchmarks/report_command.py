@@ -15,7 +15,6 @@ Usage: python benchmarks/report_command.py [--samples 10000] [--write r.jsonl | 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -33,18 +32,25 @@ BASELINE = "openai/baseline"
 
 
 def write_results(n: int, path: Path) -> None:
-    outcomes, _ = synthetic_rows(n)
-    with open(path, "w", encoding="utf-8") as fh:
-        for o in outcomes:
-            fh.write(json.dumps(o.to_dict(), sort_keys=True) + "\n")
+    """The results file and the prompts beside it, as a run writes them (its ResultStore)."""
+    from pytest_reasoning.gates import ResultStore
+
+    prompts: dict[str, str] = {}
+    outcomes, _ = synthetic_rows(n, prompts=prompts)
+    store = ResultStore(path)
+    for o in outcomes:
+        store.add(o)
+        store.add_prompt(o.prompt_sha256, prompts[o.prompt_sha256])
+    store.close()
 
 
 def stages(results: Path, out: Path) -> dict[str, float]:
     """CPU seconds of each stage of ``report_command`` (reading, comparing, plots, prompts
-    rebuilt from the generators, the viewer's data, its blobs)."""
+    read from the file beside the results or generated again, the viewer's data, its blobs)."""
     from pytest_reasoning.cli.results import _read_report_rows
     from pytest_reasoning.core import Outcome
     from pytest_reasoning.gates import GateSpec, compare, item_scores
+    from pytest_reasoning.gates.store import read_prompts
     from pytest_reasoning.report import html
     from pytest_reasoning.report.cells import Cell, cells
     from pytest_reasoning.report.plots import plots
@@ -78,7 +84,8 @@ def stages(results: Path, out: Path) -> dict[str, float]:
     )  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     timed("plots", lambda: plots(by_key, rows, cmp, str(out)))
-    rebuilt = timed("prompts rebuilt", lambda: html._prompts(rows))
+    # The prompts filed beside the results (a run writes them); any missing are generated.
+    rebuilt = timed("prompts", lambda: html._prompts(rows, read_prompts(str(results))))
     data = timed(
         "samples' data",
         lambda: sample_data(rows, cmp, prompt=lambda r: rebuilt.get(str(r.get("prompt_sha256"))),

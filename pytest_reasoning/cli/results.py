@@ -20,9 +20,14 @@ if TYPE_CHECKING:
 def report_command(args: argparse.Namespace) -> int:
     from ..core import Outcome
     from ..gates import GateSpec, compare, item_scores
+    from ..gates.store import read_prompts
     from ..report import build_report
 
-    rows = _read_report_rows(args.results)
+    files = _report_files(args.results)
+    rows = _read_report_rows(files)
+    prompts: dict[str, str] = {}
+    for path in files:  # the prompts each run filed beside its results (checked by hash)
+        prompts.update(read_prompts(path))
     comparisons = []
     if args.baseline:
         models = {r["model"] for r in rows}
@@ -47,7 +52,9 @@ def report_command(args: argparse.Namespace) -> int:
     try:
         from ..models.kinds import price_of
 
-        report = build_report(rows, args.out, comparisons=comparisons, prices=price_of)
+        report = build_report(
+            rows, args.out, comparisons=comparisons, prices=price_of, prompts=prompts
+        )
     except OSError as exc:
         raise ReasoningError(
             f"--out: cannot write {exc.filename or args.out}: {exc.strerror}"
@@ -59,13 +66,10 @@ def report_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_report_rows(paths: Sequence[str]) -> list[dict[str, Any]]:
-    """Rows of results files and folders of them (a CI merge job's downloaded shards), one
-    per sample (the last file given wins, as ``pytest-reasoning gate`` counts them)."""
+def _report_files(paths: Sequence[str]) -> list[str]:
+    """Results files named, and every ``*.jsonl`` under a folder named (a CI merge job's
+    downloaded shards)."""
     from pathlib import Path
-
-    from ..gates.rows import row_key
-    from ..merge import disambiguate, read_all
 
     files: list[str] = []
     for raw in paths:
@@ -76,6 +80,15 @@ def _read_report_rows(paths: Sequence[str]) -> list[dict[str, Any]]:
             files += found
         else:
             files.append(raw)
+    return files
+
+
+def _read_report_rows(files: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of results files, one per sample (the last file given wins, as
+    ``pytest-reasoning gate`` counts them)."""
+    from ..gates.rows import row_key
+    from ..merge import disambiguate, read_all
+
     kept: dict[tuple[Any, ...], dict[str, Any]] = {}
     for row in disambiguate(read_all(files)):
         kept.pop(row_key(row), None)

@@ -38,7 +38,7 @@ from ..report.links import gate_link
 from ..report.publish import check_output_dir, publish
 from ..report.summary import ledger_summary
 from .items import domain, lookahead
-from .sample import LevelRef, SampleReport, UnreadableReport
+from .sample import LevelRef, SampleReport, UnreadableReport, sent_prompt
 from .state import RunState
 from .xdist import stop_workers
 
@@ -171,6 +171,9 @@ class Controller:
         if not self.ledger.needed(outcome.model, spec, position):  # in after its level settled
             outcome = replace(outcome, not_needed=True)
         self._write(outcome)  # the row first: a paid answer is on disk before anything else
+        prompt = sent_prompt(report.user_properties)
+        if prompt is not None:  # filed if it hashes to the row's prompt_sha256
+            self.store.add_prompt(outcome.prompt_sha256, prompt)
         for kind, text in sample.notices:
             self._notice(kind, text)
         self._pay(outcome)
@@ -347,6 +350,7 @@ class Controller:
             deferred=self.deferred,
             spend=self.spend.line(self.options.budget),
             budget_reached=self.reached,
+            prompts=store.prompts,
         )
         tr.section("reasoning summary")
         for line in summary_lines(run):

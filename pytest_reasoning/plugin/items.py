@@ -27,7 +27,7 @@ from ..evaluate import Evaluator
 from ..gates.inorder import opening
 from ..gates.verdicts import comparison_name, drift_name, gate_name
 from .progress import LIVE
-from .sample import PROPERTY, LevelRef, SampleReport, UnreadableReport
+from .sample import PROMPT, PROPERTY, LevelRef, SampleReport, UnreadableReport
 from .state import STATE, RunState
 from .xdist import worker_upcoming
 
@@ -230,7 +230,7 @@ class ReasoningItem(pytest.Item):
         outcome = evaluator.answer(item, self.model, a.repeat)
         if live is not None:
             live.answered()
-        self._carry(state, evaluator, outcome)
+        self._carry(state, evaluator, outcome, item)
         # Readable for JUnit consumers: wrong answers stay passing tests (the gate decides),
         # but a dashboard can tell them apart.
         verdict = "error" if outcome.error else "correct" if outcome.correct else "wrong"
@@ -268,12 +268,14 @@ class ReasoningItem(pytest.Item):
         if not evaluator.pending(self.sample_id, self.model):
             state.built.pop(self.nodeid, None)
             return
-        outcome = evaluator.answer(self.build(), self.model, self.address.repeat)
+        item = self.build()
+        outcome = evaluator.answer(item, self.model, self.address.repeat)
         if not outcome.cached and outcome.error_kind != "not_asked":
-            self._carry(state, evaluator, dataclasses.replace(outcome, not_needed=True))
+            self._carry(state, evaluator, dataclasses.replace(outcome, not_needed=True), item)
 
-    def _carry(self, state: RunState, evaluator: Evaluator, outcome: Outcome) -> None:
-        """The outcome, and what the controller needs to place it, in the report."""
+    def _carry(self, state: RunState, evaluator: Evaluator, outcome: Outcome, item: Item) -> None:
+        """The outcome, and what the controller needs to place it, in the report; the prompt
+        too, the first time this process answers it, where the controller files prompts."""
         a = self.address
         report = SampleReport(
             dataclasses.replace(outcome, suite=a.suite, entry=a.entry.id, repeats=a.level.repeats),
@@ -288,11 +290,17 @@ class ReasoningItem(pytest.Item):
             storage_error=evaluator.storage_error,
         )
         self.user_properties.append((PROPERTY, report.to_json()))
+        o = state.options
+        if (o.results or o.report_dir) and outcome.prompt_sha256 not in state.sent_prompts:
+            state.sent_prompts.add(outcome.prompt_sha256)
+            self.user_properties.append((PROMPT, item.prompt))
 
     def teardown(self) -> None:
         """JUnit XML writes the properties of the teardown report: give it the outcome with
         long texts clipped. The call report, made before, carried the whole outcome to the
-        controller (and through xdist), which writes it to the results file."""
+        controller (and through xdist), which writes it to the results file, and the prompt,
+        which JUnit XML does not get."""
+        self.user_properties[:] = [p for p in self.user_properties if p[0] != PROMPT]
         for i, (name, value) in enumerate(self.user_properties):
             if name != PROPERTY or not isinstance(value, str):
                 continue

@@ -6,7 +6,8 @@ JSON string in ``user_properties`` (:data:`PROPERTY`): :meth:`SampleReport.to_js
 side, :meth:`SampleReport.from_json` on the other, which checks every field (the outcome as a
 results row is checked, ``gates.rows.check_row``) and says what is wrong in one line. The
 JSON is also what JUnit XML shows under the ``reasoning`` property, so its shape is kept: the
-results row, then the level's gate and the ledger's fields."""
+results row, then the level's gate and the ledger's fields. The prompt, where the controller
+files prompts, travels apart (:data:`PROMPT`), once per process and prompt."""
 
 from __future__ import annotations
 
@@ -20,9 +21,21 @@ from ..errors import ReasoningError, clip
 from ..gates import GateRule, GateSpec
 from ..gates.rows import check_row
 
-__all__ = ["PROPERTY", "LevelRef", "SampleReport", "UnreadableReport"]
+__all__ = ["PROMPT", "PROPERTY", "LevelRef", "SampleReport", "UnreadableReport", "sent_prompt"]
 
 PROPERTY = "reasoning"  # the user property that carries a sample's report
+# The user property that carries the sample's prompt to the controller (for the prompts file
+# beside the results file), sent once per prompt a process answers, only where results or a
+# report are written; taken off again before JUnit XML sees the properties.
+PROMPT = "reasoning.prompt"
+
+
+def sent_prompt(user_properties: Any) -> str | None:
+    """The prompt a sample's call report carries, if any."""
+    for name, value in user_properties:
+        if name == PROMPT and isinstance(value, str):
+            return value
+    return None
 _OUTCOME_FIELDS = frozenset(f.name for f in fields(Outcome))
 _PLACE = ("suite", "entry", "level")
 

@@ -46,6 +46,7 @@ class RunState:
         # Per candidate: its comparisons in the selection (the Holm family of a sequential
         # comparison's early verdicts).
         self.families: dict[str, int] = {}
+        self.sent_prompts: set[str] = set()  # prompts' hashes this process sent (sample.PROMPT)
 
     def close(self) -> None:
         self.signals.close()

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..core import level_key
 from ..gates import Comparison, GateResult, LevelStats
+from ..gates.store import sha_matches
 from ..gates.threshold import MARGINAL_NOTE
 from ..gates.verdicts import failure_cause
 from ..tasks.sampler import make_item
@@ -61,9 +62,10 @@ REBUILD_FLOOR = 10_000
 REBUILD_PER_ROW = 20
 
 
-def _prompts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """The prompts the rows' addresses rebuild (checked against their hashes), by hash:
-    batch by batch in index order (each batch walked once), within the bound above."""
+def _prompts(rows: Sequence[Mapping[str, Any]], known: Mapping[str, str]) -> dict[str, str]:
+    """The rows' prompts by hash: ``known`` ones, and those the rows' addresses rebuild
+    (checked against their hashes), batch by batch in index order (each batch walked once),
+    within the bound above."""
     from ..gates.rows import MAX_ITEM_INDEX
     from ..registry import get_task
 
@@ -71,6 +73,8 @@ def _prompts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     for r in rows:
         address = (r.get("extra") or {}).get("address")
         if not isinstance(address, Mapping) or not r.get("prompt_sha256"):
+            continue
+        if str(r["prompt_sha256"]) in known:
             continue
         index = address.get("index")
         if not isinstance(index, int) or not 0 <= index <= MAX_ITEM_INDEX:
@@ -82,7 +86,7 @@ def _prompts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         batch = (str(r["task"]), str(r["level"]), int(r["seed"]), knobs, str(address.get("style")))
         wanted.setdefault(batch, {}).setdefault(index, []).append(r)
     budget = REBUILD_FLOOR + REBUILD_PER_ROW * len(rows)
-    out: dict[str, str] = {}
+    out = dict(known)
     for (task_id, level, seed, knobs, style), by_index in sorted(wanted.items()):
         walked = 0  # the batch's items generated so far
         for index in sorted(by_index):
@@ -174,13 +178,16 @@ def build_report(
     incomplete: Incomplete | None = None,
     uncounted: Collection[tuple[Any, ...]] = (),
     prices: Prices | None = None,
+    prompts: Mapping[str, str] | None = None,
 ) -> Report:
     """Write ``index.html``, ``summary.json`` and the PNGs to ``out`` (and ``data/*.js``
     when the samples outgrow one page). ``levels`` are a run's own per-level stats (with
     their gates' rules); from results files they are rebuilt per suite, entry and level.
     ``uncounted``: answers no gate counted (past a sequential stop), left out of the
     families' breakdowns; the sample viewer still lists them. ``prices``: what a model's
-    tokens cost, for rows that recorded no cost (None: only what the rows recorded)."""
+    tokens cost, for rows that recorded no cost (None: only what the rows recorded).
+    ``prompts``: the prompts the samples answered, by hash (the run's, or the prompts files
+    beside results files: ``gates.store.read_prompts``); the rest are generated again."""
     rows = [dict(r) for r in rows]
     os.makedirs(out, exist_ok=True)
     stats = list(levels) if levels is not None else [c.stats for c in cells(rows).values()]
@@ -190,7 +197,8 @@ def build_report(
     note = None if written else plots_unavailable()
     models = sorted({c.model for c in by_key.values()} | {str(r["model"]) for r in rows})
     tokens, costs, row_cost = _costs(rows, models, prices)
-    rebuilt = _prompts(rows)
+    known = {sha: text for sha, text in (prompts or {}).items() if sha_matches(sha, text)}
+    rebuilt = _prompts(rows, known)
     data = sample_data(
         rows,
         comparisons,

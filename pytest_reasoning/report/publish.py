@@ -73,6 +73,7 @@ def publish(
                 incomplete=run.incomplete,
                 uncounted=run.uncounted,
                 prices=prices,
+                prompts=run.prompts,
             )
         except Exception as exc:  # a report must never turn a run's verdict into a crash
             _failed(out, f"could not write the report to {report_dir}: {_why(exc)}")

@@ -247,12 +247,12 @@ def sample_data(
     missing = 0
     _text = _texts()
     seen: dict[str, int] = {}  # the current part's prompts, each stored once
-    # Each prompt built once, by its hash: every model's sample of an item shares it, and a
-    # failed call's row (which keeps no item address) gets it from an answered one.
+    # Each prompt looked up once, by its hash: every model's sample of an item shares it, and
+    # a failed call's row (which keeps no item address to rebuild it) gets it from another.
     prompts: dict[str, str | None] = {}
     for r in rows:
         sha = str(r.get("prompt_sha256") or "")
-        if sha not in prompts and (r.get("extra") or {}).get("address"):
+        if prompts.get(sha) is None:
             prompts[sha] = _text(prompt(r))
     for entry, level in sorted(groups, key=lambda g: (g[0], level_key(g[1]))):
         members = groups[(entry, level)]

@@ -82,6 +82,9 @@ class RunSummary:
     # and why an incomplete level lacks samples where its rows say (``Ledger.missing``).
     not_asked_why: Mapping[str, str] = field(default_factory=dict)
     missing_why: Mapping[tuple[str, str, str, str], str] = field(default_factory=dict)
+    # The prompts the run's samples answered, by hash (the report shows them as they were
+    # asked, without generating the items again); a prompt missing here is generated.
+    prompts: Mapping[str, str] = field(default_factory=dict)
 
 
 def ledger_summary(ledger: Ledger, **run: Any) -> RunSummary:

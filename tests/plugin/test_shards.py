@@ -233,8 +233,11 @@ def test_auto_shard_says_what_it_read_and_refuses_in_one_line(
         "SLURM_ARRAY_TASK_COUNT=3)",
         "reasoning: shard 2/3: *",
     ])  # fmt: skip
-    # The results file was moved in place whole: nothing of the run's own is left beside it.
-    assert [p.name for p in (pytester.path / "out").iterdir()] == ["s2.jsonl"]
+    # The results file and its prompts were moved in place whole: no part file is left.
+    assert sorted(p.name for p in (pytester.path / "out").iterdir()) == [
+        "s2.jsonl",
+        "s2.jsonl.prompts",
+    ]
     assert not (pytester.path / "seen").exists()
     assert len(list(read_results(pytester.path / "out" / "s2.jsonl"))) > 0
 

@@ -112,11 +112,31 @@ def test_a_run_links_its_failed_gates_to_the_published_report(
 
 @pytest.mark.e2e
 def test_report_command(pytester: pytest.Pytester, fake_server: Any, tmp_path: Path) -> None:
+    """The report of results files, with the prompts each run filed beside its results (so
+    none is generated again): every row's prompt, from one process or from xdist workers,
+    never in JUnit XML, and an edited prompt is not shown."""
+    from pytest_reasoning.gates.store import prompts_path, read_prompts
+
     files = []
-    for model in ("reference", "openai/shallow:2"):
+    for model, more in (("reference", ()), ("openai/shallow:2", ("-n", "2"))):
         res = tmp_path / f"{model.replace('/', '_')}.jsonl"
-        _run(pytester, fake_server, "--llm", model, f"--reasoning-results={res}")
+        junit = tmp_path / "j.xml"
+        _run(pytester, fake_server, "--llm", model, f"--reasoning-results={res}",
+             f"--junitxml={junit}", *more)  # fmt: skip
         files.append(str(res))
+        shas = {json.loads(line)["prompt_sha256"] for line in res.read_text().splitlines()}
+        filed = read_prompts(res)
+        assert set(filed) == shas and len(shas) == 36
+        assert "reasoning.prompt" not in junit.read_text()
+        assert not any(p in junit.read_text() for p in filed.values())
+    # An edited prompt (its hash kept) is not read: the report generates that one again.
+    beside = Path(prompts_path(files[1]))
+    lines = beside.read_text().splitlines()
+    first = json.loads(lines[0])
+    lines[0] = json.dumps(first | {"prompt": "INJECTED: answer 7."})
+    beside.write_text("\n".join(lines) + "\n")
+    for path in files[:1]:  # the reference's own prompts file is gone: those come from the other
+        os.unlink(prompts_path(path))
     cmd = [sys.executable, "-m", "pytest_reasoning.cli", "report", *files]
     out = tmp_path / "rep"
     done = subprocess.run([*cmd, "--out", str(out), "--baseline", "reference"],
@@ -125,7 +145,10 @@ def test_report_command(pytester: pytest.Pytester, fake_server: Any, tmp_path: P
     page = _self_contained(out / "index.html")
     assert "Candidate against baseline (reference)" in page
     _, _, texts = page_data(out)
-    assert any("description of an arithmetic problem" in p for t in texts for p in t["prompts"])
+    shown = [p for t in texts for p in t["prompts"]]
+    assert any("description of an arithmetic problem" in p for p in shown)
+    assert first["prompt"] in shown and not any("INJECTED" in p for p in shown)
+    assert "without their prompt" not in page
     bad = subprocess.run(
         [*cmd, "--out", str(out), "--baseline", "gpt-9"], capture_output=True, text=True
     )
