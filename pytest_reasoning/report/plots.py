@@ -5,7 +5,7 @@ report still has every table.
 Suites are kept apart: each suite's plots are its own figures (its own files, a section of
 the page each, with its own thresholds), every number is the gate's own (its measure, interval
 and denominator: truncated and unanswered samples count, failed calls do not), and no label is
-cut: long names wrap, figures are saved with their whole bounding box."""
+cut: long names wrap, each figure is laid out to hold every label."""
 
 from __future__ import annotations
 
@@ -99,17 +99,17 @@ def _canvas() -> Any:
             return self._text(s, prop)[:3]
 
         def draw_text(
-            self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float,
+            self, context: Any, x: float, y: float, s: str, prop: Any, angle: float,
             ismath: Any = False, mtext: Any = None,
         ) -> None:  # fmt: skip
-            if ismath or not gc.get_antialiased():
-                super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
+            if ismath or not context.get_antialiased():
+                super().draw_text(context, x, y, s, prop, angle, ismath, mtext)
                 return
             _, _, d, image, (xo, yo) = self._text(s, prop)
             rad = math.radians(angle)
             x = round(x + xo / 64 + d * math.sin(rad))
             y = round(y + yo / 64 + d * math.cos(rad))
-            self._renderer.draw_text_image(image, x, y + 1, angle, gc)
+            self._renderer.draw_text_image(image, x, y + 1, angle, context)
 
     class Canvas(agg.FigureCanvasAgg):  # type: ignore[misc]
         def __init__(self, figure: Any, texts: dict[Any, Any]) -> None:
@@ -226,7 +226,7 @@ def _save(
     # One layout pass fits every label in the figure (none cut off, panels apart), with the
     # renderer the PNG is drawn with: the draw reuses its text metrics. (bbox_inches="tight"
     # cost another layout pass and, the figure cropped to a new size, every text measured
-    # again: 15 s for 28 figures of 10,000 samples, now 10; see docs/benchmarks.md.)
+    # again; see docs/benchmarks.md, "The plots stage".)
     fig.tight_layout(pad=0.4)
     fig.canvas.draw()  # (savefig would lay the figure out once more)
     # The PNG without its alpha (the figure is opaque) and with zlib's fastest level: its
@@ -490,7 +490,7 @@ def _barh(
 
 def _yticks(ax: Any, ys: Sequence[float], labels: Sequence[str]) -> None:
     """``ax.set_yticks(ys, labels, fontsize=6)`` drawn the same, from one text a label and
-    one line of tick marks instead of a Tick each (five artists: ~3 ms a bar to build, lay
+    one line of tick marks instead of a Tick each (five artists: 1-3 ms a bar to build, lay
     out and draw)."""
     from matplotlib import rcParams
     from matplotlib.markers import TICKLEFT
