@@ -9,7 +9,7 @@ suites' items, a candidate and a baseline, replies scored by the evaluator's own
 ``--results FILE`` (kept with ``--write FILE`` to reuse: generating 10,000 takes minutes).
 
 Usage: python benchmarks/report_command.py [--samples 10000] [--write r.jsonl | --results r.jsonl]
-       [--stages]   (the stages only: no command, no Chromium)
+       [--stages [--plots-only]]   (the stages only: no command, no Chromium; up to the plots)
 """
 
 from __future__ import annotations
@@ -44,9 +44,11 @@ def write_results(n: int, path: Path) -> None:
     store.close()
 
 
-def stages(results: Path, out: Path) -> dict[str, float]:
+def stages(results: Path, out: Path, plots_only: bool = False) -> dict[str, float]:
     """CPU seconds of each stage of ``report_command`` (reading, comparing, plots, prompts
-    read from the file beside the results or generated again, the viewer's data, its blobs)."""
+    read from the file beside the results or generated again, the viewer's data, its blobs);
+    ``plots_only``: up to the plots (the stages they need, then the plots, matplotlib's import
+    included)."""
     from pytest_reasoning.cli.results import _read_report_rows
     from pytest_reasoning.core import Outcome
     from pytest_reasoning.gates import GateSpec, compare, item_scores
@@ -84,6 +86,8 @@ def stages(results: Path, out: Path) -> dict[str, float]:
     )  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     timed("plots", lambda: plots(by_key, rows, cmp, str(out)))
+    if plots_only:
+        return took
     # The prompts filed beside the results (a run writes them); any missing are generated.
     rebuilt = timed("prompts", lambda: html._prompts(rows, read_prompts(str(results))))
     data = timed(
@@ -102,11 +106,13 @@ def main() -> int:
     ap.add_argument("--write", help="keep the generated results file here")
     ap.add_argument("--rounds", type=int, default=3, help="opens of the page in Chromium")
     ap.add_argument("--stages", action="store_true", help="time the stages only")
+    ap.add_argument("--plots-only", action="store_true", help="with --stages: up to the plots")
     args = ap.parse_args()
     if args.stages and args.results:
         with tempfile.TemporaryDirectory() as tmp:
             print(f"where the CPU goes (load average {os.getloadavg()[0]:.1f}):")
-            for name, cpu in stages(Path(args.results), Path(tmp) / "stages").items():
+            took = stages(Path(args.results), Path(tmp) / "stages", args.plots_only)
+            for name, cpu in took.items():
                 print(f"  {name:24s} {cpu:6.2f} s")
         return 0
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,15 +5,17 @@ report still has every table.
 Suites are kept apart: each suite's plots are its own figures (its own files, a section of
 the page each, with its own thresholds), every number is the gate's own (its measure, interval
 and denominator: truncated and unanswered samples count, failed calls do not), and no label is
-cut: long names wrap, figures are saved with their whole bounding box."""
+cut: long names wrap, each figure is laid out to hold every label."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import math
 import os
 import textwrap
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..core import level_key
@@ -31,6 +33,8 @@ WRAP = 28  # characters per line of a label
 BARS = 48  # bars (levels) per bar chart
 PANEL_ROWS = 4  # rows of three panels per accuracy figure
 DPI = 110
+# The ticks matplotlib's locator puts on 0-1 (less the two past the limits it would make).
+SHARES = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
 
 
 class Plot(NamedTuple):
@@ -43,18 +47,82 @@ class Plot(NamedTuple):
 
 class _Figures:
     """``plt.subplots`` without pyplot's global state: a Figure on its own Agg canvas, at the
-    PNG's resolution (one renderer lays it out and draws it)."""
+    PNG's resolution (one renderer lays it out and draws it); the figures share their texts'
+    images (a label, a tick value, a legend entry is laid out and rendered once)."""
 
     def __init__(self) -> None:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        self._figure, self._canvas = Figure, FigureCanvasAgg
+        self._figure, self._canvas = Figure, _canvas()
+        self._texts: dict[Any, Any] = {}
 
     def subplots(self, *args: Any, figsize: tuple[float, float], **kw: Any) -> tuple[Any, Any]:
+        gc.collect(0)  # the figure before, dropped (see ``_young``)
         fig = self._figure(figsize=figsize, dpi=DPI)
-        self._canvas(fig)
+        self._canvas(fig, self._texts)
         return fig, fig.subplots(*args, **kw)
+
+
+@functools.cache
+def _canvas() -> Any:
+    """An Agg canvas whose renderer lays a text out once for its size and its drawing, and
+    draws it as one image, as matplotlib did up to 3.10 (3.11 lays each text out again to
+    draw it and renders it glyph by glyph through Python: ~80 µs a glyph, 4 of the 11 s that
+    28 figures of 10,000 samples took; docs/benchmarks.md, "The plots stage"). The image is
+    the string's at the origin: ``draw_text_image`` places and rotates it."""
+    from matplotlib.backends import backend_agg
+
+    agg: Any = backend_agg  # (untyped)
+
+    class Renderer(agg.RendererAgg):  # type: ignore[misc]
+        def __init__(self, width: int, height: int, dpi: float, texts: dict[Any, Any]) -> None:
+            super().__init__(width, height, dpi)
+            self.texts = texts
+
+        def _text(self, s: str, prop: Any) -> Any:
+            """(width, height, descent, image, its offset) of ``s``, antialiased."""
+            key = (s, prop.copy(), self.dpi)  # (a FontProperties' hash follows its state)
+            got = self.texts.get(key)
+            if got is None:
+                font = self._prepare_font(prop)
+                font.set_text(s, 0, flags=agg.get_hinting_flag())
+                font.draw_glyphs_to_bitmap(antialiased=True)
+                w, h = font.get_width_height()
+                got = (w / 64, h / 64, font.get_descent() / 64, font.get_image().copy(),
+                       font.get_bitmap_offset())  # fmt: skip
+                self.texts[key] = got
+            return got
+
+        def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> Any:
+            if ismath:
+                return super().get_text_width_height_descent(s, prop, ismath)
+            return self._text(s, prop)[:3]
+
+        def draw_text(
+            self, context: Any, x: float, y: float, s: str, prop: Any, angle: float,
+            ismath: Any = False, mtext: Any = None,
+        ) -> None:  # fmt: skip
+            if ismath or not context.get_antialiased():
+                super().draw_text(context, x, y, s, prop, angle, ismath, mtext)
+                return
+            _, _, d, image, (xo, yo) = self._text(s, prop)
+            rad = math.radians(angle)
+            x = round(x + xo / 64 + d * math.sin(rad))
+            y = round(y + yo / 64 + d * math.cos(rad))
+            self._renderer.draw_text_image(image, x, y + 1, angle, context)
+
+    class Canvas(agg.FigureCanvasAgg):  # type: ignore[misc]
+        def __init__(self, figure: Any, texts: dict[Any, Any]) -> None:
+            super().__init__(figure)
+            self.texts = texts
+
+        def get_renderer(self) -> Any:  # FigureCanvasAgg's, with the renderer above
+            (w, h), dpi = self.get_width_height(physical=True), self.figure.dpi
+            if getattr(self, "_lastKey", None) != (w, h, dpi):
+                self.renderer, self._lastKey = Renderer(w, h, dpi, self.texts), (w, h, dpi)
+            return self.renderer
+
+    return Canvas
 
 
 def _paged(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
@@ -114,18 +182,35 @@ def plots(
     models = sorted({c.model for c in cells.values()})
     modes = sorted({m for c in cells.values() for m in c.modes})  # the same colours everywhere
     apart = len(suites) > 1
-    for n, suite in enumerate(suites, 1):
-        prefix = os.path.join(out, f"suite{n}_" if apart else "")
-        save = functools.partial(_save, plt, prefix, suite, written)
-        mine = {k: c for k, c in cells.items() if c.suite == suite}
-        _accuracy(plt, mine, models, save)
-        of = [r for r in rows if str(r.get("suite") or "") == suite] if apart else rows
-        _breakdowns(plt, of, uncounted, save)
-        _outcomes(plt, mine, models, modes, save)
-        ours = [c for c in comparisons if c.spec.suite == suite]
-        if ours:
-            _baseline(plt, ours, save)
+    with _young():
+        for n, suite in enumerate(suites, 1):
+            prefix = os.path.join(out, f"suite{n}_" if apart else "")
+            save = functools.partial(_save, plt, prefix, suite, written)
+            mine = {k: c for k, c in cells.items() if c.suite == suite}
+            _accuracy(plt, mine, models, save)
+            of = [r for r in rows if str(r.get("suite") or "") == suite] if apart else rows
+            _breakdowns(plt, of, uncounted, save)
+            _outcomes(plt, mine, models, modes, save)
+            ours = [c for c in comparisons if c.spec.suite == suite]
+            if ours:
+                _baseline(plt, ours, save)
     return written
+
+
+@contextlib.contextmanager
+def _young() -> Iterator[None]:
+    """Only the youngest objects collected while the figures are drawn, each time a figure
+    is begun: a figure is thousands of objects in reference cycles, which made Python's
+    automatic collections traverse the whole heap (the report's rows and samples) three
+    times or more, ~0.25 s each at 10,000 samples; the dropped figure is all young."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect(0)
+        if enabled:
+            gc.enable()
 
 
 def _save(
@@ -141,10 +226,18 @@ def _save(
     # One layout pass fits every label in the figure (none cut off, panels apart), with the
     # renderer the PNG is drawn with: the draw reuses its text metrics. (bbox_inches="tight"
     # cost another layout pass and, the figure cropped to a new size, every text measured
-    # again: 15 s for 28 figures of 10,000 samples, now 10; see docs/benchmarks.md.)
+    # again; see docs/benchmarks.md, "The plots stage".)
     fig.tight_layout(pad=0.4)
+    fig.canvas.draw()  # (savefig would lay the figure out once more)
+    # The PNG without its alpha (the figure is opaque) and with zlib's fastest level: its
+    # filters do most of the work on flat colours (the files are as small as matplotlib's
+    # RGBA at level 6, in 60% of the time).
+    from PIL import Image
+
+    size = fig.canvas.get_width_height(physical=True)
+    image = Image.frombuffer("RGBA", size, fig.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     with write_output_bytes(path) as fh:  # the one writer: whole or not at all
-        fig.canvas.print_png(fh)  # (savefig would lay the figure out once more)
+        image.convert("RGB").save(fh, "png", compress_level=1, dpi=(DPI, DPI))
     written.append(Plot(title, path, suite))
 
 
@@ -199,7 +292,10 @@ def _accuracy_page(
         _thresholds(ax, [limits.get(lv) for lv in levels], "#c33", "--")
         ax.set_xticks(range(len(levels)), levels, rotation=45 if len(levels) > 6 else 0)
         ax.set_ylim(-0.05, 1.05)
-        ax.set_title(_wrap(entry, 40), fontsize=9)
+        ax.set_yticks(SHARES)
+        # y=1.0, where matplotlib would place it (nothing above the panel): placed, it is
+        # not placed again at each layout and draw (7 ms a panel, y axis measured 3 times).
+        ax.set_title(_wrap(entry, 40), fontsize=9, y=1.0)
         ax.set_ylabel(
             "accuracy" if not named else f"{named[0]} (gated)" if len(named) == 1 else "gated"
         )
@@ -239,10 +335,11 @@ def _breakdowns(
                     ax.plot(*zip(*pts, strict=True), marker="o", label=_wrap(label))
             ax.set_xticks(range(len(panel.x)), panel.x, rotation=45 if len(panel.x) > 6 else 0)
             if panel.title:
-                ax.set_title(_wrap(panel.title, 40), fontsize=9)
+                ax.set_title(_wrap(panel.title, 40), fontsize=9, y=1.0)  # (as above)
             ax.set_xlabel(chart.x_label)
             ax.set_ylabel(chart.y_label)
             ax.set_ylim(-0.05, 1.05)
+            ax.set_yticks(SHARES)
             ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         save(fig, chart.file, chart.caption)
 
@@ -289,7 +386,7 @@ def _outcomes_page(
             c = cells[k]
             v = c.correct if name == "correct" else c.modes[name]
             shares.append(v / c.n if c.n else 0.0)
-        ax.barh(ys, shares, left=left, label=name, height=0.8, color=colours[name])
+        _barh(ax, ys, shares, left, colours[name], label=name)
         left = [a + b for a, b in zip(left, shares, strict=True)]
     for y, k in zip(ys, keys, strict=True):
         c = cells[k]
@@ -300,7 +397,7 @@ def _outcomes_page(
         label = f"{entry} {level}"
         label += f" ({model})" if len(models) > 1 else ""
         labels.append(_wrap(label, 70))
-    ax.set_yticks(ys, labels, fontsize=6)
+    _yticks(ax, ys, labels)
     ax.set_ylim(-0.6, len(keys) - 0.4)
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of scored samples (the gate's denominator)")
@@ -349,10 +446,10 @@ def _baseline_page(
         [max(0.0, c.high - d) for d, c in zip(diffs, comparisons, strict=True)],
     ]
     colors = ["#c33" if c.regressed else "#393" if c.improved else "#777" for c in comparisons]
-    ax.barh(ys, diffs, color=colors)
+    _barh(ax, ys, diffs, [0.0] * n, colors)
     ax.errorbar(diffs, ys, xerr=err, fmt="none", ecolor="k", capsize=3)
     ax.axvline(0, color="k", lw=0.8)
-    ax.set_yticks(ys, labels, fontsize=6)
+    _yticks(ax, ys, labels)
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("candidate − baseline accuracy (red: regression, green: improved)")
@@ -365,7 +462,46 @@ def _baseline_page(
 
 
 def _thresholds(ax: Any, values: Sequence[float | None], color: str, style: Any) -> None:
-    """A dash at each level's threshold (x = the level's position)."""
-    for i, value in enumerate(values):
-        if value is not None:
-            ax.hlines(value, i - 0.35, i + 0.35, colors=color, linestyles=style, lw=1.2)
+    """A dash at each level's threshold (x = the level's position), one collection."""
+    at = [(i, value) for i, value in enumerate(values) if value is not None]
+    if at:
+        ax.hlines([v for _, v in at], [i - 0.35 for i, _ in at], [i + 0.35 for i, _ in at],
+                  colors=color, linestyles=style, lw=1.2)  # fmt: skip
+
+
+def _barh(
+    ax: Any, ys: Sequence[float], widths: Sequence[float], lefts: Sequence[float],
+    colours: str | Sequence[str], label: str | None = None,
+) -> None:  # fmt: skip
+    """``ax.barh(ys, widths, left=lefts, height=0.8, color=colours, label=label)`` as one
+    collection of rectangles, not a patch each (a patch costs ~1 ms to build and draw); the
+    axes' limits are set by the caller."""
+    from matplotlib.collections import PolyCollection
+
+    boxes = [
+        [(x0, y - 0.4), (x0, y + 0.4), (x0 + w, y + 0.4), (x0 + w, y - 0.4)]
+        for y, w, x0 in zip(ys, widths, lefts, strict=True)
+    ]
+    bars = PolyCollection(boxes, facecolors=colours, edgecolors="none", linewidths=0)
+    if label is not None:
+        bars.set_label(label)
+    ax.add_collection(bars, autolim=False)
+
+
+def _yticks(ax: Any, ys: Sequence[float], labels: Sequence[str]) -> None:
+    """``ax.set_yticks(ys, labels, fontsize=6)`` drawn the same, from one text a label and
+    one line of tick marks instead of a Tick each (five artists: 1-3 ms a bar to build, lay
+    out and draw)."""
+    from matplotlib import rcParams
+    from matplotlib.markers import TICKLEFT
+
+    ax.set_yticks([])
+    size = rcParams["ytick.major.size"]
+    place, va, ha = ax.get_yaxis_text1_transform(size + rcParams["ytick.major.pad"])
+    for y, label in zip(ys, labels, strict=True):
+        ax.text(0, y, label, transform=place, va=va, ha=ha, fontsize=6)
+    ax.plot(
+        [0] * len(ys), ys, transform=ax.get_yaxis_transform("tick1"), clip_on=False,
+        linestyle="none", marker=TICKLEFT, markersize=size, color=rcParams["ytick.color"],
+        markeredgewidth=rcParams["ytick.major.width"],
+    )  # fmt: skip

@@ -339,6 +339,25 @@ def test_tall_plots_are_cut_into_pages_of_bounded_height(
     assert max(heights.values()) < 1200, heights
 
 
+def test_bar_chart_labels_stay_inside_their_figure(tmp_path: Path) -> None:
+    """Long entry and model names: a bar chart's labels (its own texts, laid out with the
+    figure) lie inside it, so each PNG's left column of pixels is the white background,
+    no label drawn to the edge and cut."""
+    from matplotlib.image import imread
+
+    long = "an_entry_whose_name_goes_on_and_on_past_any_reasonable_width"
+    _, report, out = _report(
+        tmp_path, n=2, models=("openai/" + "candidate-model-" * 4, "base"),
+        suite_text=FOUR_ENTRIES.replace("id: a,", f"id: {long},"),
+    )  # fmt: skip
+    charts = [n for n in report.summary["plots"] if n.startswith(("failure_modes", "baseline"))]
+    assert charts == ["failure_modes.png", "baseline.png"]
+    for name in charts:
+        pixels = imread(out / name)[..., :3]
+        assert (pixels[:, 0] > 0.99).all(), name
+        assert (pixels[:, 1:60] < 0.5).any(), name  # the longest label reaches near the edge
+
+
 def test_several_suites_have_a_plot_section_each(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
