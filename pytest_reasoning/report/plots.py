@@ -73,6 +73,17 @@ def _canvas() -> Any:
     from matplotlib.backends import backend_agg
 
     agg: Any = backend_agg  # (untyped)
+    # The parts of Agg this leans on are not public: where a matplotlib (>=3.8 is allowed)
+    # lacks one, its own canvas draws the figures (the same plots, at its own speed).
+    if not all(
+        hasattr(obj, name)
+        for obj, name in (
+            (agg, "get_hinting_flag"),
+            (agg.RendererAgg, "_prepare_font"),
+            (agg.FigureCanvasAgg, "get_renderer"),
+        )
+    ):
+        return _PlainCanvas
 
     class Renderer(agg.RendererAgg):  # type: ignore[misc]
         def __init__(self, width: int, height: int, dpi: float, texts: dict[Any, Any]) -> None:
@@ -123,6 +134,15 @@ def _canvas() -> Any:
             return self.renderer
 
     return Canvas
+
+
+class _PlainCanvas:
+    """matplotlib's own Agg canvas for a figure (no texts shared)."""
+
+    def __new__(cls, figure: Any, texts: dict[Any, Any]) -> Any:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        return FigureCanvasAgg(figure)
 
 
 def _paged(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
