@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ..core import json_fields
 from .metrics import Accuracy, Metric
 from .metrics import metric as find_metric
 
@@ -29,7 +30,7 @@ class GateRule:
     sequential: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_fields(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GateRule:

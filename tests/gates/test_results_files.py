@@ -4,6 +4,7 @@ kept apart."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -12,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from results_rows import PROP_SUITE, _gate, _row, _suite_rows_base, _write
 
 from pytest_reasoning.config import addresses, load_suite
 from pytest_reasoning.core import Outcome
+from pytest_reasoning.gates.rules import GateRule
 
 
 def test_results_of_other_styles_repeats_and_models_do_not_overwrite(tmp_path: Path) -> None:
@@ -274,3 +278,36 @@ def test_results_written_to_a_device_file_no_prompts_beside_it(tmp_path: Path) -
     store.add_prompt(hashlib.sha256(b"p").hexdigest(), "p")
     store.close()
     assert not os.path.exists(prompts_path("/dev/null"))
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(extra=st.dictionaries(st.text(max_size=3), _json, max_size=3), not_needed=st.booleans())
+def test_a_row_is_what_asdict_makes_of_its_outcome_copied_not_shared(
+    extra: dict[str, Any], not_needed: bool
+) -> None:
+    """``Outcome.to_dict`` (``core.json_fields``, the quick path every row takes) gives the
+    dict ``dataclasses.asdict`` gives, key order and container types included (a tuple in
+    ``extra`` stays one), and nothing in it is the outcome's own."""
+    outcome = Outcome(
+        "t/D1/s1/0", "m", "t", "D1", 1, "ab", "x", "x", "x", True, None, None, 3, 1, 0.5,
+        extra=extra, not_needed=not_needed,
+    )  # fmt: skip
+    row = outcome.to_dict()
+    expected = dataclasses.asdict(outcome)
+    if not not_needed:
+        del expected["not_needed"]
+    del expected["reasoning_text"]
+    assert repr(row) == repr(expected)
+    if extra:
+        assert row["extra"] is not outcome.extra
+        row["extra"].clear()
+        assert outcome.extra == extra
+    assert GateRule(min_accuracy=0.5).to_dict() == dataclasses.asdict(GateRule(min_accuracy=0.5))
