@@ -316,11 +316,13 @@ class ReasoningItem(pytest.Item):
         they run); of a sequential level, only those below its frontier: never more than the
         fewest answers that could settle it (``gates.ledger``), so none is paid for in vain."""
         frontiers: dict[LevelRef, int | None] = {}
+        ready = state.built
         for other in self._upcoming(state):
+            # Most of the window was built by an earlier sample's walk: that test first.
             if (
                 other is self
+                or other.nodeid in ready
                 or not evaluator.model(other.model).calls_model
-                or other.nodeid in state.built
                 or evaluator.pending(other.sample_id, other.model)
             ):
                 continue
