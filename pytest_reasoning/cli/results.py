@@ -20,14 +20,11 @@ if TYPE_CHECKING:
 def report_command(args: argparse.Namespace) -> int:
     from ..core import Outcome
     from ..gates import GateSpec, compare, item_scores
-    from ..gates.store import read_prompts
     from ..report import build_report
 
     files = _report_files(args.results)
     rows = _read_report_rows(files)
-    prompts: dict[str, str] = {}
-    for path in files:  # the prompts each run filed beside its results (checked by hash)
-        prompts.update(read_prompts(path))
+    prompts = _filed_prompts(files)
     comparisons = []
     if args.baseline:
         models = {r["model"] for r in rows}
@@ -81,6 +78,16 @@ def _report_files(paths: Sequence[str]) -> list[str]:
         else:
             files.append(raw)
     return files
+
+
+def _filed_prompts(files: Sequence[str]) -> dict[str, str]:
+    """The prompts each run filed beside its results file, by hash (each checked by it)."""
+    from ..gates.store import read_prompts
+
+    prompts: dict[str, str] = {}
+    for path in files:
+        prompts.update(read_prompts(path))
+    return prompts
 
 
 def _read_report_rows(files: Sequence[str]) -> list[dict[str, Any]]:
@@ -210,6 +217,8 @@ def _gate(args: argparse.Namespace) -> int:
             _say(f" {line.text} ".center(80, "-") if line.sep else line.text)
         from ..models.kinds import price_of
 
+        if args.report:  # the prompts the shards filed beside their results (checked by hash)
+            run = replace(run, prompts=_filed_prompts(_report_files(args.results)))
         published = publish(run, report_dir=args.report, prices=price_of)
         for line in [*published, *closing_lines(run)]:
             _say(f" {line.text} ".center(80, "-") if line.sep else line.text)

@@ -520,6 +520,36 @@ def test_a_failed_gate_links_to_its_samples_in_the_report(
     assert (suite_dir / "rep" / "index.html").is_file()
 
 
+@pytest.mark.e2e
+def test_the_merge_report_shows_the_prompts_the_shards_filed(
+    suite_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``gate --report``: the prompts filed beside each shard's results are shown (these rows
+    keep no item address, so none could be generated again)."""
+    from pytest_reasoning.config import addresses, load_suite
+    from pytest_reasoning.gates.store import prompts_path
+
+    rows = [_row(b, "m", b[3] != "D2") for b in _suite_rows_base(str(suite_dir))]
+    (suite_dir / "shards").mkdir()
+    _write(suite_dir / "shards" / "s1.jsonl", rows[::2])
+    _write(suite_dir / "shards" / "s2.jsonl", rows[1::2])
+    code, _, _ = _gate(["prop.yaml", "--results", "shards", "--report", "rep"], capsys)
+    assert code == 1
+    page = (suite_dir / "rep" / "index.html").read_text()
+    assert f"{len(rows)} sample(s) without their prompt" in page
+    items = [a.make_item() for a in addresses(load_suite(suite_dir / "prop.yaml"))]
+    for n, part in ((1, items[::2]), (2, items[1::2])):
+        Path(prompts_path(suite_dir / "shards" / f"s{n}.jsonl")).write_text("".join(
+            json.dumps({"prompt_sha256": i.prompt_sha256, "prompt": i.prompt}) + "\n"
+            for i in part
+        ))  # fmt: skip
+    code, _, _ = _gate(["prop.yaml", "--results", "shards", "--report", "rep2"], capsys)
+    assert code == 1
+    assert "without their prompt" not in (suite_dir / "rep2/index.html").read_text()
+    _, _, texts = page_data(suite_dir / "rep2")
+    assert sorted(p for t in texts for p in t["prompts"]) == sorted({i.prompt for i in items})
+
+
 def test_links_use_the_address_the_report_is_published_at(
     suite_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
