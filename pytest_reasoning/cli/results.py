@@ -217,7 +217,7 @@ def _gate(args: argparse.Namespace) -> int:
             _say(f" {line.text} ".center(80, "-") if line.sep else line.text)
         from ..models.kinds import price_of
 
-        if args.report:  # the prompts the shards filed beside their results (checked by hash)
+        if args.report and args.results:  # the shards' prompts beside their results files
             run = replace(run, prompts=_filed_prompts(_report_files(args.results)))
         published = publish(run, report_dir=args.report, prices=price_of)
         for line in [*published, *closing_lines(run)]:

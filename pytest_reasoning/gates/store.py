@@ -5,6 +5,7 @@ only the rows a run still reads (its summary or report). Verdicts are decided by
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ from typing import IO
 
 from ..core import Outcome, sha256_text
 from ..errors import StorageFailed
-from ..files import remove_stale, temp_file
+from ..files import InputRefused, open_input, remove_stale, temp_file
 
 __all__ = [
     "NOT_NEEDED",
@@ -77,6 +78,7 @@ REASONING_TEXT = "reasoning_text"
 # a folder of results files is read as every ``*.jsonl`` in it.
 PROMPTS_SUFFIX = ".prompts"
 MAX_PROMPT_CHARS = 4_000_000  # a longer line in the prompts file is not a prompt of ours
+MAX_PROMPTS_BYTES = 4 << 30  # as a results file's (gates.rows.MAX_RESULTS_BYTES)
 
 
 def prompts_path(results: str | os.PathLike[str]) -> str:
@@ -87,23 +89,30 @@ def prompts_path(results: str | os.PathLike[str]) -> str:
 def read_prompts(results: str | os.PathLike[str]) -> dict[str, str]:
     """The prompts beside a results file, by hash: only those whose text hashes to the hash
     it is filed under (a damaged or edited line is skipped, and the report generates that
-    item again); none if there is no such file or it cannot be read."""
+    item again); none if there is no such regular file (a FIFO, a device: not read, so never
+    a hang) or it cannot be read. Lines are read bounded: one long line is skipped."""
     out: dict[str, str] = {}
     try:
-        with open(prompts_path(results), encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if len(line) > MAX_PROMPT_CHARS:
+        raw = open_input(prompts_path(results), MAX_PROMPTS_BYTES, what="a prompts file")
+    except InputRefused:
+        return out
+    try:
+        with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as fh:
+            while line := fh.readline(MAX_PROMPT_CHARS + 1):
+                if len(line) > MAX_PROMPT_CHARS:  # no prompt of ours: skip the rest of it
+                    while line and not line.endswith("\n"):
+                        line = fh.readline(MAX_PROMPT_CHARS + 1)
                     continue
                 try:
                     entry = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if not isinstance(entry, dict):
                     continue
                 sha, text = entry.get("prompt_sha256"), entry.get("prompt")
                 if isinstance(sha, str) and isinstance(text, str) and sha_matches(sha, text):
                     out[sha] = text
-    except (OSError, RecursionError):
+    except OSError:
         pass
     return out
 
@@ -155,9 +164,12 @@ class ResultStore:
         self.written = 0  # rows on disk (a failed write is not counted)
         self.prompts: dict[str, str] = {}  # by hash, where every outcome is kept
         self._filed: set[str] = set()  # the prompts' hashes this run filed
+        self._on_disk: set[str] = set()  # those the prompts file held before (a rerun)
         self._prompts_fh: IO[str] | None = None
         self._prompts_side: str | None = None
         self._prompts_off = path is None or not _regular_or_new(Path(path))
+        # Absolute now: the file is opened at the first prompt, whatever the cwd is then.
+        self._prompts_at = os.path.abspath(prompts_path(path)) if path else ""
 
     def add_prompt(self, sha: str, text: str) -> None:
         """The prompt an added outcome answered (``sha`` its ``prompt_sha256``), filed once.
@@ -169,16 +181,21 @@ class ResultStore:
             self.prompts[sha] = text
         if self._prompts_off:
             return
-        data = json.dumps({"prompt_sha256": sha, "prompt": text}, ensure_ascii=False) + "\n"
         try:
             if self._prompts_fh is None:
-                assert self.path is not None
-                where = Path(prompts_path(self.path))
+                where = Path(self._prompts_at)
+                if not _regular_or_new(where):  # a FIFO there would block the run's open
+                    self._prompts_off = True
+                    return
+                self._on_disk = set(read_prompts(self._prompts_at[: -len(PROMPTS_SUFFIX)]))
                 if self._aside:
                     self._prompts_fh, self._prompts_side = _open_aside(where)
                 else:
                     self._prompts_fh = _open_appending(where)
-            _append_whole(self._prompts_fh, data.encode("utf-8"))
+            if sha in self._on_disk:  # a rerun's prompt, filed by the run before
+                return
+            data = json.dumps({"prompt_sha256": sha, "prompt": text}, ensure_ascii=False)
+            _append_whole(self._prompts_fh, (data + "\n").encode("utf-8"))
         except OSError:
             self._prompts_off = True  # the rows matter; the prompts can be generated again
 
@@ -255,7 +272,8 @@ def _open_appending(path: Path) -> IO[str]:
 def _regular_or_new(path: Path) -> bool:
     """A results file with a file beside it: a regular file or none yet (not ``-``, a FIFO or
     a device, which are written in place and have no folder of their own)."""
-    if os.fspath(path) == "-":
+    # As the one writer has it (files.py): under /dev and /proc a path is written in place.
+    if os.fspath(path) == "-" or os.path.abspath(path).startswith(("/dev/", "/proc/")):
         return False
     try:
         return path.is_file() or not path.exists()

@@ -209,6 +209,17 @@ def test_inspect_epochs_gate_as_repeats_with_pass_at_k_and_pass_hat_k(
     ]
 
 
+@pytest.mark.e2e
+def test_a_log_gated_with_a_report_writes_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``gate --from inspect LOG --report DIR``: a log has no results files (and no prompts
+    filed beside them); the report is written all the same."""
+    assert main(["gate", "--from", "inspect", ORACLE, "--report", str(tmp_path / "rep")]) == 0
+    assert (tmp_path / "rep" / "index.html").is_file()
+    assert "Traceback" not in capsys.readouterr().err
+
+
 @pytest.mark.skipif(not _zstd_module(), reason="no zstd module to unpack inspect_ai's .eval")
 def test_a_zstd_eval_log_reads_as_its_deflate_copy() -> None:
     zstd = to_rows(read_logs("inspect", [DRIFTED_ZSTD], {}))

@@ -265,6 +265,39 @@ def test_prompts_are_filed_once_beside_the_results_and_checked_when_read(
         fh.write(json.dumps(edited) + "\n[1, 2]\n{torn\n" + json.dumps({"prompt": 3}) + "\n")
     assert read_prompts(path) == {i.prompt_sha256: i.prompt for i in items}
     assert read_prompts(tmp_path / "none.jsonl") == {}
+    # A rerun appends its rows and files only the prompts the file does not hold yet.
+    again = ResultStore(path, aside=aside)
+    again.add_prompt(items[0].prompt_sha256, items[0].prompt)
+    again.close()
+    assert len(beside.read_text().splitlines()) == len(lines) + 4  # the lines appended above
+
+
+def test_a_fifo_where_the_prompts_go_is_neither_opened_nor_read(tmp_path: Path) -> None:
+    """``r.jsonl.prompts`` a FIFO (no writer, no reader): opening it would block the run (it
+    is opened after the first row) and the report; it is left alone and nothing hangs."""
+    import signal
+
+    from pytest_reasoning.gates import ResultStore
+    from pytest_reasoning.gates.store import prompts_path, read_prompts
+
+    path = tmp_path / "r.jsonl"
+    os.mkfifo(prompts_path(path))
+
+    def stop(*_: Any) -> None:
+        raise TimeoutError("blocked on the FIFO")
+
+    signal.signal(signal.SIGALRM, stop)
+    signal.alarm(20)  # a guard for the regression: each step takes milliseconds
+    try:
+        store = ResultStore(path)
+        store.add(Outcome("x", "m", "t", "L", 1, "a" * 64, "r", "1", "1", True, None, None,
+                          1, 1, 0.1))  # fmt: skip
+        store.add_prompt(hashlib.sha256(b"p").hexdigest(), "p")
+        store.close()
+        assert read_prompts(path) == {}
+    finally:
+        signal.alarm(0)
+    assert len(path.read_text().splitlines()) == 1  # the row is written all the same
 
 
 def test_results_written_to_a_device_file_no_prompts_beside_it(tmp_path: Path) -> None:
@@ -273,11 +306,16 @@ def test_results_written_to_a_device_file_no_prompts_beside_it(tmp_path: Path) -
     from pytest_reasoning.gates import ResultStore
     from pytest_reasoning.gates.store import prompts_path
 
-    store = ResultStore("/dev/null")
-    store.add(Outcome("x", "m", "t", "L", 1, "a" * 64, "r", "1", "1", True, None, None, 1, 1, 0.1))
-    store.add_prompt(hashlib.sha256(b"p").hexdigest(), "p")
-    store.close()
-    assert not os.path.exists(prompts_path("/dev/null"))
+    shm = f"/dev/shm/pytest-reasoning-{os.getpid()}.jsonl"  # a regular file under /dev
+    for path in ["/dev/null", *([shm] if os.path.isdir("/dev/shm") else [])]:
+        store = ResultStore(path)
+        store.add(Outcome("x", "m", "t", "L", 1, "a" * 64, "r", "1", "1", True, None, None,
+                          1, 1, 0.1))  # fmt: skip
+        store.add_prompt(hashlib.sha256(b"p").hexdigest(), "p")
+        store.close()
+        assert not os.path.exists(prompts_path(path)), path
+    if os.path.exists(shm):
+        os.unlink(shm)
 
 
 _json = st.recursive(
