@@ -241,24 +241,24 @@ class ResultStore:
 
     def close(self) -> None:
         # The prompts first: a shard's results file, once in place, has its prompts beside it.
+        # Where a rename fails (the folder gone), the part file keeps what was written.
         pfh, self._prompts_fh = self._prompts_fh, None
         pside, self._prompts_side = self._prompts_side, None
-        if pfh is not None:
-            with contextlib.suppress(OSError):
-                pfh.close()
-        if pside is not None and self.path is not None:
-            with contextlib.suppress(OSError):
-                os.replace(pside, os.path.realpath(prompts_path(self.path)))
+        _finish(pfh, pside, self._prompts_at)
         fh, self._fh = self._fh, None
         side, self._side = self._side, None
-        if fh is not None:
-            # A failed write was already reported; the rows before it are on disk.
-            with contextlib.suppress(OSError):
-                fh.close()
-        if side is not None and self.path is not None:
-            # Where the rename fails (the folder gone), the part file keeps the rows.
-            with contextlib.suppress(OSError):
-                os.replace(side, os.path.realpath(self.path))
+        # A failed write was already reported; the rows before it are on disk.
+        _finish(fh, side, os.fspath(self.path) if self.path is not None else "")
+
+
+def _finish(fh: IO[str] | None, side: str | None, path: str) -> None:
+    """Close an appended file; a part file written aside moves over ``path`` (its target)."""
+    if fh is not None:
+        with contextlib.suppress(OSError):
+            fh.close()
+    if side is not None and path:
+        with contextlib.suppress(OSError):
+            os.replace(side, os.path.realpath(path))
 
 
 def _open_appending(path: Path) -> IO[str]:
