@@ -12,7 +12,9 @@ by the server, which also checks that every run asked exactly the prompts it was
 CPU of each pytest process (controller, workers) is its own ``getrusage`` at the end,
 recorded by a small plugin this script writes (``-p scaling_cpu``); a bare process's is
 ``wait4``'s. "Worker CPU/sample beyond LiteLLM" is the workers' CPU per sample minus the bare
-processes' at the same process count: what the harness adds to each call. Network: none
+processes' at the same process count: what the harness adds to each call. ``--floor`` adds,
+at each ``-n``, as many empty parametrized tests under pytest and xdist alone (plugin not
+loaded): what one pytest item costs whatever it does. Network: none
 (the server is on 127.0.0.1). The markdown table goes to stdout, and to ``--out``.
 """
 
@@ -131,6 +133,54 @@ def run_plugin(
     }
 
 
+FLOOR_TESTS = """
+import pytest
+
+
+@pytest.mark.parametrize("i", range({samples}))
+def test_empty(i):
+    pass
+"""
+
+
+def run_floor(work: Path, workers: int, samples: int) -> dict[str, Any]:
+    """pytest and xdist alone: ``samples`` empty parametrized tests, our plugin not loaded
+    (``-p no:reasoning``), the same flags and CPU plugin as ``run_plugin``. What one pytest
+    item costs the controller and a worker whatever the item does: the floor under the
+    per-sample figures while each sample is its own item."""
+    tests = work / "test_floor.py"
+    tests.write_text(FLOOR_TESTS.format(samples=samples))
+    cpu_file = work / "cpu.jsonl"
+    cpu_file.unlink(missing_ok=True)
+    plugin = work / "scaling_cpu.py"
+    # The CPU plugin counts reasoning samples; here every call report is one test.
+    plugin.write_text(textwrap.dedent(CPU_PLUGIN).replace(
+        'and any(n == "reasoning" for n, _ in report.user_properties)', ""
+    ))
+    cmd = [
+        sys.executable, "-m", "pytest", str(tests), "-q", "-p", "no:cacheprovider",
+        "-p", "no:randomly", "-p", "no:reasoning", "-p", "scaling_cpu", "-n", str(workers),
+    ]  # fmt: skip
+    try:
+        got = measure.run(cmd, cwd=work, env=env_for(work))
+    finally:
+        plugin.write_text(textwrap.dedent(CPU_PLUGIN))
+        tests.unlink()
+    if got.rc != 0:
+        raise SystemExit(f"the floor's pytest -n {workers} exited {got.rc}:\n{got.tail}")
+    procs = [json.loads(line) for line in cpu_file.read_text().splitlines()]
+    controller = [p for p in procs if p["role"] == "controller"]
+    workers_ = [p for p in procs if p["role"] == "worker"]
+    return {
+        "wall": got.wall_s,
+        "cpu_total": got.cpu_s,
+        "controller_cpu": sum(p["cpu"] for p in controller),
+        "worker_cpu": sum(p["cpu"] for p in (workers_ or controller)),
+        "reports": sum(p["reports"] for p in (workers_ or controller)),
+        "calls": 0,
+    }
+
+
 def run_bare(
     work: Path, url: str, prompts: list[str], procs: int, concurrency: int
 ) -> dict[str, Any]:
@@ -187,6 +237,15 @@ def markdown(rows: list[dict[str, Any]], args: argparse.Namespace, load: list[fl
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        if r["harness"].endswith("no plugin"):  # the floor: no calls, so no sample rate
+            ctrl = "—"
+            if r["procs_kind"] != "one":
+                ctrl = f"{r['controller_cpu'] / args.samples * 1000:.2f} ms"
+            out.append(
+                f"| {r['procs']} | {r['harness']} | {r['wall']:.1f} s | — | — | — | {ctrl} | "
+                f"{r['worker_cpu'] / args.samples * 1000:.2f} ms | — |"
+            )
+            continue
         ctrl = "—"
         if r["procs_kind"] == "one":
             ctrl = "(the same process)"
@@ -212,6 +271,11 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=8, help="calls in flight per process")
     ap.add_argument("--out", type=Path, help="also write the markdown table here")
     ap.add_argument("--json", type=Path, help="also write the raw figures here")
+    ap.add_argument(
+        "--floor",
+        action="store_true",
+        help="also run as many empty tests under pytest and xdist alone (no plugin, no calls)",
+    )
     args = ap.parse_args()
     counts = [int(w) for w in args.workers.split(",") if w.strip()]
     rows: list[dict[str, Any]] = []
@@ -236,6 +300,13 @@ def main() -> None:
             if ours["reports"] != args.samples:
                 raise SystemExit(f"{name}: {ours['reports']} samples reported")
             rows += [bare, ours]
+            if args.floor:
+                floor = run_floor(work, n, args.samples)
+                floor.update(procs=procs, procs_kind="one" if n == 0 else "xdist")
+                floor["harness"] = f"pytest{'' if n == 0 else f' `-n {n}`'}, empty tests, no plugin"
+                if floor["reports"] != args.samples:
+                    raise SystemExit(f"floor: {floor['reports']} tests reported")
+                rows.append(floor)
             load.append(measure.load())
             print(
                 f"{name}: wall {ours['wall']:.1f} s (bare {bare['wall']:.1f} s), controller "

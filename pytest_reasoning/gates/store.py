@@ -23,6 +23,7 @@ __all__ = [
     "REASONING_TEXT",
     "RESULT_FIELDS",
     "ResultStore",
+    "files_prompts",
     "prompts_path",
     "read_prompts",
 ]
@@ -143,7 +144,7 @@ class ResultStore:
 
     :meth:`add_prompt` files each distinct prompt once in the prompts file beside ``path``
     (:func:`prompts_path`, written the same way, aside or appended), and keeps them in
-    ``prompts`` where every outcome is kept (a report will show them).
+    ``prompts`` with ``remember_prompts`` (a report will show them).
     """
 
     def __init__(
@@ -152,8 +153,10 @@ class ResultStore:
         *,
         keep: Callable[[Outcome], bool] | None = None,
         aside: bool = False,
+        remember_prompts: bool = False,
     ) -> None:
         self.path = Path(path) if path else None
+        self._remember = remember_prompts
         self._fh: IO[str] | None = None
         self._aside = aside
         self._side: str | None = None  # the part file renamed over ``path`` at close
@@ -167,7 +170,7 @@ class ResultStore:
         self._on_disk: set[str] = set()  # those the prompts file held before (a rerun)
         self._prompts_fh: IO[str] | None = None
         self._prompts_side: str | None = None
-        self._prompts_off = path is None or not _regular_or_new(Path(path))
+        self._prompts_off = not files_prompts(path)
         # Absolute now: the file is opened at the first prompt, whatever the cwd is then.
         self._prompts_at = os.path.abspath(prompts_path(path)) if path else ""
 
@@ -177,7 +180,7 @@ class ResultStore:
         if sha in self._filed or not sha_matches(sha, text):
             return
         self._filed.add(sha)
-        if self._keep is None:
+        if self._remember:
             self.prompts[sha] = text
         if self._prompts_off:
             return
@@ -267,6 +270,14 @@ def _open_appending(path: Path) -> IO[str]:
     if torn:  # a killed run's half-written last row: start ours on a fresh line
         fh.write("\n")
     return fh
+
+
+def files_prompts(results: str | os.PathLike[str] | None) -> bool:
+    """Whether a run writing its results to ``results`` files prompts beside them: a regular
+    file or none yet; not ``-``, a FIFO or a device (the workers send no prompt otherwise)."""
+    if results is None or not os.fspath(results):
+        return False
+    return _regular_or_new(Path(results))
 
 
 def _regular_or_new(path: Path) -> bool:

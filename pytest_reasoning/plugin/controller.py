@@ -54,7 +54,9 @@ class Controller:
         self.options = o = state.options
         # A shard's results file is whole or absent: a merge job may look before it ends.
         aside = o.shard is not None or o.defer_gates
-        self.store = ResultStore(o.results, keep=self._keeps(), aside=aside)
+        self.store = ResultStore(
+            o.results, keep=self._keeps(), aside=aside, remember_prompts=bool(o.report_dir)
+        )
         defer_comparisons = None
         if o.defer_gates:
             defer_comparisons = "--reasoning-defer-gates"

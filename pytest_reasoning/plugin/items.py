@@ -290,8 +290,7 @@ class ReasoningItem(pytest.Item):
             storage_error=evaluator.storage_error,
         )
         self.user_properties.append((PROPERTY, report.to_json()))
-        o = state.options
-        if (o.results or o.report_dir) and outcome.prompt_sha256 not in state.sent_prompts:
+        if state.sends_prompts and outcome.prompt_sha256 not in state.sent_prompts:
             state.sent_prompts.add(outcome.prompt_sha256)
             self.user_properties.append((PROMPT, item.prompt))
 

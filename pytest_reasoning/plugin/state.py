@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..gates.store import files_prompts
 from .options import RunOptions
 from .signals import Signals
 
@@ -47,6 +48,9 @@ class RunState:
         # comparison's early verdicts).
         self.families: dict[str, int] = {}
         self.sent_prompts: set[str] = set()  # prompts' hashes this process sent (sample.PROMPT)
+        # Whether the controller uses a prompt sent to it: a report shows it, or a results
+        # file has a prompts file beside it (not ``-``, a FIFO or a device).
+        self.sends_prompts = bool(options.report_dir) or files_prompts(options.results)
 
     def close(self) -> None:
         self.signals.close()

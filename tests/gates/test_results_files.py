@@ -304,8 +304,12 @@ def test_results_written_to_a_device_file_no_prompts_beside_it(tmp_path: Path) -
     """/dev/null (or a FIFO, or ``-``) is written in place and has no folder of its own: no
     ``/dev/null.prompts`` is made (as root, it could be)."""
     from pytest_reasoning.gates import ResultStore
-    from pytest_reasoning.gates.store import prompts_path
+    from pytest_reasoning.gates.store import files_prompts, prompts_path
 
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    assert [files_prompts(p) for p in (None, "", "-", "/dev/null", fifo)] == [False] * 5
+    assert files_prompts(tmp_path / "new.jsonl") and files_prompts(str(tmp_path / "new.jsonl"))
     shm = f"/dev/shm/pytest-reasoning-{os.getpid()}.jsonl"  # a regular file under /dev
     for path in ["/dev/null", *([shm] if os.path.isdir("/dev/shm") else [])]:
         store = ResultStore(path)
@@ -314,6 +318,7 @@ def test_results_written_to_a_device_file_no_prompts_beside_it(tmp_path: Path) -
         store.add_prompt(hashlib.sha256(b"p").hexdigest(), "p")
         store.close()
         assert not os.path.exists(prompts_path(path)), path
+        assert not files_prompts(path)  # so the workers send no prompt either
     if os.path.exists(shm):
         os.unlink(shm)
 

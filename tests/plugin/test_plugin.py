@@ -116,6 +116,35 @@ def test_same_results_with_and_without_xdist(
 
 
 @pytest.mark.e2e
+def test_prompts_travel_to_the_controller_only_where_they_are_filed(
+    mini_suite: pytest.Pytester,
+) -> None:
+    """A worker sends each prompt once when the controller files it beside the results; with
+    the results on stdout (or a FIFO, a device) nothing would keep it, so none is sent."""
+    from pytest_reasoning.gates.store import read_prompts
+
+    mini_suite.makeconftest(
+        "import os\n"
+        "seen = []\n"
+        "def pytest_runtest_logreport(report):\n"
+        "    seen.extend(v for k, v in report.user_properties if k == 'reasoning.prompt')\n"
+        "def pytest_unconfigure(config):\n"
+        "    if not hasattr(config, 'workerinput'):\n"
+        "        with open('sent.txt', 'w') as fh:\n"
+        "            fh.write(str(len(seen)))\n"
+    )  # fmt: skip
+    res = mini_suite.path / "r.jsonl"
+    for target in ("-", str(res)):
+        result = run(mini_suite, "--llm", "reference", f"--reasoning-results={target}", "-n", "2")
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+        sent = int((mini_suite.path / "sent.txt").read_text())
+        if target == "-":
+            assert sent == 0
+        else:
+            assert sent == len(read_prompts(res)) == distinct_prompts()
+
+
+@pytest.mark.e2e
 def test_warm_cache_makes_no_requests(
     mini_suite: pytest.Pytester, fake_server: FakeOpenAIServer
 ) -> None:
