@@ -122,15 +122,17 @@ def suite_files(paths: Sequence[str]) -> list[Path]:
     return out
 
 
-def results_files(paths: Sequence[str]) -> list[str]:
+def results_files(paths: Sequence[str], option: str | None = "--results") -> list[str]:
     """Results files named, and every ``*.jsonl`` under a folder named (a CI job's
-    downloaded artifacts), in a stable order."""
+    downloaded artifacts), in a stable order. ``option``: how the error line names where the
+    folder was given (none for a positional argument)."""
     out: list[str] = []
     for raw in paths:
         if os.path.isdir(raw):
             found = sorted(str(p) for p in Path(raw).rglob("*.jsonl") if p.is_file())
             if not found:
-                raise ReasoningError(f"--results {raw}: no *.jsonl file in this folder")
+                named = f"{option} {raw}" if option else raw
+                raise ReasoningError(f"{named}: no *.jsonl file in this folder")
             out += found
         else:
             out.append(raw)

@@ -65,19 +65,10 @@ def report_command(args: argparse.Namespace) -> int:
 
 def _report_files(paths: Sequence[str]) -> list[str]:
     """Results files named, and every ``*.jsonl`` under a folder named (a CI merge job's
-    downloaded shards)."""
-    from pathlib import Path
+    downloaded shards), as ``gate`` finds them."""
+    from ..merge import results_files
 
-    files: list[str] = []
-    for raw in paths:
-        if os.path.isdir(raw):
-            found = sorted(str(p) for p in Path(raw).rglob("*.jsonl") if p.is_file())
-            if not found:
-                raise ReasoningError(f"{raw}: no *.jsonl file in this folder")
-            files += found
-        else:
-            files.append(raw)
-    return files
+    return results_files(paths, option=None)
 
 
 def _filed_prompts(files: Sequence[str]) -> dict[str, str]:

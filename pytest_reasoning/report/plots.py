@@ -15,6 +15,7 @@ import gc
 import math
 import os
 import textwrap
+import warnings
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -96,7 +97,9 @@ def _canvas() -> Any:
             got = self.texts.get(key)
             if got is None:
                 font = self._prepare_font(prop)
-                font.set_text(s, 0, flags=agg.get_hinting_flag())
+                with warnings.catch_warnings():  # a model's rare glyph draws as a box, unsaid
+                    warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
+                    font.set_text(s, 0, flags=agg.get_hinting_flag())
                 font.draw_glyphs_to_bitmap(antialiased=True)
                 w, h = font.get_width_height()
                 got = (w / 64, h / 64, font.get_descent() / 64, font.get_image().copy(),
