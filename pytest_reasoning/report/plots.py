@@ -400,7 +400,12 @@ def _outcomes_page(
     page: int,
     pages: int,
 ) -> None:
-    fig, ax = plt.subplots(figsize=(8.5, max(2.4, 0.18 * len(keys) + 1.2)))
+    labels = []
+    for model, _, entry, level in keys:
+        label = f"{entry} {level}"
+        label += f" ({model})" if len(models) > 1 else ""
+        labels.append(_wrap(label, 70))
+    fig, ax = plt.subplots(figsize=(8.5, max(2.4, _bar_height(labels) * len(keys) + 1.2)))
     ys = list(range(len(keys)))[::-1]  # the first level on top
     left = [0.0] * len(keys)
     for name in ["correct", *modes]:
@@ -415,15 +420,10 @@ def _outcomes_page(
         c = cells[k]
         note = f"n={c.n}" + (f", +{c.errors} failed call(s)" if c.errors else "")
         ax.text(1.01, y, note, va="center", fontsize=6)
-    labels = []
-    for model, _, entry, level in keys:
-        label = f"{entry} {level}"
-        label += f" ({model})" if len(models) > 1 else ""
-        labels.append(_wrap(label, 70))
     _yticks(ax, ys, labels)
     ax.set_ylim(-0.6, len(keys) - 0.4)
     ax.set_xlim(0, 1)
-    ax.set_xlabel("share of scored samples (the gate's denominator)")
+    ax.set_xlabel("share of scored samples\n(the gate's denominator)")  # (as in _baseline_page)
     ax.legend(fontsize=6, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=4)
     name, part = _page_name("failure_modes.png", page, pages)
     save(
@@ -461,7 +461,7 @@ def _baseline_page(
         label += f" ({c.candidate})" if candidates else ""
         labels.append(_wrap(label, 70))
     n = len(comparisons)
-    fig, ax = plt.subplots(figsize=(7.5, max(2.4, 0.18 * n + 1.2)))
+    fig, ax = plt.subplots(figsize=(7.5, max(2.4, _bar_height(labels) * n + 1.2)))
     ys = list(range(n))[::-1]  # the first comparison on top
     diffs = [c.difference for c in comparisons]
     err = [
@@ -475,7 +475,8 @@ def _baseline_page(
     _yticks(ax, ys, labels)
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlim(-1.05, 1.05)
-    ax.set_xlabel("candidate − baseline accuracy (red: regression, green: improved)")
+    # Two lines: long level names narrow the bars, and one line would run past the figure.
+    ax.set_xlabel("candidate − baseline accuracy\n(red: regression, green: improved)")
     name, part = _page_name("baseline.png", page, pages)
     save(
         fig,
@@ -509,6 +510,13 @@ def _barh(
     if label is not None:
         bars.set_label(label)
     ax.add_collection(bars, autolim=False)
+
+
+def _bar_height(labels: Sequence[str]) -> float:
+    """Inches a bar takes: room for its label's lines at 6 points (a wrapped label of three
+    lines would overlap its neighbours' at the one-line height)."""
+    lines = max((label.count("\n") + 1 for label in labels), default=1)
+    return max(0.18, 0.09 * lines)
 
 
 def _yticks(ax: Any, ys: Sequence[float], labels: Sequence[str]) -> None:
