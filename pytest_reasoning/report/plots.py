@@ -287,7 +287,14 @@ def _accuracy_page(
 ) -> None:
     cols = min(3, len(panels))
     rows_n = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows_n, cols, figsize=(4.2 * cols, 3.2 * rows_n), squeeze=False)
+    # Wide enough for the most levels a panel has: labels at 45° stay apart at 0.2 in a tick
+    # (a 10-point line is 0.14 in; neighbours at 45° lie 0.7 × the spacing apart).
+    levels_of: dict[tuple[str, str], set[str]] = {panel: set() for panel in panels}
+    for c in cells.values():
+        if (c.suite, c.entry) in levels_of:
+            levels_of[(c.suite, c.entry)].add(c.level)
+    wide = max(4.2, 0.2 * max(len(v) for v in levels_of.values()) + 1.0)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(wide * cols, 3.2 * rows_n), squeeze=False)
     thresholds = False
     for ax, (suite, entry) in zip(axes.flat, panels, strict=False):
         mine = [c for c in cells.values() if (c.suite, c.entry) == (suite, entry)]

@@ -359,6 +359,26 @@ def test_bar_chart_labels_stay_inside_their_figure(tmp_path: Path) -> None:
         assert (pixels[:, 1:60] < 0.5).any(), name  # the longest label reaches near the edge
 
 
+def test_a_panel_of_many_levels_widens_so_its_labels_stay_apart(
+    pytester: pytest.Pytester,
+) -> None:
+    """ZebraLogic's 25 sizes in one panel: the panel widens to 0.2 in a level, where the
+    level labels at 45° no longer overlap (at the usual 4.2 in they did)."""
+    from matplotlib.image import imread
+
+    from pytest_reasoning.report.plots import DPI
+
+    sizes = ", ".join(f"{n}x{m}" for n in range(2, 7) for m in range(2, 7))
+    pytester.makefile(".yaml", z=f"seed: 1\nsamples: 1\ntasks:\n"
+                      f"  - {{task: zebra.grid, levels: [{sizes}]}}\n")  # fmt: skip
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--llm", "reference", "--reasoning-report=rep"
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    width = imread(pytester.path / "rep" / "accuracy_by_level.png").shape[1]
+    assert width >= 25 * 0.2 * DPI
+
+
 def test_several_suites_have_a_plot_section_each(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
