@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import grimp
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,3 +128,31 @@ def test_the_tests_are_laid_out_like_the_package() -> None:
     modules = list(tests.rglob("test_*.py"))
     assert [p.name for p in modules if p.parent == tests] == []
     assert [p.name for p in modules if p.stem.removeprefix("test_") in CAMPAIGNS] == []
+
+
+def test_every_hook_method_of_the_plugin_is_a_hook_pytest_knows(
+    pytestconfig: pytest.Config,
+) -> None:
+    """A ``pytest_*`` method pytest has no spec for (a misspelt name, a hook renamed upstream)
+    is never called, and pytest checks only plugins registered while it configures: ours are
+    registered later too (the controller, the progress line), so each name is checked here,
+    against pytest's and xdist's specs."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import pytest_reasoning.plugin as plugin
+
+    hooks = pytestconfig.pluginmanager.hook
+    unknown = []
+    for info in pkgutil.iter_modules(plugin.__path__):
+        module = importlib.import_module(f"{plugin.__name__}.{info.name}")
+        for cls in vars(module).values():
+            if not inspect.isclass(cls) or cls.__module__ != module.__name__:
+                continue
+            for name in vars(cls):
+                if name.startswith("pytest_"):
+                    caller = getattr(hooks, name, None)
+                    if caller is None or caller.spec is None:
+                        unknown.append(f"{module.__name__}.{cls.__name__}.{name}")
+    assert not unknown
