@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import grimp
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,9 +129,7 @@ def test_the_tests_are_laid_out_like_the_package() -> None:
     assert [p.name for p in modules if p.stem.removeprefix("test_") in CAMPAIGNS] == []
 
 
-def test_every_hook_method_of_the_plugin_is_a_hook_pytest_knows(
-    pytestconfig: pytest.Config,
-) -> None:
+def test_every_hook_method_of_the_plugin_is_a_hook_pytest_knows() -> None:
     """A ``pytest_*`` method pytest has no spec for (a misspelt name, a hook renamed upstream)
     is never called, and pytest checks only plugins registered while it configures: ours are
     registered later too (the controller, the progress line), so each name is checked here,
@@ -141,9 +138,14 @@ def test_every_hook_method_of_the_plugin_is_a_hook_pytest_knows(
     import inspect
     import pkgutil
 
+    from _pytest.config import PytestPluginManager
+    from xdist import newhooks
+
     import pytest_reasoning.plugin as plugin
 
-    hooks = pytestconfig.pluginmanager.hook
+    specs = PytestPluginManager()  # pytest's specs, whatever this run loaded (-p no:xdist)
+    specs.add_hookspecs(newhooks)
+    hooks = specs.hook
     unknown = []
     for info in pkgutil.iter_modules(plugin.__path__):
         module = importlib.import_module(f"{plugin.__name__}.{info.name}")
