@@ -359,6 +359,7 @@ def test_bar_chart_labels_stay_inside_their_figure(tmp_path: Path) -> None:
         assert (pixels[:, 1:60] < 0.5).any(), name  # the longest label reaches near the edge
 
 
+@pytest.mark.e2e
 def test_a_panel_of_many_levels_widens_so_its_labels_stay_apart(
     pytester: pytest.Pytester,
 ) -> None:
