@@ -30,9 +30,12 @@ __all__ = ["Plot", "plots", "plots_unavailable"]
 
 WRAP = 28  # characters per line of a label
 # A figure's height is bounded: past these, a plot is cut into pages (``name_2.png``, …),
-# each at most about 1,100 px tall (192 levels made a 7,400 px figure).
-BARS = 48  # bars (levels) per bar chart
+# each at most about 1,100 px tall (192 levels made a 7,400 px figure); its width too.
+BARS = 48  # bars (levels) per bar chart, fewer where labels take several lines
+BAR_IN = 0.18  # inches a bar of one-line label takes
 PANEL_ROWS = 4  # rows of three panels per accuracy figure
+TICK_IN = 0.2  # inches a level takes in a wide accuracy panel: labels at 45° stay apart
+PANEL_MAX_IN = 12.0  # the widest a panel grows (55 levels named; past them, every k-th)
 DPI = 110
 # The ticks matplotlib's locator puts on 0-1 (less the two past the limits it would make).
 SHARES = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
@@ -97,9 +100,7 @@ def _canvas() -> Any:
             got = self.texts.get(key)
             if got is None:
                 font = self._prepare_font(prop)
-                with warnings.catch_warnings():  # a model's rare glyph draws as a box, unsaid
-                    warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
-                    font.set_text(s, 0, flags=agg.get_hinting_flag())
+                font.set_text(s, 0, flags=agg.get_hinting_flag())
                 font.draw_glyphs_to_bitmap(antialiased=True)
                 w, h = font.get_width_height()
                 got = (w / 64, h / 64, font.get_descent() / 64, font.get_image().copy(),
@@ -250,8 +251,10 @@ def _save(
     # renderer the PNG is drawn with: the draw reuses its text metrics. (bbox_inches="tight"
     # cost another layout pass and, the figure cropped to a new size, every text measured
     # again; see docs/benchmarks.md, "The plots stage".)
-    fig.tight_layout(pad=0.4)
-    fig.canvas.draw()  # (savefig would lay the figure out once more)
+    with warnings.catch_warnings():  # a glyph the font lacks (anyone's text) draws as a box
+        warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
+        fig.tight_layout(pad=0.4)
+        fig.canvas.draw()  # (savefig would lay the figure out once more)
     # The PNG without its alpha (the figure is opaque) and with zlib's fastest level: its
     # filters do most of the work on flat colours (the files are as small as matplotlib's
     # RGBA at level 6, in 60% of the time).
@@ -287,13 +290,13 @@ def _accuracy_page(
 ) -> None:
     cols = min(3, len(panels))
     rows_n = math.ceil(len(panels) / cols)
-    # Wide enough for the most levels a panel has: labels at 45° stay apart at 0.2 in a tick
-    # (a 10-point line is 0.14 in; neighbours at 45° lie 0.7 × the spacing apart).
+    # Wide enough for the most levels a panel has: labels at 45° stay apart at TICK_IN a
+    # level (a 10-point line is 0.14 in; neighbours at 45° lie 0.7 × the spacing apart).
     levels_of: dict[tuple[str, str], set[str]] = {panel: set() for panel in panels}
     for c in cells.values():
         if (c.suite, c.entry) in levels_of:
             levels_of[(c.suite, c.entry)].add(c.level)
-    wide = max(4.2, 0.2 * max(len(v) for v in levels_of.values()) + 1.0)
+    wide = min(PANEL_MAX_IN, max(4.2, TICK_IN * max(len(v) for v in levels_of.values()) + 1.0))
     fig, axes = plt.subplots(rows_n, cols, figsize=(wide * cols, 3.2 * rows_n), squeeze=False)
     thresholds = False
     for ax, (suite, entry) in zip(axes.flat, panels, strict=False):
@@ -320,7 +323,10 @@ def _accuracy_page(
                 limits[c.level] = c.stats.spec.rule.min_accuracy
         thresholds |= bool(limits)
         _thresholds(ax, [limits.get(lv) for lv in levels], "#c33", "--")
-        ax.set_xticks(range(len(levels)), levels, rotation=45 if len(levels) > 6 else 0)
+        # Past what the widest panel holds, every k-th level is named (each keeps its tick).
+        step = math.ceil(len(levels) / max(1, int((wide - 1.0) / TICK_IN + 1e-9)))
+        named_levels = [lv if i % step == 0 else "" for i, lv in enumerate(levels)]
+        ax.set_xticks(range(len(levels)), named_levels, rotation=45 if len(levels) > 6 else 0)
         ax.set_ylim(-0.05, 1.05)
         ax.set_yticks(SHARES)
         # y=1.0, where matplotlib would place it (nothing above the panel): placed, it is
@@ -391,15 +397,22 @@ def _outcomes(
     # the modes it has.
     colours = {name: f"C{i % 10}" for i, name in enumerate(["correct", *modes])}
     shown = [m for m in modes if any(c.modes[m] for c in cells.values())]
-    pages = _paged(every, BARS)
+    labels = {}
+    for k in every:
+        model, _, entry, level = k
+        label = f"{entry} {level}"
+        label += f" ({model})" if len(models) > 1 else ""
+        labels[k] = _wrap(label, 70)
+    pages = _paged(every, _bars_a_page(labels.values()))
     for page, keys in enumerate(pages):
-        _outcomes_page(plt, cells, models, save, colours, shown, keys, page, len(pages))
+        page_labels = [labels[k] for k in keys]
+        _outcomes_page(plt, cells, page_labels, save, colours, shown, keys, page, len(pages))
 
 
 def _outcomes_page(
     plt: Any,
     cells: Mapping[CellKey, Cell],
-    models: list[str],
+    labels: Sequence[str],
     save: Any,
     colours: Mapping[str, str],
     modes: list[str],
@@ -407,11 +420,6 @@ def _outcomes_page(
     page: int,
     pages: int,
 ) -> None:
-    labels = []
-    for model, _, entry, level in keys:
-        label = f"{entry} {level}"
-        label += f" ({model})" if len(models) > 1 else ""
-        labels.append(_wrap(label, 70))
     fig, ax = plt.subplots(figsize=(8.5, max(2.4, _bar_height(labels) * len(keys) + 1.2)))
     ys = list(range(len(keys)))[::-1]  # the first level on top
     left = [0.0] * len(keys)
@@ -449,24 +457,24 @@ def _baseline(plt: Any, comparisons: Sequence[Comparison], save: Any) -> None:
         comparisons,
         key=lambda c: (c.spec.suite, c.spec.entry, level_key(c.spec.level), c.candidate),
     )
-    pages = _paged(every, BARS)
+    labels = {}
+    for c in every:
+        label = f"{c.spec.entry} {c.spec.level}"
+        label += f" ({c.candidate})" if candidates else ""
+        labels[id(c)] = _wrap(label, 70)
+    pages = _paged(every, _bars_a_page(labels.values()))
     for page, mine in enumerate(pages):
-        _baseline_page(plt, mine, candidates, save, page, len(pages))
+        _baseline_page(plt, mine, [labels[id(c)] for c in mine], save, page, len(pages))
 
 
 def _baseline_page(
     plt: Any,
     comparisons: Sequence[Comparison],
-    candidates: bool,
+    labels: Sequence[str],
     save: Any,
     page: int,
     pages: int,
 ) -> None:
-    labels = []
-    for c in comparisons:
-        label = f"{c.spec.entry} {c.spec.level}"
-        label += f" ({c.candidate})" if candidates else ""
-        labels.append(_wrap(label, 70))
     n = len(comparisons)
     fig, ax = plt.subplots(figsize=(7.5, max(2.4, _bar_height(labels) * n + 1.2)))
     ys = list(range(n))[::-1]  # the first comparison on top
@@ -519,11 +527,18 @@ def _barh(
     ax.add_collection(bars, autolim=False)
 
 
-def _bar_height(labels: Sequence[str]) -> float:
-    """Inches a bar takes: room for its label's lines at 6 points (a wrapped label of three
-    lines would overlap its neighbours' at the one-line height)."""
+def _bar_height(labels: Collection[str]) -> float:
+    """Inches a bar takes: room for the longest label's lines at 6 points (0.1 in a line,
+    as matplotlib spaces them, and a gap); a label of two lines or more overlapped its
+    neighbours' at the one-line height."""
     lines = max((label.count("\n") + 1 for label in labels), default=1)
-    return max(0.18, 0.09 * lines)
+    return max(BAR_IN, 0.1 * lines + 0.04)
+
+
+def _bars_a_page(labels: Collection[str]) -> int:
+    """Bars a page of a bar chart holds: BARS at the one-line height, fewer for taller
+    labels, so that a page's height stays bounded whatever the labels' length."""
+    return max(1, math.floor(BARS * BAR_IN / _bar_height(labels) + 1e-9))
 
 
 def _yticks(ax: Any, ys: Sequence[float], labels: Sequence[str]) -> None:

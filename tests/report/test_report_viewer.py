@@ -226,6 +226,9 @@ def test_reasoning_sent_apart_is_shown_as_data(
     assert SECRET not in json.dumps(texts)
 
 
+# A glyph the plots' font lacks (U+241B for an escape) draws as a box, with no warning: a
+# user's run would print matplotlib's for every such label.
+@pytest.mark.filterwarnings("error::UserWarning")
 def test_bidi_and_control_characters_never_reach_the_markup_raw(tmp_path: Path) -> None:
     """U+202E in a model name or an answer would reverse what follows it (an answer that
     reads as another): the page's own markup shows it as ``\\u202e`` (the viewer's script
@@ -315,8 +318,8 @@ def test_tall_plots_are_cut_into_pages_of_bounded_height(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past BARS levels a bar chart (past PANEL_ROWS rows of panels the accuracy figure) is
-    cut into pages as even as can be, each its own PNG and figure in the page: no figure
-    grows with the levels (192 level rows made one 7,400 px tall)."""
+    cut into pages as even as can be, each its own PNG and figure in the page: no figure's
+    height grows with the levels (192 level rows made one 7,400 px tall)."""
     from pytest_reasoning.report import plots
 
     monkeypatch.setattr(plots, "BARS", 3)
@@ -357,6 +360,37 @@ def test_bar_chart_labels_stay_inside_their_figure(tmp_path: Path) -> None:
         pixels = imread(out / name)[..., :3]
         assert (pixels[:, 0] > 0.99).all() and (pixels[:, -1] > 0.99).all(), name
         assert (pixels[:, 1:60] < 0.5).any(), name  # the longest label reaches near the edge
+
+
+def test_bars_of_long_labels_stand_apart_in_pages_of_bounded_height(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Labels wrapped on three lines (a long entry and model name): each bar is as tall as
+    its label's lines at matplotlib's spacing, so labels do not overlap, and a page holds
+    fewer bars, so its height stays within the budget of BARS one-line bars."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.image import imread
+
+    from pytest_reasoning.report import plots
+
+    monkeypatch.setattr(plots, "BARS", 8)
+    fig = Figure(dpi=plots.DPI)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    for lines in range(1, 7):
+        label = "\n".join(["Xg"] * lines)  # a label's ascent and descent, as matplotlib lays it
+        tall = fig.text(0, 0, label, fontsize=6).get_window_extent(renderer).height / plots.DPI
+        assert plots._bar_height([label]) > tall, lines
+    long = "an_entry_whose_name_goes_on_and_on_past_any_reasonable_width"
+    _, report, out = _report(
+        tmp_path, n=2, models=("openai/" + "candidate-model-" * 4, "base"),
+        suite_text=FOUR_ENTRIES.replace("id: a,", f"id: {long},"),
+    )  # fmt: skip
+    pages = [n for n in report.summary["plots"] if n.startswith("failure_modes")]
+    assert len(pages) == 4  # 16 bars of three-line labels, 4 a page (not 2 pages of 8)
+    budget = (8 * plots.BAR_IN + 1.2) * plots.DPI
+    for name in pages:
+        assert imread(out / name).shape[0] <= budget + 2, name
 
 
 @pytest.mark.e2e
