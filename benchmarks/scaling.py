@@ -154,9 +154,10 @@ def run_floor(work: Path, workers: int, samples: int) -> dict[str, Any]:
     cpu_file.unlink(missing_ok=True)
     plugin = work / "scaling_cpu.py"
     # The CPU plugin counts reasoning samples; here every call report is one test.
-    plugin.write_text(textwrap.dedent(CPU_PLUGIN).replace(
+    every_test = textwrap.dedent(CPU_PLUGIN).replace(
         'and any(n == "reasoning" for n, _ in report.user_properties)', ""
-    ))
+    )
+    plugin.write_text(every_test)
     cmd = [
         sys.executable, "-m", "pytest", str(tests), "-q", "-p", "no:cacheprovider",
         "-p", "no:randomly", "-p", "no:reasoning", "-p", "scaling_cpu", "-n", str(workers),
@@ -171,6 +172,8 @@ def run_floor(work: Path, workers: int, samples: int) -> dict[str, Any]:
     procs = [json.loads(line) for line in cpu_file.read_text().splitlines()]
     controller = [p for p in procs if p["role"] == "controller"]
     workers_ = [p for p in procs if p["role"] == "worker"]
+    if workers and len(workers_) != workers:
+        raise SystemExit(f"the floor's -n {workers}: {len(workers_)} workers reported their CPU")
     return {
         "wall": got.wall_s,
         "cpu_total": got.cpu_s,

@@ -165,7 +165,7 @@ class ResultStore:
         self._dropped: set[tuple[object, ...]] = set()  # kept samples marked not needed after
         self.count = 0  # outcomes added
         self.written = 0  # rows on disk (a failed write is not counted)
-        self.prompts: dict[str, str] = {}  # by hash, where every outcome is kept
+        self.prompts: dict[str, str] = {}  # by hash, with ``remember_prompts`` (a report)
         self._filed: set[str] = set()  # the prompts' hashes this run filed
         self._on_disk: set[str] = set()  # those the prompts file held before (a rerun)
         self._prompts_fh: IO[str] | None = None

@@ -25,8 +25,9 @@ __all__ = ["PROMPT", "PROPERTY", "LevelRef", "SampleReport", "UnreadableReport",
 
 PROPERTY = "reasoning"  # the user property that carries a sample's report
 # The user property that carries the sample's prompt to the controller (for the prompts file
-# beside the results file), sent once per prompt a process answers, only where results or a
-# report are written; taken off again before JUnit XML sees the properties.
+# beside the results file), sent once per prompt a process answers, only where the controller
+# uses it (``RunState.sends_prompts``: a report, or a prompts file beside the results); taken
+# off again before JUnit XML sees the properties.
 PROMPT = "reasoning.prompt"
 
 

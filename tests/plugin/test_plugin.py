@@ -119,8 +119,9 @@ def test_same_results_with_and_without_xdist(
 def test_prompts_travel_to_the_controller_only_where_they_are_filed(
     mini_suite: pytest.Pytester,
 ) -> None:
-    """A worker sends each prompt once when the controller files it beside the results; with
-    the results on stdout (or a FIFO, a device) nothing would keep it, so none is sent."""
+    """A worker sends each prompt once when the controller files it beside the results or a
+    report shows it; with the results on stdout (or a FIFO, a device) and no report nothing
+    would keep it, so none is sent."""
     from pytest_reasoning.gates.store import read_prompts
 
     mini_suite.makeconftest(
@@ -134,12 +135,15 @@ def test_prompts_travel_to_the_controller_only_where_they_are_filed(
         "            fh.write(str(len(seen)))\n"
     )  # fmt: skip
     res = mini_suite.path / "r.jsonl"
-    for target in ("-", str(res)):
-        result = run(mini_suite, "--llm", "reference", f"--reasoning-results={target}", "-n", "2")
+    for target, more in (("-", ()), (str(res), ()), ("-", ("--reasoning-report=rep",))):
+        result = run(mini_suite, "--llm", "reference", f"--reasoning-results={target}", "-n", "2",
+                     *more)  # fmt: skip
         assert result.ret == pytest.ExitCode.OK, result.stdout.str()
         sent = int((mini_suite.path / "sent.txt").read_text())
-        if target == "-":
+        if target == "-" and not more:
             assert sent == 0
+        elif more:  # the report shows them
+            assert sent == distinct_prompts()
         else:
             assert sent == len(read_prompts(res)) == distinct_prompts()
 

@@ -521,7 +521,16 @@ def test_report_command_reads_shards(
     assert [c["kinds"][0] for c in manifest["comparisons"]] == [2, 2]  # paired per level
     (tmp_path / "empty").mkdir()
     assert main(["report", str(tmp_path / "empty"), "--out", str(out)]) == 4
-    assert capsys.readouterr().err.strip().endswith("empty: no *.jsonl file in this folder")
+    empty = tmp_path / "empty"  # named as given: a positional argument, not gate's --results
+    assert capsys.readouterr().err.strip() == (
+        f"pytest-reasoning: error: {empty}: no *.jsonl file in this folder"
+    )
+    suite = tmp_path / "g.yaml"
+    suite.write_text("seed: 1\nsamples: 1\ntasks:\n  - {task: dyval.arithmetic, levels: [D1]}\n")
+    assert main(["gate", str(suite), "--results", str(empty)]) == 4
+    assert capsys.readouterr().err.strip().endswith(
+        f"--results {empty}: no *.jsonl file in this folder"
+    )
 
 
 # -- in Chromium -----------------------------------------------------------------------------
