@@ -118,11 +118,16 @@ def run_plugin(
     got = measure.run(cmd, cwd=work, env=env_for(work))
     if got.rc not in (0, 1):  # 1: the loopback's constant answer fails the gate
         raise SystemExit(f"pytest -n {workers} exited {got.rc}:\n{got.tail}")
+    return cpu_of(got, cpu_file, workers, f"-n {workers}")
+
+
+def cpu_of(got: Any, cpu_file: Path, workers: int, what: str) -> dict[str, Any]:
+    """A pytest run's wall time and each of its processes' CPU, as ``CPU_PLUGIN`` wrote it."""
     procs = [json.loads(line) for line in cpu_file.read_text().splitlines()]
     controller = [p for p in procs if p["role"] == "controller"]
     workers_ = [p for p in procs if p["role"] == "worker"]
     if workers and len(workers_) != workers:
-        raise SystemExit(f"-n {workers}: {len(workers_)} workers reported their CPU")
+        raise SystemExit(f"{what}: {len(workers_)} workers reported their CPU")
     return {
         "wall": got.wall_s,
         "cpu_total": got.cpu_s,
@@ -169,19 +174,7 @@ def run_floor(work: Path, workers: int, samples: int) -> dict[str, Any]:
         tests.unlink()
     if got.rc != 0:
         raise SystemExit(f"the floor's pytest -n {workers} exited {got.rc}:\n{got.tail}")
-    procs = [json.loads(line) for line in cpu_file.read_text().splitlines()]
-    controller = [p for p in procs if p["role"] == "controller"]
-    workers_ = [p for p in procs if p["role"] == "worker"]
-    if workers and len(workers_) != workers:
-        raise SystemExit(f"the floor's -n {workers}: {len(workers_)} workers reported their CPU")
-    return {
-        "wall": got.wall_s,
-        "cpu_total": got.cpu_s,
-        "controller_cpu": sum(p["cpu"] for p in controller),
-        "worker_cpu": sum(p["cpu"] for p in (workers_ or controller)),
-        "reports": sum(p["reports"] for p in (workers_ or controller)),
-        "calls": 0,
-    }
+    return cpu_of(got, cpu_file, workers, f"the floor's -n {workers}") | {"calls": 0}
 
 
 def run_bare(
