@@ -397,16 +397,12 @@ def _outcomes(
     # the modes it has.
     colours = {name: f"C{i % 10}" for i, name in enumerate(["correct", *modes])}
     shown = [m for m in modes if any(c.modes[m] for c in cells.values())]
-    labels = {}
-    for k in every:
-        model, _, entry, level = k
-        label = f"{entry} {level}"
-        label += f" ({model})" if len(models) > 1 else ""
-        labels[k] = _wrap(label, 70)
-    pages = _paged(every, _bars_a_page(labels.values()))
-    for page, keys in enumerate(pages):
-        page_labels = [labels[k] for k in keys]
-        _outcomes_page(plt, cells, page_labels, save, colours, shown, keys, page, len(pages))
+    several = len(models) > 1
+    labels = [_wrap(f"{e} {lv}" + (f" ({m})" if several else ""), 70) for m, _, e, lv in every]
+    pages = _paged(list(zip(every, labels, strict=True)), _bars_a_page(labels))
+    for page, bars in enumerate(pages):
+        keys, shown_labels = [k for k, _ in bars], [label for _, label in bars]
+        _outcomes_page(plt, cells, shown_labels, save, colours, shown, keys, page, len(pages))
 
 
 def _outcomes_page(
@@ -457,14 +453,14 @@ def _baseline(plt: Any, comparisons: Sequence[Comparison], save: Any) -> None:
         comparisons,
         key=lambda c: (c.spec.suite, c.spec.entry, level_key(c.spec.level), c.candidate),
     )
-    labels = {}
-    for c in every:
-        label = f"{c.spec.entry} {c.spec.level}"
-        label += f" ({c.candidate})" if candidates else ""
-        labels[id(c)] = _wrap(label, 70)
-    pages = _paged(every, _bars_a_page(labels.values()))
-    for page, mine in enumerate(pages):
-        _baseline_page(plt, mine, [labels[id(c)] for c in mine], save, page, len(pages))
+    labels = [
+        _wrap(f"{c.spec.entry} {c.spec.level}" + (f" ({c.candidate})" if candidates else ""), 70)
+        for c in every
+    ]
+    pages = _paged(list(zip(every, labels, strict=True)), _bars_a_page(labels))
+    for page, bars in enumerate(pages):
+        mine, shown_labels = [c for c, _ in bars], [label for _, label in bars]
+        _baseline_page(plt, mine, shown_labels, save, page, len(pages))
 
 
 def _baseline_page(
