@@ -398,20 +398,23 @@ def test_a_panel_of_many_levels_widens_so_its_labels_stay_apart(
     pytester: pytest.Pytester,
 ) -> None:
     """ZebraLogic's 25 sizes in one panel: the panel widens to 0.2 in a level, where the
-    level labels at 45° no longer overlap (at the usual 4.2 in they did)."""
+    level labels at 45° no longer overlap (at the usual 4.2 in they did); 61 FLenQA lengths
+    beside it: no wider than PANEL_MAX_IN a panel (every other length named)."""
     from matplotlib.image import imread
 
-    from pytest_reasoning.report.plots import DPI
+    from pytest_reasoning.report.plots import DPI, PANEL_MAX_IN
 
     sizes = ", ".join(f"{n}x{m}" for n in range(2, 7) for m in range(2, 7))
+    lengths = ", ".join(str(n) for n in range(250, 851, 10))
     pytester.makefile(".yaml", z=f"seed: 1\nsamples: 1\ntasks:\n"
-                      f"  - {{task: zebra.grid, levels: [{sizes}]}}\n")  # fmt: skip
+                      f"  - {{task: zebra.grid, levels: [{sizes}]}}\n"
+                      f"  - {{task: flenqa.ruletaker, levels: [{lengths}]}}\n")  # fmt: skip
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--llm", "reference", "--reasoning-report=rep"
     )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     width = imread(pytester.path / "rep" / "accuracy_by_level.png").shape[1]
-    assert width >= 25 * 0.2 * DPI
+    assert 2 * 25 * 0.2 * DPI <= width <= 2 * PANEL_MAX_IN * DPI + 2
 
 
 def test_several_suites_have_a_plot_section_each(
